@@ -1,0 +1,32 @@
+"""Shared pytest configuration: the `--slow` switch and the location of the shared real data."""
+import os
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def pytest_addoption(parser):
+    parser.addoption("--slow", action="store_true", default=False,
+                     help="also run the notebook cells flagged `#| slow` (the full experiments); "
+                          "same as PRIVRANK_SLOW=1")
+
+
+def slow_enabled(config) -> bool:
+    return bool(config.getoption("--slow")) or os.environ.get("PRIVRANK_SLOW", "") not in ("", "0")
+
+
+@pytest.fixture(scope="session")
+def run_slow(request) -> bool:
+    return slow_enabled(request.config)
+
+
+@pytest.fixture(scope="session")
+def shared_data() -> Path:
+    """The shared real-data folder (../shared/data or $PRIVRANK_SHARED_DATA); skips the test when absent."""
+    cand = [os.environ.get("PRIVRANK_SHARED_DATA"), ROOT.parent / "shared" / "data"]
+    for c in cand:
+        if c and Path(c).is_dir():
+            return Path(c)
+    pytest.skip("real data folder not found: set PRIVRANK_SHARED_DATA or place shared/data beside the checkout")
