@@ -1,0 +1,173 @@
+"""Property tests and the privacy audit for privrank.rr (randomized response, debiasing, pair statistics).
+
+Random shapes and epsilons: the RR output is 0/1 with the input's shape; debias(RR(y)) averages to y; pair
+statistics match a direct computation; malformed input raises ValueError/TypeError naming the parameter.
+The audit checks the exact likelihood ratio e^eps and measures it from the sampler (5 standard errors), and
+shows that a miscalibrated flip probability is detected."""
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st, HealthCheck
+from hypothesis.extra import numpy as hnp
+
+from privrank import rr
+
+SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+epsilons = st.floats(0.01, 20.0, allow_nan=False)
+seeds = st.integers(0, 2**32 - 1)
+
+
+@SETTINGS
+@given(hnp.array_shapes(min_dims=0, max_dims=3, max_side=6), epsilons, seeds, st.booleans())
+def test_rr_output_is_binary_with_input_shape(shape, eps, seed, per_entry):
+    rng = np.random.default_rng(seed)
+    y = rng.integers(0, 2, size=shape)
+    epsilon = rng.uniform(0.01, 20, size=shape) if per_entry else eps
+    out = rr.randomized_response(y, epsilon=epsilon, rng=rng)
+    assert out.shape == y.shape and out.dtype == np.int8
+    assert np.isin(out, [0, 1]).all()
+    z = rr.debias(out, epsilon=epsilon)
+    assert z.shape == y.shape and np.isfinite(z).all()
+    assert np.array_equal(rr.randomized_response(y, epsilon=np.inf, rng=rng), y)
+
+
+@settings(max_examples=15, deadline=None)
+@given(st.floats(0.2, 5.0), st.floats(0.0, 1.0), seeds)
+def test_debiased_rr_averages_to_y(eps, p, seed):
+    """E[debias(RR(y))] = P(y = 1), within 5 standard errors from Lemma 2's variance."""
+    rng = np.random.default_rng(seed)
+    n = 100_000
+    y = (rng.random(n) < p).astype(np.int8)
+    z = rr.debias(rr.randomized_response(y, epsilon=eps, rng=rng), epsilon=eps)
+    assert abs(z.mean() - p) < 5 * math.sqrt(rr.debiased_variance(p, epsilon=eps) / n)
+    # and conditionally on y: the mean of z given y is y itself
+    for v in (0, 1):
+        zv = z[y == v]
+        if len(zv) > 100:
+            assert abs(zv.mean() - v) < 5 * math.sqrt(rr.privacy_variance(eps) / len(zv))
+
+
+@SETTINGS
+@given(st.integers(2, 30), st.integers(1, 400), seeds, st.booleans())
+def test_pair_statistics_match_direct_computation(m, n, seed, weighted):
+    rng = np.random.default_rng(seed)
+    i = rng.integers(0, m, n); j = (i + rng.integers(1, m, n)) % m
+    z = rng.normal(size=n); w = rng.uniform(0.1, 2, n) if weighted else np.ones(n)
+    ps = rr.pair_statistics(i, j, z, n_items=m, weights=w if weighted else None)
+    assert np.all(ps.i < ps.j)
+    num, den, cnt = {}, {}, {}
+    for a, b, v, wt in zip(i, j, z, w):
+        k = (min(a, b), max(a, b)); v = v if a < b else 1 - v
+        num[k] = num.get(k, 0) + wt * v; den[k] = den.get(k, 0) + wt; cnt[k] = cnt.get(k, 0) + 1
+    assert [(a, b) for a, b in zip(ps.i, ps.j)] == sorted(num)
+    assert np.allclose(ps.zbar, [num[k] / den[k] for k in sorted(num)])
+    assert np.array_equal(ps.count, [cnt[k] for k in sorted(num)])
+    assert np.allclose(ps.weight_sum, [den[k] for k in sorted(num)])
+
+
+@SETTINGS
+@given(st.integers(1, 20), st.integers(2, 12), st.data())
+def test_designs(L, m, data):
+    P = m * (m - 1) // 2
+    user, i, j = rr.complete_design(L, m)
+    assert len(user) == L * P and np.all(i < j) and np.array_equal(np.bincount(user), np.full(L, P))
+    k = data.draw(st.integers(1, P))
+    user, i, j = rr.sparse_design(L, m, k, rng=data.draw(seeds))
+    assert len(user) == L * k and np.all((0 <= i) & (i < j) & (j < m))
+    assert len(np.unique(user * m * m + i * m + j)) == L * k
+
+
+@SETTINGS
+@given(st.integers(1, 8), st.integers(2, 8), seeds)
+def test_privatize_accounting(L, m, seed):
+    rng = np.random.default_rng(seed)
+    user, i, j = rr.complete_design(L, m)
+    y = rng.integers(0, 2, len(user))
+    eu = rng.uniform(0.1, 3, L)
+    res = rr.privatize(i, j, y, user, epsilon=eu, rng=rng)
+    assert np.allclose(res.epsilon_per_user, eu * m * (m - 1) / 2)
+    assert np.allclose(res.epsilon_per_user, rr.composed_user_epsilon(res.epsilon, user, n_users=L))
+    assert res.epsilon_per_comparison == eu.max()
+    assert np.allclose(res.z, rr.debias(res.y_tilde, epsilon=eu[user]))
+
+
+bad_eps = st.sampled_from([0, -1.0, math.nan, -math.inf, True, None, "1", [1.0, -2.0], [1.0, math.nan]])
+
+
+@SETTINGS
+@given(bad_eps)
+def test_bad_epsilon_is_named(eps):
+    with pytest.raises((ValueError, TypeError), match="`epsilon`"):
+        rr.randomized_response([0, 1], epsilon=eps)
+    with pytest.raises((ValueError, TypeError), match="`epsilon`"):
+        rr.debias([0, 1], epsilon=eps)
+    with pytest.raises((ValueError, TypeError), match="`epsilon`"):
+        rr.privatize([0, 1], [1, 2], [0, 1], [0, 1], epsilon=eps)
+
+
+@SETTINGS
+@given(st.sampled_from([[0, 2], [-1, 1], [0.0, 1.0], [0.5, 1], ["a", "b"], [None, 1]]))
+def test_bad_outcomes_are_named(y):
+    with pytest.raises((ValueError, TypeError), match="`y`"):
+        rr.randomized_response(y, epsilon=1.0)
+    with pytest.raises((ValueError, TypeError), match="`y`"):
+        rr.privatize([0, 1], [1, 2], y, [0, 1], epsilon=1.0)
+
+
+@pytest.mark.parametrize("kwargs, name", [
+    (dict(i=[0, 1], j=[1, 5], z=[1, 0]), "`j`"),
+    (dict(i=[-1, 1], j=[1, 2], z=[1, 0]), "`i`"),
+    (dict(i=[0, 1], j=[1], z=[1, 0]), "equal lengths"),
+    (dict(i=[0, 1], j=[1, 2], z=[1.0]), "`z`"),
+    (dict(i=[0, 1], j=[1, 2], z=[1.0, math.inf]), "`z`"),
+    (dict(i=[0.0, 1.0], j=[1, 2], z=[1, 0]), "`i`"),
+    (dict(i=[1, 1], j=[1, 2], z=[1, 0]), "must differ"),
+])
+def test_bad_pairs(kwargs, name):
+    with pytest.raises((ValueError, TypeError), match=name):
+        rr.pair_statistics(**kwargs, n_items=4)
+
+
+def test_bad_privatize_lengths_and_ids():
+    with pytest.raises(ValueError, match="equal lengths"):
+        rr.privatize([0, 1], [1, 2], [0, 1, 1], [0, 1], epsilon=1.0)
+    with pytest.raises(ValueError, match="`user` must be < 2"):
+        rr.privatize([0, 1], [1, 2], [0, 1], [0, 2], epsilon=[1.0, 2.0])
+    with pytest.raises(ValueError, match="`i` must be < 2"):
+        rr.privatize([0, 2], [1, 0], [0, 1], [0, 1], epsilon=1.0, n_items=2)
+    with pytest.raises(ValueError, match="`pairs_per_user`"):
+        rr.sparse_design(2, 3, 4)
+
+
+# --- the privacy audit -------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("eps", [1e-3, 0.1, 1.0, 3.0, 10.0, 30.0])
+def test_exact_likelihood_ratio(eps):
+    """max over outputs of |log P(out | y=1)/P(out | y=0)| is exactly epsilon."""
+    ratios = [rr.rr_output_probability(o, 1, epsilon=eps) / rr.rr_output_probability(o, 0, epsilon=eps) for o in (0, 1)]
+    assert math.isclose(float(np.max(np.abs(np.log(ratios)))), eps, rel_tol=1e-10)
+    p = rr.flip_probability(eps)
+    assert math.isclose((1 - p) / p, math.exp(eps), rel_tol=1e-10)
+
+
+def _measured_log_ratio(mechanism, eps, n=1_000_000, seed=0):
+    rng = np.random.default_rng(seed)
+    q1 = mechanism(np.ones(n, np.int8), epsilon=eps, rng=rng).mean()
+    q0 = mechanism(np.zeros(n, np.int8), epsilon=eps, rng=rng).mean()
+    lr = np.array([math.log(q1 / q0), math.log((1 - q0) / (1 - q1))])
+    se = np.array([math.sqrt((1 - q1) / (n * q1) + (1 - q0) / (n * q0)),
+                   math.sqrt(q1 / (n * (1 - q1)) + q0 / (n * (1 - q0)))])
+    return lr, se
+
+
+@pytest.mark.parametrize("eps", [0.1, 0.5, 1.0, 2.0, 4.0])
+def test_sampler_likelihood_ratio_and_miscalibration(eps):
+    lr, se = _measured_log_ratio(rr.randomized_response, eps)
+    assert np.all(np.abs(lr - eps) < 5 * se), (lr, se)
+
+    def too_few_flips(y, *, epsilon, rng):   # flips with probability p_eps / 2: leaks more than epsilon
+        return rr._flip(np.asarray(y), rr.flip_probability(epsilon) / 2, rng)
+
+    lr_bad, se_bad = _measured_log_ratio(too_few_flips, eps)
+    assert np.any(lr_bad - eps > 5 * se_bad), (lr_bad, se_bad)
