@@ -1,0 +1,120 @@
+"""Property tests for privrank.footrule: the matching is optimal (brute force over all permutations), its cost is
+the mean footrule distance, the private consensus is always a permutation that records what it spent, the
+Kemeny 2-approximation holds, and bad input gets a ValueError/TypeError naming the parameter."""
+import itertools
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st, HealthCheck
+
+from privrank import core, footrule
+from privrank.tree import exact_position_costs
+
+SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+PERMS = {m: np.array(list(itertools.permutations(range(m)))) for m in range(1, 8)}
+
+
+@st.composite
+def profiles(draw, max_n=25, max_m=7):
+    n = draw(st.integers(1, max_n)); m = draw(st.integers(1, max_m))
+    seed = draw(st.integers(0, 2**32 - 1))
+    return np.argsort(np.random.default_rng(seed).random((n, m)), axis=1)
+
+
+@SETTINGS
+@given(profiles())
+def test_matching_is_optimal(R):
+    n, m = R.shape
+    res = footrule.footrule_aggregate(R)
+    g = exact_position_costs(R)
+    brute = g[np.arange(m), PERMS[m]].sum(1).min()
+    cost = res.diagnostics["footrule_cost"]
+    assert math.isclose(cost, brute, rel_tol=1e-9, abs_tol=1e-9)
+    assert math.isclose(cost, core.footrule_distance(R, res.ranks).mean(), rel_tol=1e-9, abs_tol=1e-9)
+    assert np.array_equal(np.sort(res.order), np.arange(m)) and np.array_equal(res.ranks[res.order], np.arange(m))
+    assert not res.private and res.epsilon == math.inf
+
+
+@SETTINGS
+@given(profiles(max_m=6))
+def test_kemeny_two_approximation(R):
+    W = core.preference_matrix(R)
+    k_all = footrule.kemeny_cost(W, PERMS[R.shape[1]])
+    k_fr = footrule.kemeny_cost(W, footrule.footrule_aggregate(R).ranks)
+    assert k_all.min() - 1e-9 <= k_fr <= 2 * k_all.min() + 1e-9
+    assert math.isclose(k_fr, core.kendall_tau_distance(R, footrule.footrule_aggregate(R).ranks).mean(), abs_tol=1e-9)
+
+
+@SETTINGS
+@given(profiles(max_n=40, max_m=8), st.floats(0.01, 50), st.sampled_from([0.0, 1e-6, 0.1]),
+       st.sampled_from(["central", "local"]), st.integers(0, 2**32 - 1))
+def test_dp_footrule_is_a_valid_consensus(R, epsilon, delta, model, seed):
+    n, m = R.shape
+    if model == "local" and n < m:
+        with pytest.raises(ValueError):
+            footrule.dp_footrule_aggregate(R, epsilon=epsilon, delta=delta, model=model, rng=seed)
+        return
+    res = footrule.dp_footrule_aggregate(R, epsilon=epsilon, delta=delta, model=model, rng=seed)
+    assert np.array_equal(np.sort(res.order), np.arange(m))
+    assert (res.epsilon, res.delta, res.model, res.privacy_unit, res.n_voters) == (epsilon, delta, model, "voter", n)
+    assert res.private and math.isfinite(res.diagnostics["noisy_footrule_cost"])
+    again = footrule.dp_footrule_aggregate(R, epsilon=epsilon, delta=delta, model=model, rng=seed)
+    assert np.array_equal(res.order, again.order)
+    # Result 3: the additive error is within the spread of the released noise over all matchings
+    g = exact_position_costs(R)
+    err = footrule.footrule_cost(g, res.ranks) - footrule.footrule_aggregate(R).diagnostics["footrule_cost"]
+    assert -1e-9 <= err <= footrule.matching_error_bound(res.diagnostics["position_costs"].gamma - g) + 1e-9
+
+
+@SETTINGS
+@given(profiles(max_n=30, max_m=7), st.floats(0.05, 20), st.sampled_from([0.0, 1e-6]), st.integers(0, 2**32 - 1))
+def test_baselines_are_valid(R, epsilon, delta, seed):
+    m = R.shape[1]
+    for f in (footrule.naive_dp_footrule_aggregate, footrule.dp_pairwise_indegree_aggregate):
+        res = f(R, epsilon=epsilon, delta=delta, rng=seed)
+        assert np.array_equal(np.sort(res.order), np.arange(m)) and (res.epsilon, res.delta) == (epsilon, delta)
+
+
+R0 = np.argsort(np.random.default_rng(0).random((30, 5)), axis=1)
+BAD = [
+    (dict(ranks=[[0, 1, 1]]), "`ranks`"),
+    (dict(ranks=[[0, 1, 3]]), "`ranks`"),
+    (dict(ranks=np.zeros((0, 4), int)), "`ranks`"),
+    (dict(ranks=[[0.0, 1.0]]), "`ranks`"),
+    (dict(epsilon=0), "`epsilon`"), (dict(epsilon=-1.0), "`epsilon`"), (dict(epsilon=math.nan), "`epsilon`"),
+    (dict(epsilon=True), "`epsilon`"),
+    (dict(delta=1.0), "`delta`"), (dict(delta=-0.1), "`delta`"), (dict(delta=math.nan), "`delta`"),
+    (dict(model="global"), "`model`"),
+]
+
+
+@pytest.mark.parametrize("kw,name", BAD, ids=[str(k) for k, _ in BAD])
+def test_bad_input(kw, name):
+    args = dict(ranks=R0, epsilon=1.0, delta=0.0, model="central", rng=0) | kw
+    with pytest.raises((ValueError, TypeError), match=name):
+        footrule.dp_footrule_aggregate(args.pop("ranks"), **args)
+    if "model" not in kw:
+        args.pop("model")
+        for f in (footrule.naive_dp_footrule_aggregate, footrule.dp_pairwise_indegree_aggregate):
+            with pytest.raises((ValueError, TypeError), match=name):
+                f(kw.get("ranks", R0), **args)
+    if set(kw) == {"ranks"}:
+        with pytest.raises((ValueError, TypeError), match=name):
+            footrule.footrule_aggregate(kw["ranks"])
+
+
+def test_cost_helpers_reject_bad_consensus():
+    with pytest.raises(ValueError, match="`consensus`"):
+        footrule.footrule_cost(np.zeros((3, 3)), [0, 0, 1])
+    with pytest.raises(ValueError, match="`consensus`"):
+        footrule.kemeny_cost(np.zeros((3, 3)), [0, 2, 3])
+
+
+def test_sensitivities_by_brute_force():
+    for m in range(1, 6):
+        P = PERMS[m]; J = np.arange(m)
+        D = np.abs(P[:, None, :, None] - J) - np.abs(P[None, :, :, None] - J)
+        l1, l2 = footrule.cost_matrix_sensitivity(m)
+        assert np.abs(D).sum((2, 3)).max() == l1
+        assert math.isclose(np.sqrt((D ** 2).sum((2, 3)).max()), l2, rel_tol=1e-9, abs_tol=1e-12)
