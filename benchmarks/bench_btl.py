@@ -1,0 +1,89 @@
+"""Time privrank.btl against choix in one run and print the ratios.
+
+    python benchmarks/bench_btl.py [--quick]
+
+- The non-private BTL MLE from raw comparison arrays (i, j, y): privrank's `fit_btl` (aggregation by bincount +
+  Newton / Newton-CG) against choix's `ilsr_pairwise_dense` given a win matrix built by `np.bincount` (the fair
+  anchor), and against choix's list-based `ilsr_pairwise` (which needs Python lists of (winner, loser)).
+  ILSR computes the unregularised MLE, so privrank is run with lam=0; `opt_pairwise` (alpha * sum(theta^2), the
+  same penalty as privrank's lam) is compared at a small size, as it loops over comparisons in Python.
+  Accuracy: the largest |theta difference| (both centred) is printed next to each time.
+- The private pipeline: randomized response + debiasing + aggregation + fit of n comparisons, against one
+  `np.bincount` pass over the same pair keys.
+Absolute times on shared machines are noisy: read the ratios (best of k).
+"""
+import sys
+import time
+
+import numpy as np
+
+from privrank import btl, rr
+
+try:
+    import choix
+except ImportError:  # the `bench` extra
+    choix = None
+
+
+def best_of(f, k=3):
+    t, out = np.inf, None
+    for _ in range(k):
+        t0 = time.perf_counter(); out = f(); t = min(t, time.perf_counter() - t0)
+    return t, out
+
+
+def data(m, n, seed=0):
+    rng = np.random.default_rng(seed)
+    theta = np.linspace(-1.5, 1.5, m)
+    i = rng.integers(0, m, n); j = (i + rng.integers(1, m, n)) % m
+    return i, j, btl.simulate_btl(theta, i, j, rng=rng)
+
+
+def dense_choix(i, j, y, m):
+    w, l = np.where(y == 1, i, j), np.where(y == 1, j, i)
+    comp = np.bincount(w * m + l, minlength=m * m).reshape(m, m).astype(float)
+    return choix.ilsr_pairwise_dense(comp, tol=1e-10, max_iter=1000)
+
+
+def main(quick=False):
+    sizes = [(100, 10**6), (2000, 10**7)] if not quick else [(100, 10**5), (500, 10**6)]
+    print(f"{'task':<58} {'privrank s':>10} {'peer s':>9} {'peer/ours':>9} {'max|dtheta|':>11}")
+    for m, n in sizes:
+        i, j, y = data(m, n)
+        t_ours, f = best_of(lambda: btl.fit_btl(i, j, y, n_items=m, lam=0.0, tol=1e-10))
+        assert f.converged
+        if choix is None:
+            print(f"fit_btl m={m}, n={n:.0e}: {t_ours:.3f}s (choix not installed: pip install choix)"); continue
+        t_dense, th_d = best_of(lambda: dense_choix(i, j, y, m), k=1 if m > 500 else 3)
+        print(f"{f'MLE m={m} n={n:.0e}: bincount+ilsr_pairwise_dense':<58} {t_ours:>10.3f} {t_dense:>9.3f} {t_dense / t_ours:>9.2f} {np.abs(f.theta - th_d).max():>11.1e}")
+        if n <= 10**6:
+            w, l = np.where(y == 1, i, j), np.where(y == 1, j, i)
+            def listed():
+                return choix.ilsr_pairwise(m, list(zip(w.tolist(), l.tolist())), tol=1e-10, max_iter=1000)
+            t_list, th_l = best_of(listed, k=1)
+            print(f"{f'MLE m={m} n={n:.0e}: ilsr_pairwise (lists, incl. building them)':<58} {t_ours:>10.3f} {t_list:>9.3f} {t_list / t_ours:>9.2f} {np.abs(f.theta - th_l).max():>11.1e}")
+        else:
+            print(f"MLE m={m} n={n:.0e}: ilsr_pairwise (lists) skipped: a Python loop over 1e7 comparisons per iteration")
+    if choix is not None:                      # matched L2 penalty, small size (opt_pairwise loops in Python)
+        m, n, lam = 50, 20_000, 2.0
+        i, j, y = data(m, n, seed=1)
+        w, l = np.where(y == 1, i, j), np.where(y == 1, j, i)
+        t_ours, f = best_of(lambda: btl.fit_btl(i, j, y, n_items=m, lam=lam, tol=1e-10))
+        t_opt, th = best_of(lambda: choix.opt_pairwise(m, list(zip(w.tolist(), l.tolist())), alpha=lam, tol=1e-10), k=1)
+        print(f"{f'ridge lam=alpha={lam} m={m} n={n:.0e}: opt_pairwise':<58} {t_ours:>10.3f} {t_opt:>9.3f} {t_opt / t_ours:>9.2f} {np.abs(f.theta - (th - th.mean())).max():>11.1e}")
+    # private pipeline vs one bincount pass
+    m, n = (2000, 10**7) if not quick else (500, 10**6)
+    L = n // 100
+    rng = np.random.default_rng(3)
+    user = np.repeat(np.arange(L), 100)
+    i, j, y = data(m, n, seed=3)
+    t_bc, _ = best_of(lambda: np.bincount(i * m + j, minlength=m * m))
+    t_priv, res = best_of(lambda: btl.private_btl(i, j, y, user, n_items=m, epsilon=1.0, rng=rng), k=2)
+    print(f"{f'private pipeline m={m} n={n:.0e} vs one np.bincount pass':<58} {t_priv:>10.3f} {t_bc:>9.3f} {t_priv / t_bc:>9.2f} {'(ours/peer)':>11}")
+    eu = np.where(np.arange(L) % 2 == 0, 0.5, 2.0)
+    t_het, _ = best_of(lambda: btl.private_btl(i, j, y, user, n_items=m, epsilon=eu, rng=rng), k=1)
+    print(f"{f'  ... with per-user epsilon and inverse-variance weights':<58} {t_het:>10.3f} {t_bc:>9.3f} {t_het / t_bc:>9.2f} {'(ours/peer)':>11}")
+
+
+if __name__ == "__main__":
+    main(quick="--quick" in sys.argv)
