@@ -109,7 +109,7 @@ def check_comparisons(i, j, y, *, n_items, binary=False, weights=None):
         if not np.isfinite(weights).all() or (weights < 0).any(): raise ValueError("`weights` must be finite and non-negative")
     return i, j, y, weights
 
-# %% ../nbs/02_btl.ipynb #c130b078
+# %% ../nbs/02_btl.ipynb #a3c3806f
 def _pair_keys(lo, hi, m):
     "Dense key lo*m + hi when m^2 bins fit, else compressed by np.unique: (key, n_bins, decode)"
     key = lo * m + hi
@@ -117,12 +117,25 @@ def _pair_keys(lo, hi, m):
     uniq, inv = np.unique(key, return_inverse=True)
     return inv, len(uniq), uniq
 
+def _pair_data_wins(i, j, y, m):
+    "PairData from the win matrix win[a, b] = #(a beat b), built by one bincount over the comparisons"
+    c = np.bincount((i * m + j) * 2 + y, minlength=2 * m * m).reshape(m, m, 2)   # c[a, b, y]: listed as (a, b), outcome y
+    win = c[:, :, 1] + c[:, :, 0].T
+    lo, hi = np.triu_indices(m, 1)
+    W = (win[lo, hi] + win[hi, lo]).astype(float)
+    k = np.flatnonzero(W > 0)
+    return PairData(i=lo[k], j=hi[k], weight=W[k], zbar=win[lo, hi][k] / W[k], n_items=m,
+                    n_comparisons=len(y), sum_w2_v=float(len(y)))
+
 def pair_data(i, j, y,              # equal-length arrays: comparison c says y_c = "i_c beat j_c" (0/1 or real)
               *, n_items,           # number of items m
               weights=None):        # optional non-negative weight per comparison
     "Sufficient statistics (R1): per unordered pair i<j, total weight W and weighted mean outcome zbar"
     i, j, y, w = check_comparisons(i, j, y, n_items=n_items, weights=weights)
-    m, swap = int(n_items), i > j
+    m = int(n_items)
+    if w is None and y.dtype.kind in "iu" and y.min() >= 0 and y.max() <= 1 and m * m <= 4 * len(y) + (1 << 22):
+        return _pair_data_wins(i, j, y, m)           # 0/1 outcomes, dense: one bincount of (winner, loser)
+    swap = i > j
     lo, hi = np.where(swap, j, i), np.where(swap, i, j)
     key, nb, uniq = _pair_keys(lo, hi, m)
     if w is None and y.dtype.kind in "iu":          # 0/1 outcomes: one bincount of (pair, oriented outcome)

@@ -1,0 +1,64 @@
+"""Exact Kemeny: privrank's subset DP (kemeny_exact) against corankco's exact ILP (PuLP + CBC) and scipy's HiGHS ILP,
+and local search at m = 500 against KwikSort and in-degree sorting.
+
+    python benchmarks/bench_kemeny.py
+
+Same optimal cost is asserted; the time ratios are printed (best of k; shared machines are noisy, read the ratios).
+corankco's `ExactAlgorithm` picks its CPLEX back end even when CPLEX is absent, so its PuLP variant is called.
+"""
+import time
+
+import numpy as np
+
+from privrank.core import sample_plackett_luce, preference_matrix
+from privrank.kemeny import kemeny_exact, kemeny_ilp, kemeny_cost, local_search, kwiksort, indegree_order
+
+
+def best_of(f, k):
+    t, out = np.inf, None
+    for _ in range(k):
+        t0 = time.perf_counter(); out = f(); t = min(t, time.perf_counter() - t0)
+    return t, out
+
+
+def corankco_exact(R):
+    "Optimal order and cost by corankco's exact ILP (PuLP/CBC), or None if corankco is not installed"
+    try:
+        from corankco.dataset import Dataset
+        from corankco.scoringscheme import ScoringScheme
+        from corankco.algorithms.exact.exactalgorithmpulp import ExactAlgorithmPulp
+    except ImportError:
+        return None
+    orders = np.argsort(R, axis=1)
+    ds = Dataset.from_raw_list([[{int(c)} for c in o] for o in orders])
+    cons = ExactAlgorithmPulp().compute_consensus_rankings(ds, ScoringScheme.get_unifying_scoring_scheme_p(1.0), True)
+    return cons
+
+
+def main():
+    print(f"{'m':>3} {'dp (s)':>8} {'highs (s)':>10} {'corankco (s)':>13} {'corankco/dp':>12} {'highs/dp':>9}")
+    for m in (8, 10, 12, 14, 16, 20):
+        R = sample_plackett_luce(np.random.default_rng(m).normal(0, 0.3, m), 50, rng=m)
+        w = preference_matrix(R)
+        t_dp, o_dp = best_of(lambda: kemeny_exact(w), 3)
+        t_hi, o_hi = best_of(lambda: kemeny_ilp(w), 1)
+        assert abs(kemeny_cost(w, o_dp) - kemeny_cost(w, o_hi)) < 1e-9
+        try:
+            t_co, cons = best_of(lambda: corankco_exact(R), 1)
+        except Exception as e:      # a broken corankco/PuLP install: say so and carry on with HiGHS
+            t_co, cons = np.nan, None; print(f"    corankco failed: {type(e).__name__}: {e}")
+        if cons is not None:
+            assert abs(cons.kemeny_score / len(R) - kemeny_cost(w, o_dp)) < 1e-9, (cons.kemeny_score / len(R), kemeny_cost(w, o_dp))
+        print(f"{m:>3} {t_dp:8.3f} {t_hi:10.3f} {t_co:13.3f} {t_co / t_dp:12.2f} {t_hi / t_dp:9.2f}")
+    m = 500
+    w = preference_matrix(sample_plackett_luce(np.random.default_rng(1).normal(0, 0.2, m), 200, rng=1))
+    t_in, o_in = best_of(lambda: indegree_order(w), 3)
+    t_kw, o_kw = best_of(lambda: kwiksort(w, rng=0), 3)
+    t_ls, o_ls = best_of(lambda: local_search(w, o_in), 1)
+    c_ls = kemeny_cost(w, o_ls)
+    print(f"m = 500: local search {t_ls:.2f} s (cost {c_ls:.1f}); in-degree {t_in:.4f} s, cost ratio "
+          f"{kemeny_cost(w, o_in) / c_ls:.4f}; KwikSort {t_kw:.4f} s, cost ratio {kemeny_cost(w, o_kw) / c_ls:.4f}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,89 @@
+"""Property tests for privrank.kemeny: the exact subset DP and the ILP agree with brute force on any real weights;
+every heuristic returns a permutation no better than the optimum; the margins and bucketed releases decompose and
+are calibrated; bad input raises ValueError/TypeError naming the parameter."""
+import itertools
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st, HealthCheck
+
+from privrank import core, kemeny as K
+
+SETTINGS = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
+def brute(w):
+    return min(K.kemeny_cost(w, p) for p in itertools.permutations(range(len(w))))
+
+
+@st.composite
+def weights(draw, max_m=7):
+    m = draw(st.integers(1, max_m)); seed = draw(st.integers(0, 2**32 - 1))
+    return np.random.default_rng(seed).normal(size=(m, m)) * draw(st.sampled_from([0.1, 1.0, 100.0]))
+
+
+@SETTINGS
+@given(weights())
+def test_exact_and_ilp_are_optimal(w):
+    opt = brute(w)
+    assert math.isclose(K.kemeny_cost(w, K.kemeny_exact(w)), opt, rel_tol=1e-9, abs_tol=1e-9)
+    assert math.isclose(K.kemeny_cost(w, K.kemeny_ilp(w)), opt, rel_tol=1e-7, abs_tol=1e-7)
+
+
+@SETTINGS
+@given(weights(), st.integers(0, 100))
+def test_heuristics_return_permutations(w, seed):
+    m = len(w); opt = K.kemeny_cost(w, K.kemeny_exact(w))
+    for o in (K.indegree_order(w), K.kwiksort(w, rng=seed), K.local_search(w), K.kemeny_ptas(w, window=4, rng=seed)):
+        assert np.array_equal(np.sort(o), np.arange(m))
+        assert K.kemeny_cost(w, o) >= opt - 1e-9
+
+
+@SETTINGS
+@given(weights())
+def test_reduction_is_a_constant_shift(w):
+    wr, c = K.reduce_instance(w)
+    for p in itertools.islice(itertools.permutations(range(len(w))), 50):
+        assert math.isclose(K.kemeny_cost(w, p), c + K.kemeny_cost(wr, p), rel_tol=1e-9, abs_tol=1e-7)
+
+
+def test_kemeny_cost_is_mean_kendall():
+    R = core.sample_plackett_luce(np.linspace(1, 0, 9), 200, rng=0)
+    res = K.kemeny_aggregate(R)
+    assert math.isclose(res.diagnostics["kemeny_cost"], core.kendall_tau_distance(R, res.ranks).mean(), rel_tol=1e-12)
+
+
+def test_margin_noise_is_calibrated_and_unbiased():
+    R = core.sample_plackett_luce(np.linspace(1, 0, 5), 100, rng=1)
+    w = core.preference_matrix(R); d = (w - w.T)[np.triu_indices(5, 1)]
+    noise = np.concatenate([(lambda x: (x - x.T)[np.triu_indices(5, 1)])(
+        K.noisy_margins_instance(R, epsilon=0.5, delta=1e-5, rng=s).w) - d for s in range(2000)])
+    sigma = core.analytic_gaussian_sigma(0.5, 1e-5, K.margin_sensitivity(100, 5)[1])
+    assert abs(noise.std() - sigma) < 5 * sigma / math.sqrt(2 * noise.size)
+    assert abs(noise.std() / 2 - sigma) > 5 * sigma / math.sqrt(2 * noise.size)   # half the noise is detected
+    assert abs(noise.mean()) < 5 * sigma / math.sqrt(noise.size)
+
+
+def test_dp_entry_point_records_what_it_spent():
+    R = core.sample_plackett_luce(np.linspace(1, 0, 6), 3000, rng=2)
+    res = K.dp_kemeny_aggregate(R, epsilon=1.0, delta=1e-6, rng=0)
+    assert res.epsilon == 1.0 and res.delta == 1e-6 and res.privacy_unit == "voter"
+    assert res.diagnostics["regime"] in ("large_n", "small_n")
+    assert np.array_equal(np.sort(res.order), np.arange(6))
+
+
+@pytest.mark.parametrize("bad, msg", [
+    (np.ones((2, 3)), "`w` must be a non-empty square matrix"),
+    (np.array([[0, np.nan], [1, 0]]), "`w` must be finite"),
+])
+def test_bad_weights(bad, msg):
+    with pytest.raises(ValueError, match=msg): K.kemeny_exact(bad)
+
+
+def test_exact_limit_and_bad_input():
+    with pytest.raises(ValueError, match="handles m <= 20"): K.kemeny_exact(np.zeros((21, 21)))
+    with pytest.raises(TypeError, match="`w` must be a real matrix"): K.kemeny_cost(np.array([["a"]]), [0])
+    with pytest.raises(ValueError, match="not a permutation"): K.kemeny_aggregate([[0, 0, 1]])
+    with pytest.raises(ValueError, match="`delta` must be positive"):
+        K.dp_kemeny_aggregate([[0, 1], [1, 0]], epsilon=1.0, delta=0.0, regime="large_n")
