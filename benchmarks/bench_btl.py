@@ -71,19 +71,18 @@ def main(quick=False):
         t_ours, f = best_of(lambda: btl.fit_btl(i, j, y, n_items=m, lam=lam, tol=1e-10))
         t_opt, th = best_of(lambda: choix.opt_pairwise(m, list(zip(w.tolist(), l.tolist())), alpha=lam, tol=1e-10), k=1)
         print(f"{f'ridge lam=alpha={lam} m={m} n={n:.0e}: opt_pairwise':<58} {t_ours:>10.3f} {t_opt:>9.3f} {t_opt / t_ours:>9.2f} {np.abs(f.theta - (th - th.mean())).max():>11.1e}")
-    # private pipeline vs one bincount pass
-    m, n = (2000, 10**7) if not quick else (500, 10**6)
-    L = n // 100
-    rng = np.random.default_rng(3)
-    user = np.repeat(np.arange(L), 100)
-    i, j, y = data(m, n, seed=3)
-    t_bc, _ = best_of(lambda: np.bincount(i * m + j, minlength=m * m))
-    t_priv, res = best_of(lambda: btl.private_btl(i, j, y, user, n_items=m, epsilon=1.0, rng=rng), k=2)
-    print(f"{f'private pipeline m={m} n={n:.0e} vs one np.bincount pass':<58} {t_priv:>10.3f} {t_bc:>9.3f} {t_priv / t_bc:>9.2f} {'(ours/peer)':>11}")
-    eu = np.where(np.arange(L) % 2 == 0, 0.5, 2.0)
-    t_het, _ = best_of(lambda: btl.private_btl(i, j, y, user, n_items=m, epsilon=eu, rng=rng), k=1)
-    print(f"{f'  ... with per-user epsilon and inverse-variance weights':<58} {t_het:>10.3f} {t_bc:>9.3f} {t_het / t_bc:>9.2f} {'(ours/peer)':>11}")
-
+    # private pipeline vs one bincount pass, at a small and a large number of items
+    for m, n in ([(100, 10**7), (2000, 10**7)] if not quick else [(100, 10**6), (500, 10**6)]):
+        L = n // 100
+        rng = np.random.default_rng(3)
+        user = np.repeat(np.arange(L), 100)
+        i, j, y = data(m, n, seed=3)
+        t_bc, _ = best_of(lambda: np.bincount(i * m + j, minlength=m * m))
+        t_priv, res = best_of(lambda: btl.private_btl(i, j, y, user, n_items=m, epsilon=1.0, rng=rng), k=2)
+        print(f"{f'private pipeline m={m} n={n:.0e} vs one np.bincount pass':<58} {t_priv:>10.3f} {t_bc:>9.3f} {t_priv / t_bc:>9.2f} {'(ours/peer)':>11}")
+        eu = np.where(np.arange(L) % 2 == 0, 0.5, 2.0)
+        t_het, _ = best_of(lambda: btl.private_btl(i, j, y, user, n_items=m, epsilon=eu, rng=rng), k=1)
+        print(f"{f'  ... with per-user epsilon and inverse-variance weights':<58} {t_het:>10.3f} {t_bc:>9.3f} {t_het / t_bc:>9.2f} {'(ours/peer)':>11}")
 
 if __name__ == "__main__":
     main(quick="--quick" in sys.argv)

@@ -286,10 +286,10 @@ class PrivateBTL:
     @property
     def ranks(self): return self.fit.ranks
 
-# %% ../nbs/02_btl.ipynb #d197b8dd
+# %% ../nbs/02_btl.ipynb #bb8ec240
 def _debiased_pairs(i, j, y_tilde, epsilon, m):
     "Pair statistics of debiased outcomes for one epsilon: aggregate the 0/1 y_tilde, then debias per pair"
-    s = pair_data(i, j, y_tilde, n_items=m)
+    s = _pair_data_wins(i, j, y_tilde, m) if m * m <= 4 * len(y_tilde) + (1 << 22) else pair_data(i, j, y_tilde, n_items=m)
     z0, z1 = rr.debias(np.array([0, 1], np.int8), epsilon=epsilon)
     return PairData(i=s.i, j=s.j, weight=s.weight, zbar=z0 + (z1 - z0) * s.zbar, n_items=m,
                     n_comparisons=s.n_comparisons, sum_w2_v=s.n_comparisons * (z1 - z0) ** 2)

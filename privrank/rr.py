@@ -69,7 +69,7 @@ def rr_output_probability(out,          # 0/1 output value(s)
     p = flip_probability(epsilon)
     return np.where(_check_binary(out, "out") == _check_binary(y), 1 - p, p)
 
-# %% ../nbs/01_randomized_response.ipynb #6489761a
+# %% ../nbs/01_randomized_response.ipynb #f0e812bc
 def epsilon_of_comparisons(epsilon_user, # (n_users,) one epsilon per user
                            user):        # (n,) user id of each comparison
     "Each comparison's epsilon, `epsilon_user[user]`, with the user ids validated"
@@ -82,8 +82,10 @@ def composed_user_epsilon(epsilon,             # scalar, or (n,) epsilon of each
                           *, n_users=None):    # number of users (default: max id + 1)
     "Epsilon each user spends by basic composition: the sum of her comparisons' epsilons"
     u = _check_ids(user, "user", n_users)
-    e = np.broadcast_to(_check_epsilon_any(epsilon), u.shape)
-    return np.bincount(u, weights=e, minlength=u.max() + 1 if n_users is None else n_users)
+    e = _check_epsilon_any(epsilon)
+    n_bins = u.max() + 1 if n_users is None else n_users
+    if np.ndim(e) == 0: return e * np.bincount(u, minlength=n_bins)     # one epsilon: count, then scale
+    return np.bincount(u, weights=np.broadcast_to(e, u.shape), minlength=n_bins)
 
 # %% ../nbs/01_randomized_response.ipynb #d0b0eb9d
 def _check_ids(x, name, upper=None):
