@@ -17,7 +17,7 @@ from .core import (Consensus, check_ranks, check_epsilon, check_delta, check_rng
 from .tree import exact_position_costs, private_position_costs
 
 # %% auto #0
-__all__ = ['footrule_cost', 'footrule_aggregate', 'kemeny_cost', 'dp_footrule_aggregate', 'matching_error_bound',
+__all__ = ['footrule_cost', 'footrule_aggregate', 'kemeny_cost_ranks', 'dp_footrule_aggregate', 'matching_error_bound',
            'cost_matrix_sensitivity', 'naive_dp_footrule_aggregate', 'pairwise_sensitivity',
            'dp_pairwise_indegree_aggregate']
 
@@ -43,10 +43,10 @@ def footrule_aggregate(ranks): # (n, m) ranks: ranks[i, q] = position of candida
     return Consensus(order=_invert(psi[None])[0], method="footrule", epsilon=math.inf, delta=0.0, model="none",
                      n_voters=r.shape[0], diagnostics=dict(footrule_cost=footrule_cost(gamma, psi)))
 
-# %% ../nbs/04_footrule.ipynb #ffb09826
-def kemeny_cost(w,          # (m, m) pairwise weights: w[u, v] = fraction of voters placing u before v
+# %% ../nbs/04_footrule.ipynb #d3fc6dd8
+def kemeny_cost_ranks(w,          # (m, m) pairwise weights: w[u, v] = fraction of voters placing u before v
                 consensus): # (m,) ranks of the consensus, or (k, m) several consensus rankings
-    "The Kemeny objective sum over pairs u before v in `consensus` of w[v, u] (= mean Kendall distance for w = w^Pi)"
+    "Kemeny objective of consensus *ranks* (several at once): sum over u before v of w[v, u]; `privrank.kemeny.kemeny_cost` takes an order"
     c = np.atleast_2d(consensus)
     single = np.ndim(consensus) == 1
     c = check_ranks(c, name="consensus")

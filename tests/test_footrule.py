@@ -40,8 +40,8 @@ def test_matching_is_optimal(R):
 @given(profiles(max_m=6))
 def test_kemeny_two_approximation(R):
     W = core.preference_matrix(R)
-    k_all = footrule.kemeny_cost(W, PERMS[R.shape[1]])
-    k_fr = footrule.kemeny_cost(W, footrule.footrule_aggregate(R).ranks)
+    k_all = footrule.kemeny_cost_ranks(W, PERMS[R.shape[1]])
+    k_fr = footrule.kemeny_cost_ranks(W, footrule.footrule_aggregate(R).ranks)
     assert k_all.min() - 1e-9 <= k_fr <= 2 * k_all.min() + 1e-9
     assert math.isclose(k_fr, core.kendall_tau_distance(R, footrule.footrule_aggregate(R).ranks).mean(), abs_tol=1e-9)
 
@@ -108,7 +108,7 @@ def test_cost_helpers_reject_bad_consensus():
     with pytest.raises(ValueError, match="`consensus`"):
         footrule.footrule_cost(np.zeros((3, 3)), [0, 0, 1])
     with pytest.raises(ValueError, match="`consensus`"):
-        footrule.kemeny_cost(np.zeros((3, 3)), [0, 2, 3])
+        footrule.kemeny_cost_ranks(np.zeros((3, 3)), [0, 2, 3])
 
 
 def test_sensitivities_by_brute_force():
