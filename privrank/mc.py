@@ -309,14 +309,18 @@ def synthetic_rank_one(n_users,        # m
     i, j = np.repeat(np.arange(m), per_user), np.concatenate(cols).ravel()
     return sparse.csr_array((u[i] * v[j], (i, j)), shape=(m, n)), u, v
 
-# %% ../nbs/06_private_fw.ipynb #5f3a91c6
+# %% ../nbs/06_private_fw.ipynb #e663cb67
 def complete(ratings,              # users x items, scipy.sparse (raw ratings)
              *, epsilon, delta,    # joint DP per user
              rank_bound=None, n_iter=10, row_norm=2.0, method="oja", max_per_user=80, test_fraction=0.01, rng=None):
     "Split, fit private FW, and report the test RMSE and what was spent (a dict, for the CLI)"
     rng = check_rng(rng); sp = split_ratings(ratings, test_fraction=test_fraction, max_per_user=max_per_user, rng=rng)
     m, n = sp.train.shape
-    k = rank_bound if rank_bound is not None else math.sqrt(m * n) * float(np.std(sp.train.data))
+    if rank_bound is None:                    # data-independent: spends no privacy
+        if not (isinstance(row_norm, (int, float)) and 0 < row_norm < math.inf):
+            raise ValueError(f"`row_norm` must be a positive finite number; got {row_norm!r}")
+        rank_bound = row_norm * math.sqrt(m)
+    k = rank_bound
     res = private_frank_wolfe(sp.train, epsilon=epsilon, delta=delta, rank_bound=k, n_iter=n_iter, row_norm=row_norm,
                               method=method, user_mean=sp.user_mean, rng=rng)
     base = float(np.sqrt(np.mean((sp.user_mean[sp.test_user] - sp.test_value) ** 2)))

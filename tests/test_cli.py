@@ -63,7 +63,7 @@ def test_private_json_records_what_was_spent():
     assert (d["epsilon"], d["delta"], d["model"], d["privacy_unit"]) == (0.5, 1e-6, "local", "voter")
 
 
-tokens = st.sampled_from(["demo", "aggregate", DEMO, "--method", "borda", "footrule", "btl", "kemeny", "frobnicate", "--epsilon", "--delta",
+tokens = st.sampled_from(["demo", "aggregate", DEMO, "--method", "borda", "footrule", "btl", "kemeny", "frobnicate", "complete", "--rank-bound", "--iterations", "--row-norm", "--solver", "oja", "--epsilon", "--delta",
                           "--model", "central", "local", "global", "--seed", "--json", "0", "-1", "1e-6", "1",
                           "nan", "inf", "-inf", "x", "", "/nonexistent.soc", "--help-me"])
 
