@@ -19,7 +19,7 @@ from .core import (check_epsilon, check_delta, check_rng, check_ranks, check_int
 __all__ = ['tree_depth', 'position_histograms', 'costs_from_histograms', 'exact_position_costs', 'RangeCountTree',
            'range_count_tree', 'range_counts', 'tree_node_values', 'reconstruct_costs', 'tree_sensitivity',
            'level_noise_scales', 'assign_groups', 'local_reports', 'aggregate_local_reports', 'PositionCosts',
-           'private_position_costs']
+           'private_position_costs', 'private_apxmed']
 
 # %% ../nbs/03_tree_mechanism.ipynb #4f0bf3f8
 def tree_depth(m): # number of positions, >= 1
@@ -233,3 +233,22 @@ def private_position_costs(ranks,           # (n, m) ranks
         bound, diag = math.sqrt((qvar + (m - 1) ** 2 / 4) / sizes.min()), dict(group_sizes=sizes)
     return PositionCosts(gamma=gamma, epsilon=epsilon, delta=delta, model=model, n_voters=n, noise=law, noise_scale=scales,
                          error_bound=bound, diagnostics=dict(sensitivity_l1=l1, sensitivity_l2=l2, **diag))
+
+# %% ../nbs/03_tree_mechanism.ipynb #c914405d
+def private_apxmed(x,               # (n,) ints in 0..m-1, one value per voter
+                   m,               # size of the domain [m]
+                   *, epsilon,      # privacy per voter (one value replaced)
+                   delta=0.0,       # 0: Laplace; > 0: analytic Gaussian
+                   kappa=None,      # level weighting, as in `level_noise_scales`
+                   rng=None):
+    "(gamma_j for every j in 0..m-1, RMS error bound at the worst j) from one modified tree: ApxMed"
+    m = check_int(m, name="m", minimum=1)
+    x = np.asarray(x)
+    if x.ndim != 1 or x.size == 0 or x.dtype.kind not in "iu": raise TypeError("`x` must be a non-empty 1-D integer array")
+    if x.min() < 0 or x.max() >= m: raise ValueError(f"`x` must lie in 0..{m - 1}; got values {x.min()}..{x.max()}")
+    epsilon, delta, rng, n = check_epsilon(epsilon), check_delta(delta), check_rng(rng), len(x)
+    l1, l2 = tree_sensitivity(m, scope="value")
+    law, scales = level_noise_scales(l1 / n, l2 / n, epsilon=epsilon, delta=delta, kappa=kappa)
+    nodes = _noisy(tree_node_values(np.bincount(x, minlength=m)[None], n), law, scales, rng=rng)
+    bound = math.sqrt(_query_variance(m, scales ** 2 * (2 if law == "laplace" else 1)).max(initial=0.0))
+    return reconstruct_costs(nodes, m)[0], bound
