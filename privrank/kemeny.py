@@ -18,9 +18,9 @@ from .core import (Consensus, check_ranks, check_epsilon, check_delta, check_rng
 # %% auto #0
 __all__ = ['EXACT_MAX_M', 'check_weights', 'check_order', 'kemeny_cost', 'reduce_instance', 'is_bounded', 'kemeny_exact',
            'kemeny_ilp', 'indegree_order', 'kwiksort', 'local_search', 'kemeny_ptas', 'kemeny_aggregate',
-           'margin_sensitivity', 'large_n_ok', 'NoisyInstance', 'noisy_margins_instance', 'clipped_noisy_instance',
-           'bucket_of', 'same_bucket_pairs', 'bucketed_noise', 'choose_buckets', 'bucketed_instance',
-           'dp_kemeny_aggregate']
+           'margin_sensitivity', 'margin_noise_scale', 'large_n_ok', 'NoisyInstance', 'noisy_margins_instance',
+           'clipped_noisy_instance', 'bucket_of', 'same_bucket_pairs', 'bucketed_noise', 'choose_buckets',
+           'paper_buckets', 'bucketed_instance', 'dp_kemeny_aggregate']
 
 # %% ../nbs/05_kemeny.ipynb #20c12cc7
 def check_weights(w): # (m, m) real WFAS weights
@@ -195,22 +195,27 @@ def kemeny_aggregate(ranks,           # (n, m) ranks
                      n_voters=r.shape[0], diagnostics=dict(solver=used, kemeny_cost=kemeny_cost(w, order),
                                                            optimal=used in ("exact", "ilp")))
 
-# %% ../nbs/05_kemeny.ipynb #56c5a6ef
+# %% ../nbs/05_kemeny.ipynb #0a729089
 def margin_sensitivity(n, m): # voters, candidates
     "(l1, l2) sensitivity of the margins (w[u, v] - w[v, u])_{u<v} when one voter's ranking is replaced"
     k = m * (m - 1) // 2
     return 2 * k / n, 2 * math.sqrt(k) / n
 
-def large_n_ok(n, m, *, epsilon, delta):
-    "Whether the margin noise sigma is at most 1/ln m (the paper's large-n condition)"
-    return m <= 2 or analytic_gaussian_sigma(epsilon, delta, margin_sensitivity(n, m)[1]) <= 1 / math.log(m)
+def margin_noise_scale(n, m, *, epsilon, delta):
+    "Noise scale on each margin: Gaussian sigma (delta > 0, l2 sensitivity) or Laplace b = l1 sensitivity / epsilon (delta = 0)"
+    l1, l2 = margin_sensitivity(n, m)
+    return analytic_gaussian_sigma(epsilon, delta, l2) if delta > 0 else l1 / epsilon
 
-# %% ../nbs/05_kemeny.ipynb #26f8a2e6
+def large_n_ok(n, m, *, epsilon, delta):
+    "Whether the margin noise scale is at most 1/ln m (the paper's large-n condition; Laplace scale when delta = 0)"
+    return m <= 2 or margin_noise_scale(n, m, epsilon=epsilon, delta=delta) <= 1 / math.log(m)
+
+# %% ../nbs/05_kemeny.ipynb #cbca3b82
 @dataclass(frozen=True, eq=False)
 class NoisyInstance:
     "A privately released WFAS instance and what it spent"
     w: np.ndarray          # (m, m) the instance handed to a solver
-    mechanism: str         # "margins_gaussian", "clipped_gaussian", "bucketed_gaussian", "bucketed_laplace"
+    mechanism: str         # "margins_gaussian", "margins_laplace", "clipped_gaussian", "bucketed_gaussian", "bucketed_laplace"
     epsilon: float
     delta: float
     n_voters: int
@@ -222,13 +227,14 @@ def _margins(r):
     w = preference_matrix(r); return w - w.T
 
 def noisy_margins_instance(ranks, *, epsilon, delta, rng=None):
-    "Large-n release: Gaussian noise on the margins (u < v), instance max(+-d~, 0) (unbiased up to a constant)"
-    r = check_ranks(ranks); epsilon, delta, rng = check_epsilon(epsilon), check_delta(delta, positive=True), check_rng(rng)
+    "Large-n release: Gaussian (delta > 0) or Laplace (delta = 0) noise on the margins (u < v), instance max(+-d~, 0)"
+    r = check_ranks(ranks); epsilon, delta, rng = check_epsilon(epsilon), check_delta(delta), check_rng(rng)
     n, m = r.shape; iu = np.triu_indices(m, 1)
-    sigma = analytic_gaussian_sigma(epsilon, delta, margin_sensitivity(n, m)[1])
-    d = np.zeros((m, m)); d[iu] = _margins(r)[iu] + sample_gaussian(sigma, iu[0].size, rng=rng); d -= d.T
-    return NoisyInstance(np.maximum(d, 0.0), "margins_gaussian", epsilon, delta, n,
-                         diagnostics=dict(sigma=sigma, sensitivity_l2=margin_sensitivity(n, m)[1]))
+    scale = margin_noise_scale(n, m, epsilon=epsilon, delta=delta)
+    noise = sample_gaussian(scale, iu[0].size, rng=rng) if delta > 0 else sample_laplace(scale, iu[0].size, rng=rng)
+    d = np.zeros((m, m)); d[iu] = _margins(r)[iu] + noise; d -= d.T
+    return NoisyInstance(np.maximum(d, 0.0), "margins_gaussian" if delta > 0 else "margins_laplace", epsilon, delta, n,
+                         diagnostics=dict(sigma=scale, sensitivity_l2=margin_sensitivity(n, m)[1], sensitivity_l1=margin_sensitivity(n, m)[0]))
 
 def clipped_noisy_instance(ranks, *, epsilon, delta, rng=None):
     "Alabi et al.'s instance: Gaussian noise on every entry of w^Pi, clipped at 0"
@@ -269,7 +275,7 @@ def _cross_from_G(G, m, B):
     "t[u, v] = sum_{b < b'} G[(u, b), (v, b')]"
     return np.einsum("ubvc,bc->uv", G.reshape(m, B, m, B), np.triu(np.ones((B, B)), 1))
 
-# %% ../nbs/05_kemeny.ipynb #a894934e
+# %% ../nbs/05_kemeny.ipynb #6b54d78b
 def bucketed_noise(n, m, B, *, epsilon, delta):
     "Noise law and scales (law, scale_s, scale_G) of the small-n release; Gaussian if delta > 0 else Laplace"
     k = same_bucket_pairs(m, B)
@@ -288,11 +294,27 @@ def choose_buckets(n, m, *, epsilon, delta):
         return ss * math.sqrt(2 * pairs * lf) + cross
     return min(range(1, m + 1), key=bound)
 
-def bucketed_instance(ranks, *, epsilon, delta, n_buckets=None, rng=None):
+def paper_buckets(n, m, *, epsilon, delta):
+    "B prescribed by the paper's balance (result 4.4): (2/9 m^(3/4)/sqrt(eps n))^(4/11) if delta > 0, else (2/5 m^(3/2)/sqrt(eps n))^(2/7); in 1..m"
+    en = epsilon * n
+    b = (2 / 9 * m ** 0.75 / math.sqrt(en)) ** (4 / 11) if delta > 0 else (2 / 5 * m ** 1.5 / math.sqrt(en)) ** (2 / 7)
+    return int(min(max(round(b), 1), m))
+
+def _resolve_buckets(n_buckets, n, m, epsilon, delta):
+    "B from `n_buckets`: None (our bound's optimum), 'paper' (the paper's balance) or an int"
+    if n_buckets is None: return choose_buckets(n, m, epsilon=epsilon, delta=delta)
+    if isinstance(n_buckets, str):
+        if n_buckets != "paper": raise ValueError(f"`n_buckets` must be None, 'paper' or an int; got {n_buckets!r}")
+        return paper_buckets(n, m, epsilon=epsilon, delta=delta)
+    return check_int(n_buckets, name="n_buckets", minimum=1)
+
+def bucketed_instance(ranks, *, epsilon, delta,
+                      n_buckets=None, # None: minimise our bound (choose_buckets); "paper": paper_buckets; or an int
+                      rng=None):
     "Small-n release: same-bucket pairs by Gaussian/Laplace, cross-bucket pairs from projected noisy two-way marginals"
     r = check_ranks(ranks); epsilon, delta, rng = check_epsilon(epsilon), check_delta(delta), check_rng(rng)
     n, m = r.shape
-    B = choose_buckets(n, m, epsilon=epsilon, delta=delta) if n_buckets is None else check_int(n_buckets, name="n_buckets", minimum=1)
+    B = _resolve_buckets(n_buckets, n, m, epsilon, delta)
     if B > m: raise ValueError(f"`n_buckets` must be between 1 and m = {m}; got {B}")
     law, ss, sg = bucketed_noise(n, m, B, epsilon=epsilon, delta=delta)
     draw = sample_gaussian if law == "gaussian" else sample_laplace
@@ -304,21 +326,21 @@ def bucketed_instance(ranks, *, epsilon, delta, n_buckets=None, rng=None):
     return NoisyInstance(reduce_instance(w)[0], f"bucketed_{law}", epsilon, delta, n,
                          diagnostics=dict(n_buckets=B, scale_s=ss, scale_G=sg, s_noisy=s_t, G_noisy=G + Z, G_hat=G_hat))
 
-# %% ../nbs/05_kemeny.ipynb #a015196c
+# %% ../nbs/05_kemeny.ipynb #ae0eb0d0
 def dp_kemeny_aggregate(ranks,          # (n, m) ranks
                         *, epsilon,     # privacy per voter
-                        delta,          # > 0: (epsilon, delta)-DP; 0: epsilon-DP (small-n Laplace variant)
+                        delta,          # > 0: (epsilon, delta)-DP (Gaussian); 0: epsilon-DP (Laplace, both regimes)
                         regime="auto",  # "auto", "large_n" or "small_n"
                         method="auto",  # solver for the noisy instance (see kemeny_aggregate)
+                        n_buckets=None, # small n: None (choose_buckets), "paper" (paper_buckets) or an int
                         rng=None):
     "Private Kemeny consensus (Hillebrand et al. 2026, Sec. 5): unbiased margins for large n, bucketing for small n"
     r = check_ranks(ranks); epsilon, delta, rng = check_epsilon(epsilon), check_delta(delta), check_rng(rng)
     n, m = r.shape
     if regime not in ("auto", "large_n", "small_n"): raise ValueError(f"`regime` must be 'auto', 'large_n' or 'small_n'; got {regime!r}")
-    if regime == "large_n" and delta == 0: raise ValueError("`delta` must be positive for the large-n regime (Gaussian noise); got 0")
-    if regime == "auto": regime = "large_n" if delta > 0 and large_n_ok(n, m, epsilon=epsilon, delta=delta) else "small_n"
+    if regime == "auto": regime = "large_n" if large_n_ok(n, m, epsilon=epsilon, delta=delta) else "small_n"
     inst = (noisy_margins_instance(r, epsilon=epsilon, delta=delta, rng=rng) if regime == "large_n"
-            else bucketed_instance(r, epsilon=epsilon, delta=delta, rng=rng))
+            else bucketed_instance(r, epsilon=epsilon, delta=delta, n_buckets=n_buckets, rng=rng))
     order, used = _solve(inst.w, method, rng)
     return Consensus(order=order, method="kemeny_dp", epsilon=epsilon, delta=delta, model="central", n_voters=n,
                      diagnostics=dict(regime=regime, solver=used, mechanism=inst.mechanism,

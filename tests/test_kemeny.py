@@ -85,5 +85,51 @@ def test_exact_limit_and_bad_input():
     with pytest.raises(ValueError, match="handles m <= 20"): K.kemeny_exact(np.zeros((21, 21)))
     with pytest.raises(TypeError, match="`w` must be a real matrix"): K.kemeny_cost(np.array([["a"]]), [0])
     with pytest.raises(ValueError, match="not a permutation"): K.kemeny_aggregate([[0, 0, 1]])
-    with pytest.raises(ValueError, match="`delta` must be positive"):
-        K.dp_kemeny_aggregate([[0, 1], [1, 0]], epsilon=1.0, delta=0.0, regime="large_n")
+    with pytest.raises(ValueError, match="`delta` must be positive"):      # Alabi et al.'s clipped instance needs delta > 0
+        K.clipped_noisy_instance([[0, 1], [1, 0]], epsilon=1.0, delta=0.0)
+    with pytest.raises(ValueError, match="`n_buckets` must be None, 'paper' or an int"):
+        K.dp_kemeny_aggregate([[0, 1], [1, 0]], epsilon=1.0, delta=0.0, regime="small_n", n_buckets="x")
+
+
+def test_laplace_margins_are_calibrated():
+    "epsilon-DP large-n variant: Laplace(l1 sensitivity / epsilon) on the margins, E|L| = b within 5 s.e.; half is detected"
+    R = core.sample_plackett_luce(np.linspace(1, 0, 5), 100, rng=1)
+    w = core.preference_matrix(R); iu = np.triu_indices(5, 1); d = (w - w.T)[iu]
+    noise = np.concatenate([(lambda x: (x - x.T)[iu])(K.noisy_margins_instance(R, epsilon=0.5, delta=0.0, rng=s).w) - d
+                            for s in range(2000)])
+    b = K.margin_sensitivity(100, 5)[0] / 0.5
+    assert abs(np.abs(noise).mean() - b) < 5 * b / math.sqrt(noise.size)
+    assert abs(np.abs(noise / 2).mean() - b) > 5 * b / math.sqrt(noise.size)
+    res = K.dp_kemeny_aggregate(R, epsilon=1.0, delta=0.0, regime="large_n", rng=0)
+    assert res.diagnostics["mechanism"] == "margins_laplace" and res.delta == 0.0
+
+
+def test_paper_buckets_reproduce_the_exponents():
+    "B of result 4.4: B ~ m^(1/11) and error*eps*n ~ m^(65/22) at eps n = m; B ~ m^(1/7) at eps n = m^2 (epsilon-DP)"
+    ms = np.logspace(20, 60, 5)   # B is tiny below astronomically large m; rounding would dominate
+    Bd = np.array([K.paper_buckets(1, int(m), epsilon=float(m), delta=1e-6) for m in ms])     # eps n = m
+    Bp = np.array([K.paper_buckets(1, int(m), epsilon=float(m) ** 2, delta=0.0) for m in ms])  # eps n = m^2
+    assert abs(np.polyfit(np.log(ms), np.log(Bd), 1)[0] - 1 / 11) < 0.01
+    assert abs(np.polyfit(np.log(ms), np.log(Bp), 1)[0] - 1 / 7) < 0.01
+    for n, m in ((1, 3), (10, 50), (10**6, 10)):
+        for delta in (0.0, 1e-6):
+            assert 1 <= K.paper_buckets(n, m, epsilon=1.0, delta=delta) <= m
+
+
+def _errors(eps, n, seeds, scale):
+    out = np.zeros(seeds)
+    for s in range(seeds):
+        R = core.sample_plackett_luce(np.random.default_rng(100 + s).normal(0, scale, 8), n, rng=s)
+        W = core.preference_matrix(R); opt = K.kemeny_cost(W, K.kemeny_exact(W))
+        out[s] = K.kemeny_cost(W, K.dp_kemeny_aggregate(R, epsilon=eps, delta=1e-6, regime="large_n", rng=s).order) - opt
+    return out
+
+
+def test_error_slope_in_epsilon():
+    "Scaled-down sweep: with margins scaled with the noise the large-n error falls like 1/epsilon (slope -1 within 5 bootstrap s.e.)"
+    eps = np.array([0.25, 0.5, 1, 2, 4])
+    E = np.array([_errors(e, 2000, 16, 0.3 / e) for e in eps])
+    slope = lambda E: np.polyfit(np.log(eps), np.log(E.mean(axis=1) + 1e-4), 1)[0]
+    idx = np.random.default_rng(0).integers(0, 16, (300, 16))
+    se = np.std([slope(E[:, i]) for i in idx])
+    assert abs(slope(E) + 1) < 5 * se, (slope(E), se)
