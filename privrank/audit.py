@@ -18,8 +18,9 @@ from .core import check_rng, check_int, check_delta
 
 # %% auto #0
 __all__ = ['STATISTICS', 'clopper_pearson', 'epsilon_from_counts', 'run_mechanism', 'projection_statistic', 'laplace_statistic',
-           'raw_laplace_statistic', 'histogram_statistic', 'choose_event', 'AuditResult', 'audit_epsilon',
-           'exact_epsilon', 'scaled_noise', 'MechanismAudit', 'standard_audits', 'run_audit', 'audit_table']
+           'raw_laplace_statistic', 'histogram_statistic', 'gaussian_statistic', 'choose_event', 'AuditResult',
+           'audit_epsilon', 'exact_epsilon', 'scaled_noise', 'MechanismAudit', 'standard_audits', 'run_audit',
+           'audit_results', 'audit_table']
 
 # %% ../nbs/08_audit.ipynb #30f04a3e
 def clopper_pearson(k,       # successes (int or array)
@@ -53,7 +54,7 @@ def run_mechanism(mechanism,     # mechanism(data, rng) -> array, or mechanism(d
     if not np.isfinite(out).all(): raise ValueError("`mechanism` returned a non-finite output")
     return out
 
-# %% ../nbs/08_audit.ipynb #3a45181a
+# %% ../nbs/08_audit.ipynb #f94a7098
 def projection_statistic(pilot0, pilot1): # (n, k) pilot outputs on D0 and D1
     "T(x) = <x, mean1 - mean0>: the privacy-loss statistic of Gaussian noise"
     u = pilot1.mean(0) - pilot0.mean(0)
@@ -83,7 +84,13 @@ def histogram_statistic(pilot0, pilot1): # (n, k) pilot outputs (a small discret
         return np.where((keys[idx] == X).all(1), llr[idx], 0.0)
     return T
 
-STATISTICS = dict(projection=projection_statistic, laplace=laplace_statistic, histogram=histogram_statistic)
+def gaussian_statistic(pilot0, pilot1): # (n, k) pilot outputs on D0 and D1
+    "T(x) = <x, Sigma^-1 (mean1 - mean0)>, Sigma = pooled per-coordinate pilot variances: the privacy-loss statistic of independent Gaussian noise of unequal scales"
+    var = (pilot0.var(0) + pilot1.var(0)) / 2
+    u = (pilot1.mean(0) - pilot0.mean(0)) / (var + 1e-300)
+    return lambda X: np.round(X @ u, 9)
+
+STATISTICS = dict(projection=projection_statistic, gaussian=gaussian_statistic, laplace=laplace_statistic, histogram=histogram_statistic)
 
 # %% ../nbs/08_audit.ipynb #0dd40273
 def choose_event(t0, t1,        # pilot statistics under D0 and D1
@@ -184,14 +191,14 @@ def scaled_noise(factor): # multiply every Laplace/Gaussian draw in privrank by 
     finally:
         for mod, k, f in patched: setattr(mod, k, f)
 
-# %% ../nbs/08_audit.ipynb #ea0e757b
+# %% ../nbs/08_audit.ipynb #da6a3a5d
 @dataclass(frozen=True, eq=False)
 class MechanismAudit:
     "One mechanism's audit setup: the release, two worst-case neighbours, the claim"
     name: str
     model: str
     unit: str
-    mechanism: object      # mechanism(data, rng) -> released vector
+    mechanism: object      # mechanism(data, rng) -> released vector (or (data, rng, n) -> (n, k) with batch)
     d0: object
     d1: object
     epsilon: float
@@ -199,9 +206,14 @@ class MechanismAudit:
     statistic: str
     n_runs: int
     batch: bool = False
+    replay: object = None  # replay(data): raises unless the batch path's one-run release equals the mechanism's own (same seed)
+    detect: bool = True    # whether halved noise must be detected (False only where the proof's constant has slack; see `note`)
+    note: str = ""
 
 def _rev(m, n=1): return np.array([np.arange(m)] * (n - 1) + [np.arange(m)[::-1]])
 def _ident(m, n=1): return np.array([np.arange(m)] * n)
+def _flat(nodes, n=None): # per level (v, u) arrays -> one vector (or (n, k) rows when the arrays stack n runs)
+    return np.concatenate([a.ravel() if n is None else a.reshape(n, -1) for vu in nodes for a in vu], axis=-1)
 
 def _footrule_worst(m):
     "A ranking pair (identity, pi) attaining the l1 sensitivity of the cost matrix (brute force over pi, small m)"
@@ -210,62 +222,122 @@ def _footrule_worst(m):
     base = exact_position_costs(_ident(m)[:1])
     return max(permutations(range(m)), key=lambda p: np.abs(exact_position_costs(np.array([p])) - base).sum())
 
+def _replayer(batch, real):
+    "replay(data): the batch path with n = 1 must reproduce the mechanism's own release bit for bit, for two seeds"
+    def replay(data):
+        for seed in (11, 12):
+            x, y = batch(data, np.random.default_rng(seed), 1)[0], np.ravel(real(data, np.random.default_rng(seed)))
+            if x.shape != y.shape or not np.array_equal(x, y): raise AssertionError("the batch path does not replay the mechanism")
+    return replay
+
 def standard_audits(scale=1.0): # multiply the default run counts (tests use 1; the docs table more)
     "The audit setup of every mechanism in privrank"
     from privrank import core, rr, tree, kemeny, footrule, mc
     import scipy.sparse as sp
     N = lambda k: max(int(k * scale), 1000)
     e, d = 1.0, 1e-3
+    lap = lambda *a, **k: core.sample_laplace(*a, **k)           # looked up at call time: `scaled_noise` reaches them
     out = [MechanismAudit("randomized response", "local", "one comparison outcome", lambda y, rng, n: rr.randomized_response(np.full(n, y), epsilon=e, rng=rng),
-                          0, 1, e, 0.0, "histogram", N(100_000), batch=True)]
+                          0, 1, e, 0.0, "histogram", N(100_000), batch=True, detect=False,
+                          note="no Laplace/Gaussian noise to halve; flipping as for 2 epsilon is detected in tests/test_audit.py")]
     for model, delta in [("central", 0.0), ("central", d), ("local", 0.0)]:
         nv = 1 if model == "local" else 3
         out.append(MechanismAudit(f"DP Borda ({'Gaussian' if delta else 'Laplace'})", model, "voter",
                                   lambda r, rng, model=model, delta=delta: core.dp_borda_aggregate(r, epsilon=e, delta=delta, model=model, rng=rng).scores,
                                   _ident(3, nv), _rev(3, nv), e, delta, "projection" if delta else "laplace", N(40_000 if delta else 8000)))
-    for delta in (0.0, d):
-        out.append(MechanismAudit(f"tree, position costs ({'Gaussian' if delta else 'Laplace'})", "central", "voter",
-                                  lambda r, rng, delta=delta: np.concatenate([np.ravel(a) for vu in tree.private_position_costs(r, epsilon=e, delta=delta, rng=rng).diagnostics["released_nodes"] for a in vu]),
-                                  _ident(2, 2), _rev(2, 2), e, delta, "projection" if delta else "laplace", N(40_000 if delta else 8000)))
-    l1, l2 = tree.tree_sensitivity(4, scope="value")
-    law, sc = tree.level_noise_scales(l1, l2, epsilon=e, delta=0.0)
-    out.append(MechanismAudit("tree, one voter's local report", "local", "voter", lambda x, rng: np.concatenate([np.ravel(a) for vu in tree.local_reports(np.array([x]), 4, law, sc, rng=rng) for a in vu]),
-                              0, 3, e, 0.0, "laplace", N(8000)))
-    out.append(MechanismAudit("tree, ApxMed (one value per voter)", "central", "value", lambda x, rng: tree.private_apxmed(x, 2, epsilon=e, rng=rng)[0],
-                              np.array([0, 0]), np.array([0, 1]), e, 0.0, "laplace", N(8000)))
+    # tree, central: m trees, released node values; batch = the same nodes stacked n times, noised by the tree's own `_noisy` at the scales the mechanism reports
+    def tree_central(delta):
+        real = lambda r, rng: _flat(tree.private_position_costs(r, epsilon=e, delta=delta, rng=rng).diagnostics["released_nodes"])
+        def batch(r, rng, n):
+            pc = tree.private_position_costs(r, epsilon=e, delta=delta, rng=0)         # its calibration (claimed scales)
+            nodes = [tuple(np.tile(a, (n, 1)) for a in vu) for vu in tree.tree_node_values(tree.position_histograms(r), len(r))]
+            return _flat(tree._noisy(nodes, pc.noise, pc.noise_scale, rng=rng), n)
+        return batch, _replayer(batch, real)
+    for delta, m in ((0.0, 2), (d, 4)):
+        b, rp = tree_central(delta)
+        out.append(MechanismAudit(f"tree, position costs ({'Gaussian' if delta else 'Laplace'}), m = {m}", "central", "voter", b,
+                                  _ident(m, 2), _rev(m, 2), e, delta, "gaussian" if delta else "laplace", N(200_000 if delta else 40_000), batch=True, replay=rp))
+    loc = tree.private_position_costs(_ident(4, 4), epsilon=e, model="local", rng=0)  # its calibration of one voter's report
+    out.append(MechanismAudit("tree, one voter's local report, m = 4", "local", "voter",
+                              lambda x, rng, n: _flat(tree.local_reports(np.full(n, x), 4, loc.noise, loc.noise_scale, rng=rng), n),
+                              1, 3, e, 0.0, "laplace", N(100_000), batch=True))
+    def apx_batch(x, rng, n, m=4):
+        l1, l2 = tree.tree_sensitivity(m, scope="value")
+        law, sc = tree.level_noise_scales(l1 / len(x), l2 / len(x), epsilon=e, delta=0.0)
+        nodes = [tuple(np.tile(a, (n, 1)) for a in vu) for vu in tree.tree_node_values(np.bincount(x, minlength=m)[None], len(x))]
+        return _flat(tree._noisy(nodes, law, sc, rng=rng), n)
+    apx_replay = _replayer(lambda x, rng, n: tree.reconstruct_costs([(a[None], b[None]) for a, b in _split_nodes(apx_batch(x, rng, 1)[0], 4)], 4)[0][None],
+                           lambda x, rng: tree.private_apxmed(x, 4, epsilon=e, rng=rng)[0])
+    out.append(MechanismAudit("tree, ApxMed (one value per voter), m = 4", "central", "value", apx_batch,
+                              np.array([1, 1]), np.array([1, 3]), e, 0.0, "laplace", N(100_000), batch=True, replay=apx_replay))
     iu = np.triu_indices(3, 1)
     out.append(MechanismAudit("Kemeny, Gaussian margins", "central", "voter", lambda r, rng: (lambda w: (w - w.T)[iu])(kemeny.noisy_margins_instance(r, epsilon=e, delta=d, rng=rng).w),
                               _ident(3, 2), _rev(3, 2), e, d, "projection", N(40_000)))
-    def bucketed(r, rng):
-        dg = kemeny.bucketed_instance(r, epsilon=e, delta=0.0, n_buckets=2, rng=rng).diagnostics
-        return np.concatenate([dg["s_noisy"][~np.eye(3, dtype=bool)], dg["G_noisy"][np.triu_indices(6)]])
-    out.append(MechanismAudit("Kemeny, bucketed two-way marginals (Laplace)", "central", "voter", bucketed, _ident(3, 2), _rev(3, 2), e, 0.0, "laplace", N(8000)))
-    worst = np.array([np.arange(3), _footrule_worst(3)])
-    out.append(MechanismAudit("footrule, naive noisy cost matrix (Laplace)", "central", "voter",
-                              lambda r, rng: footrule.naive_dp_footrule_aggregate(r, epsilon=e, rng=rng).diagnostics["gamma"].ravel(),
-                              _ident(3, 2), worst, e, 0.0, "laplace", N(8000)))
+    B = 2
+    def buck_real(r, rng):
+        dg = kemeny.bucketed_instance(r, epsilon=e, delta=0.0, n_buckets=B, rng=rng).diagnostics
+        return np.concatenate([dg["s_noisy"][~np.eye(r.shape[1], dtype=bool)], dg["G_noisy"][np.triu_indices(r.shape[1] * B)]])
+    def buck_batch(r, rng, n):
+        (nv, m), off, iuG = r.shape, ~np.eye(r.shape[1], dtype=bool), np.triu_indices(r.shape[1] * B)
+        _, ss, sg = kemeny.bucketed_noise(nv, m, B, epsilon=e, delta=0.0)
+        s, G = kemeny._bucket_stats(r, B)
+        return np.concatenate([s[off] + lap(ss, (n, m * (m - 1)), rng=rng), G[iuG] + lap(sg, (n, iuG[0].size), rng=rng)], axis=1)
+    out.append(MechanismAudit("Kemeny, bucketed two-way marginals (Laplace)", "central", "voter", buck_batch, _ident(3, 2), _rev(3, 2),
+                              e, 0.0, "laplace", N(400_000), batch=True, replay=_replayer(buck_batch, buck_real)))
+    def foot_batch(r, rng, n):
+        sc = footrule.naive_dp_footrule_aggregate(r, epsilon=e, rng=0).diagnostics["noise_scale"]   # its calibration (claimed)
+        return (footrule.exact_position_costs(r) + lap(sc, (n,) + (r.shape[1],) * 2, rng=rng)).reshape(n, -1)
+    foot_real = lambda r, rng: footrule.naive_dp_footrule_aggregate(r, epsilon=e, rng=rng).diagnostics["gamma"]
+    out.append(MechanismAudit("footrule, naive noisy cost matrix (Laplace)", "central", "voter", foot_batch,
+                              _ident(3, 2), np.array([np.arange(3), _footrule_worst(3)]), e, 0.0, "laplace", N(200_000), batch=True,
+                              replay=_replayer(foot_batch, foot_real)))
     out.append(MechanismAudit("footrule, pairwise in-degree (Laplace)", "central", "voter",
                               lambda r, rng: footrule.dp_pairwise_indegree_aggregate(r, epsilon=e, rng=rng).diagnostics["w"][iu],
                               _ident(3, 2), _rev(3, 2), e, 0.0, "laplace", N(8000)))
-    L = 1.0; sig = core.analytic_gaussian_sigma(e, d, mc.SENSITIVITY_EXACT * L ** 2)
-    A0, A1 = sp.csr_matrix(np.array([[L, 0.0], [0.0, 0.0]])), sp.csr_matrix(np.array([[0.0, L], [0.0, 0.0]]))
-    out.append(MechanismAudit("private Frank–Wolfe, one global step (Gaussian)", "central (joint DP)", "user",
-                              lambda A, rng: (mc.gram(A) + mc.sym_gaussian(sig, 2, rng=rng))[np.triu_indices(2)], A0, A1, e, d, "projection", N(40_000)))
+    L = 1.0
+    sig = float(mc.private_frank_wolfe(sp.csr_matrix(np.eye(2)), epsilon=e, delta=d, rank_bound=1.0, n_iter=1, row_norm=L, method="exact", rng=0).sigma[0])
+    fw_real = lambda A, rng: (mc.gram(A) + mc.sym_gaussian(sig, A.shape[1], rng=rng))[np.triu_indices(A.shape[1])]
+    def fw_batch(A, rng, n):
+        k = A.shape[1]; iu2 = np.triu_indices(k)
+        return mc.gram(A)[iu2] + core.sample_gaussian(sig, (n, k, k), rng=rng)[:, iu2[0], iu2[1]]
+    for c, label, det, note in ((2, "worst case of Result 2: rows of A = P(Y) - R of norm 2L", True, ""),
+                                (1, "first step: A = -R, rows of norm L", False, "sensitivity here is sqrt(2) L^2, 4x below Result 2's bound")):
+        A0, A1 = sp.csr_matrix(np.array([[c * L, 0.0], [0.0, 0.0]])), sp.csr_matrix(np.array([[0.0, c * L], [0.0, 0.0]]))
+        out.append(MechanismAudit(f"private Frank–Wolfe, one global step ({label})", "central (joint DP)", "user", fw_batch, A0, A1, e, d,
+                                  "gaussian", N(200_000), batch=True, replay=_replayer(fw_batch, fw_real), detect=det, note=note))
+    return out
+
+def _split_nodes(x, m): # a flat release of one tree -> per level (v, u), the inverse of `_flat`
+    out, i = [], 0
+    for l in range(int(m - 1).bit_length()):
+        nb = -(-m // 2 ** l); out.append((x[i:i + nb], x[i + nb:i + 2 * nb])); i += 2 * nb
     return out
 
 def run_audit(a,            # a `MechanismAudit`
               *, rng=None): # seed
-    "Audit one mechanism: its `AuditResult`"
+    "Audit one mechanism (after its replay check, if any): its `AuditResult`"
+    if a.replay is not None: a.replay(a.d0); a.replay(a.d1)
     return audit_epsilon(a.mechanism, a.d0, a.d1, delta=a.delta, n_runs=a.n_runs, statistic=a.statistic, batch=a.batch, rng=rng)
 
-# %% ../nbs/08_audit.ipynb #e0d69ca4
-def audit_table(audits=None, # list of `MechanismAudit` (default: `standard_audits()`)
-                *, rng=0):   # base seed
-    "Markdown table: mechanism, model, unit, guarantee, audited lower bound (calibrated and half noise)"
-    rows = ["| mechanism | model | privacy unit | guarantee | audited eps (calibrated) | audited eps (half noise) | half noise detected |", "|---|---|---|---|---|---|---|"]
+# %% ../nbs/08_audit.ipynb #ab83291a
+def audit_results(audits=None, # list of `MechanismAudit` (default: `standard_audits()`)
+                  *, rng=0):   # base seed
+    "[(audit, result at calibrated noise, result at half noise)] for each audit"
+    out = []
     for i, a in enumerate(standard_audits() if audits is None else audits):
         ok = run_audit(a, rng=[rng, i, 0])
         with scaled_noise(0.5): bad = run_audit(a, rng=[rng, i, 1])
+        out.append((a, ok, bad))
+    return out
+
+def audit_table(audits=None, # list of `MechanismAudit` (default: `standard_audits()`), or the output of `audit_results`
+                *, rng=0):   # base seed
+    "Markdown table: mechanism, model, unit, guarantee, claimed epsilon, audited lower bound (calibrated and half noise)"
+    res = audits if audits and isinstance(audits[0], tuple) else audit_results(audits, rng=rng)
+    rows = ["| mechanism | model | privacy unit | guarantee | claimed ε | audited ε (calibrated) | audited ε (half noise) | half noise detected |",
+            "|---|---|---|---|---|---|---|---|"]
+    for a, ok, bad in res:
         g = f"({a.epsilon:g}, {a.delta:g})-DP" if a.delta else f"{a.epsilon:g}-DP"
-        rows.append(f"| {a.name} | {a.model} | {a.unit} | {g} | {ok.epsilon_lower:.3f} | {bad.epsilon_lower:.3f} | {'yes' if bad.violates(a.epsilon) else 'no'} |")
+        det = "yes" if bad.violates(a.epsilon) else ("no" if a.detect else f"no (not required: {a.note})")
+        rows.append(f"| {a.name} | {a.model} | {a.unit} | {g} | {a.epsilon:g} | {ok.epsilon_lower:.3f} | {bad.epsilon_lower:.3f} | {det} |")
     return "\n".join(rows)

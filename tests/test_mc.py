@@ -89,3 +89,91 @@ def test_private_beats_mean_on_synthetic_and_records_spend():
     assert res.rmse(sp) < 0.8 * base
     assert res.privacy_unit == "user (whole row)" and res.accountant == "gdp"
     assert abs(mc.epsilon_gdp(res.noise_multiplier, 1e-6) - 5.0) < 1e-7
+
+
+# --- baselines: private PGD and SVD after cleansing, and a scaled-down Figure 2 ---
+
+ZERO = sparse.csr_array((np.zeros(3000), (np.repeat(np.arange(300), 10), np.tile(np.arange(10), 300))), shape=(300, 10))
+
+
+def test_pgd_noise_is_calibrated_and_half_noise_is_detected():
+    """||W_t||_F^2 / sigma^2 on all-zero data has mean n^2 and variance 4n^2 - 2n; sigma from the accountant."""
+    e, d, T, L = 0.7, 1e-6, 8, 2.0
+    sig = mc.SENSITIVITY_PGD * L ** 2 * mc.noise_multiplier(e, d, T)
+    fro = np.concatenate([mc.private_pgd(ZERO, epsilon=e, delta=d, rank_bound=3, n_iter=T, row_norm=L, rng=s)
+                          .diagnostics["frobenius_sq"] / sig ** 2 for s in range(50)])
+    n = ZERO.shape[1]; se = math.sqrt((4 * n * n - 2 * n) / fro.size)
+    assert abs(fro.mean() - n * n) < 5 * se
+    assert abs(fro.mean() / 4 - n * n) > 5 * se
+
+
+def test_cleansing_noise_is_calibrated():
+    e, d = 1.3, 1e-6
+    sig = np.array([2 * 0.5, math.sqrt(2), math.sqrt(2) * 0.25, math.sqrt(2)]) * mc.noise_multiplier(e, d, 4)[0]
+    iu = np.triu_indices(10); z = []
+    for s in range(30):
+        dg = mc.svd_after_cleansing(ZERO, epsilon=e, delta=d, clip=0.5, rng=s).diagnostics
+        z += [dg["item_sums"] / sig[0], (dg["item_weights"] - 300 / math.sqrt(10)) / sig[1],
+              dg["covariance"][iu] / sig[2], (dg["weights"] - 30)[iu] / sig[3]]
+    z = np.concatenate(z); se = math.sqrt(2 / z.size)
+    assert abs(z.var() - 1) < 5 * se and abs(z.var() / 4 - 1) > 5 * se
+
+
+def test_pgd_nonprivate_limit_and_nuclear_ball():
+    """With negligible noise PGD fits the rank-one matrix, and its iterate stays in the nuclear ball."""
+    R, u, v = mc.synthetic_rank_one(3000, 60, per_user=30, rng=0)
+    sp = mc.split_ratings(R, center=False, rng=1)
+    k = np.linalg.norm(u) * np.linalg.norm(v)
+    res = mc.private_pgd(sp.train, epsilon=1e4, delta=1e-6, rank_bound=k, n_iter=30, row_norm=5.0, rng=2)
+    assert res.rmse(sp) < 0.02
+    Y = res.coef @ res.factors
+    assert np.linalg.norm(Y, "nuc") <= k * (1 + 1e-9)
+
+
+@pytest.mark.parametrize("kw,msg", [(dict(row_norm=0), "`row_norm` must be a positive"), (dict(step=0), "`step` must be in"),
+                                    (dict(n_iter=0), "`n_iter` must be"), (dict(max_rank=0), "`max_rank` must be")])
+def test_pgd_bad_arguments(kw, msg):
+    R, _, _ = mc.synthetic_rank_one(50, 20, per_user=5, rng=0)
+    args = dict(epsilon=1.0, delta=1e-6, rank_bound=1.0, n_iter=2, row_norm=1.0) | kw
+    with pytest.raises(ValueError, match=msg):
+        mc.private_pgd(R, **args)
+
+
+def test_figure2_synthetic_scaled_down():
+    """All private methods improve with epsilon; at eps = 5 they beat the floor; the measured ordering."""
+    R, u, v = mc.synthetic_rank_one(20000, 400, rng=0)
+    sp = mc.split_ratings(R, rng=1); k = np.linalg.norm(u) * np.linalg.norm(v)
+    out = mc.rmse_against_epsilon(sp, epsilons=[0.5, 5], delta=1e-6, seeds=range(2),
+                                  fw=dict(rank_bound=k, n_iter=10, row_norm=2.0),
+                                  pgd=dict(rank_bound=k, n_iter=5, row_norm=5.0), cleansing=dict(clip=1.0, rank=1))
+    for m in ("fw", "pgd", "cleansing"):
+        assert out[m].mean(1)[1] < out[m].mean(1)[0] - 0.01, m
+        assert out[m].mean(1)[1] < out["user_mean"], m
+    assert out["svd"] < out["user_mean"] and out["nonprivate_fw"] < out["user_mean"]   # zero-filled SVD is a weak ceiling
+    # measured, not the paper's claim: on this rank-one matrix private PGD (our derivation) beats private FW at eps = 5
+    assert out["pgd"].mean(1)[1] < out["fw"].mean(1)[1]
+
+
+def _shared():
+    from privrank import datasets
+    d = datasets.shared_data_dir()
+    if d is None: pytest.skip("shared data folder (/work/shared/data) not found")
+    return d, datasets
+
+
+def test_figure2_jester_scaled_down():
+    d, datasets = _shared()
+    J = datasets.read_jester(d / "jester5k" / "jester5k_ratings.csv.gz").ratings.copy(); J.data = (J.data + 10) / 4
+    sp = mc.split_ratings(J, rng=21); k = 5.0 * math.sqrt(sp.train.shape[0])
+    out = mc.rmse_against_epsilon(sp, epsilons=[5.0], delta=1e-6, seeds=range(2), svd_rank=2,
+                                  fw=dict(rank_bound=k, n_iter=10, row_norm=5.0),
+                                  pgd=dict(rank_bound=k, n_iter=5, row_norm=10.0), cleansing=dict(clip=2.5, rank=2))
+    assert out["svd"] < out["user_mean"]
+    for m in ("fw", "pgd", "cleansing"):
+        assert np.isfinite(out[m]).all() and out[m].mean() < 1.5 * out["user_mean"], m
+
+
+def test_top_items_movielens():
+    d, datasets = _shared()
+    M = mc.top_items(datasets.read_movielens(d / "movielens-100k" / "u.data.gz").ratings, 400)
+    assert M.shape[1] == 400 and (np.diff(M.indptr) > 0).all() and M.shape[0] <= 943
