@@ -26,12 +26,13 @@ def flip_probability(epsilon): # privacy parameter(s) > 0; inf = no privacy
     e = _check_epsilon_any(epsilon)
     return float(special.expit(-e)) if np.ndim(e) == 0 else special.expit(-e)
 
-# %% ../nbs/01_randomized_response.ipynb #b89df58f
+# %% ../nbs/01_randomized_response.ipynb #70c55bb3
 def _check_epsilon_any(epsilon, name="epsilon"):
     "Validated epsilon (inf allowed): a float, or a float array of any shape"
     arr = _real_array(epsilon, name)
     if arr.ndim == 0: return check_epsilon(arr, name=name, allow_inf=True)
-    if arr.size: check_epsilon(arr.ravel(), name=name, allow_inf=True)
+    if arr.size == 0: raise ValueError(f"`{name}` must not be an empty array")
+    check_epsilon(arr.ravel(), name=name, allow_inf=True)
     return arr
 
 # %% ../nbs/01_randomized_response.ipynb #740af2a7

@@ -3,6 +3,11 @@ import os
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
+
+# Property tests are deterministic: the same examples on every run (a CI failure is reproducible, never a fluke).
+settings.register_profile("privrank", derandomize=True, deadline=None)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "privrank"))
 
 ROOT = Path(__file__).resolve().parents[1]
 
