@@ -15,7 +15,7 @@ import numpy as np
 from scipy import optimize, special
 
 # %% auto #0
-__all__ = ['NOISE_BITS', 'check_epsilon', 'check_delta', 'check_rng', 'check_int', 'check_ranks', 'check_orders',
+__all__ = ['MAX_ENTRIES', 'NOISE_BITS', 'check_epsilon', 'check_delta', 'check_rng', 'check_int', 'check_ranks', 'check_orders',
            'ranks_to_orders', 'orders_to_ranks', 'sample_plackett_luce', 'kendall_tau_distance', 'footrule_distance',
            'preference_matrix', 'Consensus', 'borda_scores', 'borda_aggregate', 'analytic_gaussian_sigma',
            'gaussian_delta', 'set_noise', 'discrete_laplace', 'discrete_gaussian', 'sample_laplace', 'sample_gaussian',
@@ -31,13 +31,16 @@ def _real_array(x, name):
         raise TypeError(f"`{name}` must be a real number (or array of them); got dtype {arr.dtype}")
     return arr.astype(float)
 
-# %% ../nbs/00_core.ipynb #4b7527ab
+# %% ../nbs/00_core.ipynb #c4f53e09
 def check_epsilon(epsilon,          # privacy parameter: a positive number, or one per user (1-D array)
                   *, name="epsilon", # parameter name used in error messages
                   allow_inf=False,   # accept `inf`, meaning "no privacy"
-                  size=None):        # required length when `epsilon` is an array
+                  size=None,         # required length when `epsilon` is an array
+                  scalar=False):     # require one number (central mechanisms: one budget for the release)
     "Validated `epsilon`: a float, or a float array with one positive entry per user"
     arr = _real_array(epsilon, name)
+    if scalar and arr.ndim != 0:
+        raise ValueError(f"`{name}` must be a single number here; got shape {arr.shape} (per-user epsilon applies to local randomized response)")
     if arr.ndim > 1: raise ValueError(f"`{name}` must be a number or a 1-D array; got shape {arr.shape}")
     if arr.ndim == 1 and arr.size == 0: raise ValueError(f"`{name}` must not be an empty array")
     if np.isnan(arr).any(): raise ValueError(f"`{name}` must not be NaN")
@@ -126,7 +129,9 @@ def orders_to_ranks(orders): # (n, m) orders, candidates best-first
     "Positions of each candidate: ranks[i, q] = position of candidate q for voter i"
     return _invert(check_orders(orders))
 
-# %% ../nbs/00_core.ipynb #2c620531
+# %% ../nbs/00_core.ipynb #ba2250bd
+MAX_ENTRIES = 1 << 31   # largest array a function builds from its arguments' sizes (16 GiB of float64): refuse beyond
+
 def sample_plackett_luce(theta,     # (m,) utilities; larger is better
                          n,         # number of voters
                          *, rng=None):
@@ -135,6 +140,7 @@ def sample_plackett_luce(theta,     # (m,) utilities; larger is better
     if theta.ndim != 1 or theta.size == 0 or not np.isfinite(theta).all():
         raise ValueError("`theta` must be a non-empty 1-D array of finite utilities")
     n, rng = check_int(n, name="n", minimum=1), check_rng(rng)
+    if n * theta.size > MAX_ENTRIES: raise ValueError(f"`n` x m = {n * theta.size:,} entries exceeds the limit {MAX_ENTRIES:,}; sample in chunks")
     orders = np.argsort(-(theta + rng.gumbel(size=(n, theta.size))), axis=1)
     return _invert(orders)
 
@@ -229,12 +235,12 @@ def borda_aggregate(ranks): # (n, m) ranks
     return Consensus(order=_order_from_scores(s), method="borda", epsilon=math.inf, delta=0.0,
                      model="none", n_voters=len(np.asarray(ranks)), scores=s)
 
-# %% ../nbs/00_core.ipynb #bd82c789
+# %% ../nbs/00_core.ipynb #7a63a16f
 def analytic_gaussian_sigma(epsilon,     # > 0
                             delta,       # in (0, 1)
                             sensitivity=1.0): # l2 sensitivity of the released vector
     "Smallest sigma making the Gaussian mechanism (epsilon, delta)-DP (Balle & Wang 2018, Thm 8)"
-    epsilon, delta = check_epsilon(epsilon), check_delta(delta, positive=True)
+    epsilon, delta = check_epsilon(epsilon, scalar=True), check_delta(delta, positive=True)
     if not (isinstance(sensitivity, numbers.Real) and sensitivity >= 0 and math.isfinite(sensitivity)):
         raise ValueError(f"`sensitivity` must be a non-negative finite number; got {sensitivity!r}")
     if sensitivity == 0: return 0.0   # the query cannot change: no noise is needed
@@ -243,7 +249,11 @@ def analytic_gaussian_sigma(epsilon,     # > 0
         a, b = 1 / (2 * s), epsilon * s
         # Phi(a - b) - e^eps Phi(-a - b), with the second term in log space to avoid overflow
         return special.ndtr(a - b) - math.exp(epsilon + special.log_ndtr(-a - b)) - delta
-    lo, hi = -30.0, 30.0
+    lo, hi = -30.0, 30.0          # log sigma; widened until it brackets the root (excess decreases in sigma)
+    while excess(lo) <= 0 and lo > -700: lo -= 60.0
+    while excess(hi) > 0 and hi < 700: hi += 60.0
+    if not (excess(lo) > 0 >= excess(hi)):
+        raise ValueError(f"`epsilon`={epsilon!r} and `delta`={delta!r} are outside the range where sigma is representable")
     return sensitivity * math.exp(optimize.brentq(excess, lo, hi, xtol=1e-14, rtol=1e-13))
 
 def gaussian_delta(epsilon, sigma, sensitivity=1.0):
@@ -325,7 +335,7 @@ def _borda_noise(m, epsilon, delta):
     if delta == 0: return "laplace", l1 / epsilon
     return "gaussian", analytic_gaussian_sigma(epsilon, delta, l2)
 
-# %% ../nbs/00_core.ipynb #49ceb922
+# %% ../nbs/00_core.ipynb #bfb6a88e
 def dp_borda_aggregate(ranks,            # (n, m) ranks
                        *, epsilon,       # privacy per voter; inf = no noise
                        delta=0.0,        # 0: Laplace (pure DP); > 0: analytic Gaussian
@@ -333,7 +343,7 @@ def dp_borda_aggregate(ranks,            # (n, m) ranks
                        rng=None):
     "Borda consensus from noisy scores: epsilon-DP (Laplace) or (epsilon, delta)-DP (Gaussian), central or local"
     r = check_ranks(ranks)
-    epsilon, delta = check_epsilon(epsilon, allow_inf=True), check_delta(delta)
+    epsilon, delta = check_epsilon(epsilon, allow_inf=True, scalar=True), check_delta(delta)
     if model not in ("central", "local"): raise ValueError(f"`model` must be 'central' or 'local'; got {model!r}")
     rng = check_rng(rng)
     n, m = r.shape

@@ -833,21 +833,9 @@ BUGS = [
      "tree levels and returns a result. Central mechanisms must require a scalar epsilon (e.g. check_epsilon(..., scalar=True))"),
     ("range_count_tree-epsilon-array", "range_count_tree", lambda: tree.range_count_tree([0], 4, epsilon=[1.0, 2.0], rng=0), ("epsilon",),
      "range_count_tree(epsilon=[1, 2]): numpy broadcast error not naming `epsilon` (per-user arrays pass check_epsilon)"),
-    ("dp_borda-epsilon-array", "dp_borda_aggregate", lambda: core.dp_borda_aggregate(R, epsilon=[1.0, 2.0], rng=0), ("epsilon",),
-     "dp_borda_aggregate(epsilon=[1, 2]): TypeError 'only 0-dimensional arrays can be converted to Python scalars', not naming `epsilon`"),
-    ("dp_kemeny-epsilon-array", "dp_kemeny_aggregate", lambda: kemeny.dp_kemeny_aggregate(R, epsilon=[1.0], delta=0.1, rng=0), ("epsilon",),
-     "dp_kemeny_aggregate(epsilon=[1.0]): TypeError from math, not naming `epsilon`"),
-    ("analytic_gaussian_sigma-epsilon-array", "analytic_gaussian_sigma", lambda: core.analytic_gaussian_sigma([1.0, 2.0], 0.1), ("epsilon",),
-     "analytic_gaussian_sigma([1, 2], 0.1): TypeError 'only 0-dimensional arrays ...', not naming `epsilon`"),
     ("pfw-epsilon-array", "private_frank_wolfe",
      lambda: mc.private_frank_wolfe(RAT, epsilon=[1.0, 2.0], delta=1e-5, rank_bound=2.0, n_iter=2, row_norm=2.0, rng=0), ("epsilon",),
      "private_frank_wolfe(epsilon=[1, 2]): 'truth value of an array is ambiguous', not naming `epsilon`"),
-    ("analytic_gaussian_sigma-huge-epsilon", "analytic_gaussian_sigma", lambda: core.analytic_gaussian_sigma(1e30, 1e-5), ("epsilon",),
-     "analytic_gaussian_sigma: brentq's bracket [e^-30, e^30] misses the root for epsilon >= ~1e26 (or tiny epsilon and delta, "
-     "e.g. 1e-300, 1e-300): scipy's 'f(a) and f(b) must have different signs' names no parameter; the same message reaches "
-     "dp_borda/dp_kemeny/tree/mc and the CLI (`demo --epsilon 1e300`). Widen the bracket adaptively or refuse naming `epsilon`/`delta`"),
-    ("analytic_gaussian_sigma-tiny-both", "analytic_gaussian_sigma", lambda: core.analytic_gaussian_sigma(1e-300, 1e-300), None,
-     "analytic_gaussian_sigma(1e-300, 1e-300): the root (sigma ~ 1e300) lies outside brentq's bracket; ValueError from scipy"),
     ("fit_btl-huge-y", "fit_btl", lambda: btl.fit_btl([0, 1, 2, 0], [1, 2, 0, 2], [1e308, -1e308, 1e308, 1.0], n_items=3),
      ("y",), "btl.fit_btl with finite but huge debiased y (1e308): FloatingPointError('the BTL solver produced a non-finite "
      "estimate'), not ValueError; refuse |y| whose squares overflow, naming `y`"),
@@ -855,8 +843,6 @@ BUGS = [
      lambda: btl.private_btl([0, 1, 2, 0], [1, 2, 0, 2], [1, 0, 1, 1], [0, 0, 1, 1], n_items=3, epsilon=1e-300, rng=0), None,
      "btl.private_btl(epsilon=1e-300): debiased outcomes ~1e300, (z1-z0)^2 overflows, FloatingPointError; the CLI prints "
      "'unexpected error' for `aggregate demo.soc --method btl --epsilon 1e-300`. Work in a scaled form or refuse, naming `epsilon`"),
-    ("sample_plackett_luce-huge-n", "sample_plackett_luce", lambda: core.sample_plackett_luce([1.0, 2.0], 10 ** 12, rng=0), ("n",),
-     "sample_plackett_luce(n=10**12): MemoryError (14.6 TiB) instead of refusing before allocating; cap n*m, naming `n`"),
     ("composed_user_epsilon-huge-n_users", "composed_user_epsilon", lambda: rr.composed_user_epsilon(1.0, [0], n_users=10 ** 12),
      ("n_users",), "composed_user_epsilon(n_users=10**12): n_users is not validated (check_int) nor capped: MemoryError"),
     ("composed_user_epsilon-huge-id", "composed_user_epsilon", lambda: rr.composed_user_epsilon(1.0, [10 ** 12]), ("user",),
@@ -934,6 +920,29 @@ def _csv01():
         p = Path(d) / "p.csv"; p.write_text("user,winner,loser\n1,01,1\n1,2,3\n")
         c = datasets.read_pairwise_csv(p)
         assert (c.winner != c.loser).all(), "a self-comparison was accepted"
+
+
+CORE_FIXED = [   # defects found by this file and fixed in 00_core: now ordinary tests
+    ("dp_borda-epsilon-array", "dp_borda_aggregate", lambda: core.dp_borda_aggregate(R, epsilon=[1.0, 2.0], rng=0), ("epsilon",),
+     "dp_borda_aggregate(epsilon=[1, 2]): TypeError 'only 0-dimensional arrays can be converted to Python scalars', not naming `epsilon`"),
+    ("analytic_gaussian_sigma-epsilon-array", "analytic_gaussian_sigma", lambda: core.analytic_gaussian_sigma([1.0, 2.0], 0.1), ("epsilon",),
+     "analytic_gaussian_sigma([1, 2], 0.1): TypeError 'only 0-dimensional arrays ...', not naming `epsilon`"),
+    ("sample_plackett_luce-huge-n", "sample_plackett_luce", lambda: core.sample_plackett_luce([1.0, 2.0], 10 ** 12, rng=0), ("n",),
+     "sample_plackett_luce(n=10**12): MemoryError (14.6 TiB) instead of refusing before allocating; cap n*m, naming `n`"),    ("dp_kemeny-epsilon-array", "dp_kemeny_aggregate", lambda: kemeny.dp_kemeny_aggregate(R, epsilon=[1.0], delta=0.1, rng=0), ("epsilon",),
+     "dp_kemeny_aggregate(epsilon=[1.0]): TypeError from math, not naming `epsilon`"),
+
+]
+
+
+@pytest.mark.parametrize("fname,call,names", [pytest.param(f, c, n, id=i) for i, f, c, n, why in CORE_FIXED])
+def test_core_fixed_defects(fname, call, names):
+    refuses(fname, call, *names)
+
+
+def test_analytic_gaussian_sigma_tiny_epsilon_and_delta():
+    "Fixed in 00_core: the root bracket widens, so (1e-300, 1e-300) answers with a finite sigma"
+    answers("analytic_gaussian_sigma", lambda: core.analytic_gaussian_sigma(1e-300, 1e-300))
+    answers("analytic_gaussian_sigma", lambda: core.analytic_gaussian_sigma(1e30, 1e-5))
 
 
 @pytest.mark.parametrize("fname,call,names", [pytest.param(f, c, n, id=i, marks=pytest.mark.xfail(strict=True, reason=why))
