@@ -19,7 +19,7 @@ __all__ = ['MAX_ENTRIES', 'NOISE_BITS', 'check_epsilon', 'check_delta', 'check_r
            'ranks_to_orders', 'orders_to_ranks', 'sample_plackett_luce', 'kendall_tau_distance', 'footrule_distance',
            'preference_matrix', 'Consensus', 'borda_scores', 'borda_aggregate', 'analytic_gaussian_sigma',
            'gaussian_delta', 'set_noise', 'discrete_laplace', 'discrete_gaussian', 'sample_laplace', 'sample_gaussian',
-           'borda_sensitivity', 'dp_borda_aggregate']
+           'calibrate_noise', 'sample_noise', 'borda_sensitivity', 'dp_borda_aggregate']
 
 # %% ../nbs/00_core.ipynb #aa59a08c
 def _real_array(x, name):
@@ -323,7 +323,23 @@ def sample_gaussian(sigma, size, *, rng):
     if _NOISE["mode"] != "exact" or sigma == 0: return rng.normal(0.0, 1.0, size) * sigma
     g = _grid(sigma); return discrete_gaussian(math.ceil((sigma / g) ** 2), size, rng=rng) * g
 
-# %% ../nbs/00_core.ipynb #220950db
+# %% ../nbs/00_core.ipynb #59436ba0
+def calibrate_noise(epsilon,   # > 0, or inf (no noise)
+                    delta,     # 0: Laplace; > 0: analytic Gaussian
+                    *, l1,     # l1 sensitivity of the query
+                    l2):       # l2 sensitivity of the query
+    "The noise law that hides one release: ('laplace', l1/eps), ('gaussian', analytic sigma) or ('none', 0)"
+    if math.isinf(epsilon): return "none", 0.0
+    law, scale = ("laplace", l1 / epsilon) if delta == 0 else ("gaussian", analytic_gaussian_sigma(epsilon, delta, l2))
+    if not math.isfinite(scale): raise ValueError(f"`epsilon` = {epsilon:g} is too small: the noise scale {scale} is not a finite float")
+    return law, scale
+
+def sample_noise(law, scale, size, *, rng):
+    "Noise of a law from `calibrate_noise` (zeros for 'none'), drawn by `sample_laplace` / `sample_gaussian`"
+    if law == "none": return np.zeros(size)
+    return (sample_laplace if law == "laplace" else sample_gaussian)(scale, size, rng=rng)
+
+# %% ../nbs/00_core.ipynb #d7ce79c0
 def borda_sensitivity(m):
     "(l1, l2) sensitivity of the Borda score vector when one voter's ranking of m candidates is replaced"
     return m * m // 2, math.sqrt(m * (m * m - 1) / 3)
@@ -331,11 +347,9 @@ def borda_sensitivity(m):
 def _borda_noise(m, epsilon, delta):
     "Noise law for one release of a Borda vector: ('laplace' | 'gaussian', scale)"
     l1, l2 = borda_sensitivity(m)
-    if math.isinf(epsilon): return "none", 0.0
-    if delta == 0: return "laplace", l1 / epsilon
-    return "gaussian", analytic_gaussian_sigma(epsilon, delta, l2)
+    return calibrate_noise(epsilon, delta, l1=l1, l2=l2)
 
-# %% ../nbs/00_core.ipynb #bfb6a88e
+# %% ../nbs/00_core.ipynb #b7bb5054
 def dp_borda_aggregate(ranks,            # (n, m) ranks
                        *, epsilon,       # privacy per voter; inf = no noise
                        delta=0.0,        # 0: Laplace (pure DP); > 0: analytic Gaussian
@@ -348,9 +362,8 @@ def dp_borda_aggregate(ranks,            # (n, m) ranks
     rng = check_rng(rng)
     n, m = r.shape
     law, scale = _borda_noise(m, epsilon, delta)
-    sample = sample_gaussian if law == "gaussian" else sample_laplace
-    if model == "central": noisy = borda_scores(r) + sample(scale, m, rng=rng)
-    else: noisy = ((m - 1 - r) + sample(scale, (n, m), rng=rng)).sum(axis=0)   # each voter's own report
+    if model == "central": noisy = borda_scores(r) + sample_noise(law, scale, m, rng=rng)
+    else: noisy = ((m - 1 - r) + sample_noise(law, scale, (n, m), rng=rng)).sum(axis=0)   # each voter's own report
     return Consensus(order=_order_from_scores(noisy), method="borda", epsilon=epsilon, delta=delta, model=model,
                      n_voters=n, scores=noisy, diagnostics=dict(noise=law, noise_scale=scale,
                      sensitivity_l1=borda_sensitivity(m)[0], sensitivity_l2=borda_sensitivity(m)[1]))
