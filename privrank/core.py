@@ -160,12 +160,16 @@ def _count_inversions(seq):
         x, h = np.take_along_axis(runs, idx, axis=-1).reshape(n, size), 2 * h
     return inv
 
-# %% ../nbs/00_core.ipynb #716c788c
+# %% ../nbs/00_core.ipynb #3d0afb71
+def _ragged(x):
+    "True when `x` is a nested sequence numpy cannot make rectangular"
+    try: np.ndim(x); return False
+    except ValueError: return True
+
 def _pair(a, b):
     "Validated 2-D broadcast pair of rank arrays, and whether the inputs were both 1-D"
-    a2, b2 = np.asarray(a), np.asarray(b)
-    single = a2.ndim == 1 and b2.ndim == 1
-    a2 = check_ranks(np.atleast_2d(a2), name="a"); b2 = check_ranks(np.atleast_2d(b2), name="b")
+    single = not (_ragged(a) or _ragged(b)) and np.ndim(a) == 1 and np.ndim(b) == 1
+    a2, b2 = (check_ranks(x if _ragged(x) else np.atleast_2d(x), name=k) for x, k in ((a, "a"), (b, "b")))
     if a2.shape[1] != b2.shape[1]:
         raise ValueError(f"`a` and `b` rank different numbers of candidates ({a2.shape[1]} and {b2.shape[1]})")
     if a2.shape[0] != b2.shape[0] and 1 not in (a2.shape[0], b2.shape[0]):
@@ -188,11 +192,12 @@ def footrule_distance(a, # ranks, (m,) or (n, m)
     d = np.abs(a2 - b2).sum(axis=1)
     return int(d[0]) if single else d
 
-# %% ../nbs/00_core.ipynb #4e1dc23b
+# %% ../nbs/00_core.ipynb #ca3e75be
 def preference_matrix(ranks): # (n, m) ranks
     "w[u, v] = fraction of voters placing candidate u before candidate v"
     r = check_ranks(ranks)
     n, m = r.shape
+    if m * m > MAX_ENTRIES: raise ValueError(f"`ranks` has m = {m:,} candidates: the m x m preference matrix would exceed {MAX_ENTRIES:,} entries")
     counts = np.zeros((m, m), np.int64)
     block = max(1, (1 << 22) // (m * m))
     for s in range(0, n, block):
