@@ -74,12 +74,13 @@ def check_rng(rng=None # None, an int seed, a SeedSequence, a BitGenerator or a 
     except (TypeError, ValueError) as e:
         raise TypeError(f"`rng` must be None, a non-negative int seed, a SeedSequence, a BitGenerator or a Generator; got {rng!r}") from e
 
-# %% ../nbs/00_core.ipynb #72afc501
-def check_int(x, *, name, minimum=0):
-    "Validated integer `x` >= `minimum`"
+# %% ../nbs/00_core.ipynb #c943ae49
+def check_int(x, *, name, minimum=0, maximum=None):
+    "Validated integer `x` >= `minimum` (and <= `maximum` if given)"
     if isinstance(x, (bool, np.bool_)) or not isinstance(x, numbers.Integral):
         raise TypeError(f"`{name}` must be an integer; got {type(x).__name__} {x!r}")
     if x < minimum: raise ValueError(f"`{name}` must be >= {minimum}; got {x}")
+    if maximum is not None and x > maximum: raise ValueError(f"`{name}` must be <= {maximum:,}; got {x:,}")
     return int(x)
 
 # %% ../nbs/00_core.ipynb #559f2ab5

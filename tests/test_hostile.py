@@ -840,7 +840,7 @@ BUGS = [
      ("y",), "btl.fit_btl with finite but huge debiased y (1e308): FloatingPointError('the BTL solver produced a non-finite "
      "estimate'), not ValueError; refuse |y| whose squares overflow, naming `y`"),
     ("private_btl-tiny-epsilon", "private_btl",
-     lambda: btl.private_btl([0, 1, 2, 0], [1, 2, 0, 2], [1, 0, 1, 1], [0, 0, 1, 1], n_items=3, epsilon=1e-300, rng=0), None,
+     lambda: btl.private_btl([0, 1, 2, 0], [1, 2, 0, 2], [1, 0, 1, 1], [0, 0, 1, 1], n_items=3, epsilon=1e-300, rng=0), ("epsilon",),
      "btl.private_btl(epsilon=1e-300): debiased outcomes ~1e300, (z1-z0)^2 overflows, FloatingPointError; the CLI prints "
      "'unexpected error' for `aggregate demo.soc --method btl --epsilon 1e-300`. Work in a scaled form or refuse, naming `epsilon`"),
     ("composed_user_epsilon-huge-n_users", "composed_user_epsilon", lambda: rr.composed_user_epsilon(1.0, [0], n_users=10 ** 12),
@@ -953,6 +953,23 @@ def test_analytic_gaussian_sigma_tiny_epsilon_and_delta():
 
 FIXED = {   # ids of BUGS entries fixed since they were found: they run as ordinary tests (the reason stays as the record)
     "kendall-ragged",
+    "pair_statistics-int64-overflow",
+    "sparse_design-int64-overflow",
+    "sparse_design-huge-m-message",
+    "composed_user_epsilon-huge-n_users",
+    "composed_user_epsilon-huge-id",
+    "composed_user_epsilon-n_users-float",
+    "privatize-huge-user-id",
+    "sparse_design-huge-n_users",
+    "fit_btl-huge-n_items",
+    "fit_btl-huge-y",
+    "private_btl-tiny-epsilon",
+    "composed_user_epsilon-mismatch",
+    "debias-mismatch",
+    "inverse_variance_weights-mismatch",
+    "pair_statistics-n_items-None",
+    "composed_user_epsilon-inf-nan",
+    "randomized_response-shape",
 }
 
 
@@ -1018,7 +1035,7 @@ def test_cli_fixed_defects(make, tmp_path):
 
 
 CLI_BUGS_FIXED = {   # ids of CLI_BUGS entries fixed since: ordinary tests
-    "aggregate-huge-m-kemeny",
+    "aggregate-huge-m-kemeny", "aggregate-huge-m-btl", "aggregate-btl-tiny-epsilon",
 }
 
 
