@@ -309,17 +309,34 @@ class PrivateBTL:
     @property
     def ranks(self): return self.fit.ranks
 
-# %% ../nbs/02_btl.ipynb #ee14c391
-def _rr_win_counts(i, j, y, p, m, rng):
-    "Randomized response and aggregation in one blocked pass: c[(a*m + b)*2 + t] = #(listed (a, b), released t); None on a bad value"
-    B, c, y8 = max(1 << 16, 8 * m * m), np.zeros(2 * m * m, np.int64), y.view(np.uint8)
-    for s in range(0, len(y), B):                     # blocks stay in cache: each comparison is read once
+# %% ../nbs/02_btl.ipynb #479c1867
+def _rr_win_counts(i, j, y, p, m, rng, groups=None):
+    "Randomized response and aggregation in one blocked pass: c[g, a, b, t] = #(group g, listed (a, b), released t); None on a bad value"
+    G = 1 if groups is None else len(p)                 # groups = (group of each user, user of each comparison)
+    B, c, y8 = max(1 << 16, 8 * G * m * m), np.zeros(2 * G * m * m, np.int64), y.view(np.uint8)
+    for s in range(0, len(y), B):                       # blocks stay in cache: each comparison is read once
         ib, jb, yb = i[s:s + B], j[s:s + B], y8[s:s + B]
         if max(ib.view(np.uint64).max(), jb.view(np.uint64).max()) >= m or yb.max() > 1: return None
-        f = rng.random(len(yb)) < p; f ^= yb.view(bool)   # the users' reports: y XOR Bernoulli(p), rr._flip's law and stream
-        k = ib * m; k += jb; k <<= 1; k += f
-        c += np.bincount(k, minlength=2 * m * m)
-    return None if c.reshape(m, m, 2)[np.arange(m), np.arange(m)].any() else c   # an item compared with itself
+        gb = None if groups is None else groups[0][groups[1][s:s + B]]
+        f = rng.random(len(yb)) < (p if gb is None else p[gb]); f ^= yb.view(bool)   # the users' reports: rr._flip's law and stream
+        k = ib * m; k += jb
+        if gb is not None: k += gb * (m * m)
+        k <<= 1; k += f
+        c += np.bincount(k, minlength=2 * G * m * m)
+    c = c.reshape(G, m, m, 2)
+    return None if c[:, np.arange(m), np.arange(m)].any() else c    # an item compared with itself
+
+def _pair_data_groups(c, z0, z1, w):
+    "PairData from per-group released counts c[g, a, b, t], debiased with group g's (z0, z1), weighted by w[g]"
+    G, m = c.shape[:2]
+    win = c[..., 1] + c[..., 0].transpose(0, 2, 1)      # win[g, a, b] = #(released "a beat b") in group g
+    N = win + win.transpose(0, 2, 1)
+    n_g = N.sum((1, 2)) // 2
+    w = w * n_g.sum() / (w @ n_g)                       # mean weight 1 per comparison, so lambda keeps its scale
+    W, S = np.tensordot(w, N, 1), np.tensordot(w * z0, N, 1) + np.tensordot(w * (z1 - z0), win, 1)
+    lo, hi = np.triu_indices(m, 1); W, S = W[lo, hi], S[lo, hi]; k = np.flatnonzero(W > 0)
+    return PairData(i=lo[k], j=hi[k], weight=W[k], zbar=S[k] / W[k], n_items=m, n_comparisons=int(n_g.sum()),
+                    sum_w2_v=float((w ** 2 * n_g) @ (z1 - z0) ** 2))
 
 def _debiased_pairs(s: PairData, epsilon):
     "Pair statistics of debiased outcomes for one epsilon, from those of the 0/1 y_tilde: debias per pair"
@@ -328,7 +345,7 @@ def _debiased_pairs(s: PairData, epsilon):
     return PairData(i=s.i, j=s.j, weight=s.weight, zbar=z0 + (z1 - z0) * s.zbar, n_items=m,
                     n_comparisons=s.n_comparisons, sum_w2_v=s.n_comparisons * (z1 - z0) ** 2)
 
-# %% ../nbs/02_btl.ipynb #6c7835a2
+# %% ../nbs/02_btl.ipynb #e2f70794
 def private_btl(i, j, y,              # equal-length arrays: raw 0/1 outcomes "i beat j" (held by the users)
                 user,                 # user id of each comparison, 0..L-1
                 *, n_items,           # number of items m
@@ -347,22 +364,24 @@ def private_btl(i, j, y,              # equal-length arrays: raw 0/1 outcomes "i
         i, j, y, _ = check_comparisons(i, j, y, n_items=m, binary=True); y = y.astype(np.int8, copy=False)
     u = rr._check_ids(user, "user", None if np.ndim(eps) == 0 else np.size(eps))
     if len(u) != len(y): raise ValueError(f"`user` must have one entry per comparison ({len(y)}); got {len(u)}")
-    if np.ndim(eps) == 0 or np.all(eps == eps[0]):      # one epsilon: privatise and aggregate in one pass, debias per pair
-        e = float(np.max(eps))
-        c = _rr_win_counts(i, j, y, rr.flip_probability(e), m, rng) if m * m <= 4 * len(y) + (1 << 22) else None
-        if c is None:   # large m (sparse pairs), or a bad value: validate fully (naming it), then the general path
-            i, j, y, _ = check_comparisons(i, j, y, n_items=m, binary=True)
-            s0 = pair_data(i, j, rr.randomized_response(y, epsilon=e, rng=rng), n_items=m)
-        else: s0 = _pair_data_counts(c, m, len(y))
-        k = rr._count_ids(u, 0 if np.ndim(eps) == 0 else np.size(eps))
-        s, per_user = _debiased_pairs(s0, e), np.where(k > 0, e * k, 0.0)
-    else:
+    eu = np.atleast_1d(eps)
+    vals, g = np.unique(eu, return_inverse=True)         # the distinct epsilons: each is a group of users
+    k = rr._count_ids(u, 0 if np.ndim(eps) == 0 else eu.size)
+    per_user = np.where(k > 0, (eps if np.ndim(eps) == 0 else eu) * k, 0.0)
+    e = float(eps) if np.ndim(eps) == 0 else float(eu[k > 0].max())
+    dense = len(vals) <= 64 and len(vals) * m * m <= 4 * len(y) + (1 << 22)
+    c = _rr_win_counts(i, j, y, rr.flip_probability(vals), m, rng, None if len(vals) == 1 else (g, u)) if dense else None
+    if c is not None:                                    # privatised and counted per group: debias and weight per pair
+        z0, z1 = rr._debias_table(vals)
+        w = rr.inverse_variance_weights(vals) if weighting == "inverse_variance" else np.ones(len(vals))
+        s = _pair_data_groups(c, z0, z1, w)
+    else:          # many pairs or many distinct epsilons (or a bad value: full validation names it): per comparison
         i, j, y, _ = check_comparisons(i, j, y, n_items=m, binary=True)
-        p = rr.privatize(i, j, y, u, epsilon=eps, rng=rng, n_items=m)
-        w = None
-        if weighting == "inverse_variance":
-            w = rr.inverse_variance_weights(p.epsilon); w = w / w.mean()
-        s, e, per_user = pair_data(i, j, p.z, n_items=m, weights=w), p.epsilon_per_comparison, p.epsilon_per_user
+        if len(vals) == 1: s = _debiased_pairs(pair_data(i, j, rr.randomized_response(y, epsilon=e, rng=rng), n_items=m), e)
+        else:
+            p = rr.privatize(i, j, y, u, epsilon=eps, rng=rng, n_items=m)
+            w = rr.inverse_variance_weights(eu)[u] if weighting == "inverse_variance" else None
+            s = pair_data(i, j, p.z, n_items=m, weights=None if w is None else w / w.mean())
     f = fit_btl_pairs(s, lam=lam, tol=tol, method=method)
     return PrivateBTL(theta=f.theta, fit=f, epsilon_per_comparison=e, epsilon_per_user=per_user, weighting=weighting)
 
