@@ -39,7 +39,7 @@ def simulate_btl(theta,     # (m,) true preferences
     rng = check_rng(rng)
     return (rng.random(len(i)) < win_probability(theta, i, j, link=link)).astype(np.int8)
 
-# %% ../nbs/02_btl.ipynb #e840e513
+# %% ../nbs/02_btl.ipynb #fa2ccfb5
 @dataclass(frozen=True, eq=False)
 class PairData:
     "Sufficient statistics (R1) of a set of comparisons: unordered pairs i < j, total weight and weighted mean outcome"
@@ -51,33 +51,40 @@ class PairData:
     n_comparisons: int
     sum_w2_v: float      # sum_c w_c^2 (2 y_c - 1)^2, the variance proxy used by `default_lambda`
 
-def _loss_sigma(theta, s: PairData, lam):
-    "F_lambda(theta) of (R1) and sigma(theta_i - theta_j) per pair, from one exp: log(1 + e^d) = max(d, 0) + log1p(e^-|d|)"
-    d = theta[s.i] - theta[s.j]; e = np.exp(-np.abs(d))
-    f = float(s.weight @ (np.maximum(d, 0) + np.log1p(e) - s.zbar * d) + lam * theta @ theta)
-    return f, np.where(d >= 0, 1.0, e) / (1 + e)
+def _loss_sigma(theta, s: PairData, lam, link="logit"):
+    "F_lambda(theta) of (R1) (of (T1) for probit) and F(d), F'(d) per pair, d = theta_i - theta_j, from one exp"
+    d = theta[s.i] - theta[s.j]
+    if link == "logit":         # G(d) = log(1 + e^d) = max(d, 0) + log1p(e^-|d|)
+        e = np.exp(-np.abs(d)); G = np.maximum(d, 0) + np.log1p(e)
+        p = np.where(d >= 0, 1.0, e) / (1 + e); q = p * (1 - p)
+    else:                       # G(d) = d Phi(d) + phi(d), the integral of Phi
+        p, q = special.ndtr(d), np.exp(-0.5 * d * d) / math.sqrt(2 * math.pi); G = d * p + q
+    return float(s.weight @ (G - s.zbar * d) + lam * theta @ theta), p, q
 
 def _grad_sigma(theta, p, s: PairData, lam):
-    "Gradient (R2) of F_lambda, given sigma(theta_i - theta_j) per pair"
+    "Gradient (R2) of F_lambda, given F(theta_i - theta_j) per pair"
     r = s.weight * (p - s.zbar)
     return np.bincount(s.i, r, s.n_items) - np.bincount(s.j, r, s.n_items) + 2 * lam * theta
 
-def btl_loss(theta, s: PairData, lam):
-    "F_lambda(theta) of (R1)"
-    return _loss_sigma(theta, s, lam)[0]
+def btl_loss(theta, s: PairData, lam, link="logit"):
+    "F_lambda(theta) of (R1) (link 'probit': of (T1))"
+    return _loss_sigma(theta, s, lam, _check_link(link))[0]
 
-def btl_grad(theta, s: PairData, lam):
+def btl_grad(theta, s: PairData, lam, link="logit"):
     "Gradient (R2) of F_lambda"
-    return _grad_sigma(theta, special.expit(theta[s.i] - theta[s.j]), s, lam)
+    return _grad_sigma(theta, _LINKS[_check_link(link)](theta[s.i] - theta[s.j]), s, lam)
 
-# %% ../nbs/02_btl.ipynb #593c99b8
-def _curvature(theta, s: PairData):
-    p = special.expit(theta[s.i] - theta[s.j])
-    return s.weight * p * (1 - p)
+def _check_link(link):
+    if not isinstance(link, str) or link not in _LINKS: raise ValueError(f"`link` must be 'logit' or 'probit'; got {link!r}")
+    return link
 
-def btl_hessian(theta, s: PairData, lam):
+# %% ../nbs/02_btl.ipynb #a1f581f2
+def _curvature(theta, s: PairData, link="logit"):
+    return s.weight * _loss_sigma(theta, s, 0.0, link)[2]
+
+def btl_hessian(theta, s: PairData, lam, link="logit"):
     "Dense Hessian (R2): the weighted Laplacian L_h plus 2 lam I"
-    return _hessian_h(_curvature(theta, s), s, lam)
+    return _hessian_h(_curvature(theta, s, _check_link(link)), s, lam)
 
 def _hessian_h(h, s: PairData, lam):
     "The weighted Laplacian of curvatures h per pair, plus 2 lam I, as a dense matrix"
@@ -199,7 +206,7 @@ def _newton_step(h, g, s, lam, method, gn):
     step = _pcg(mv, -g, deg + mu / m, rtol=min(0.1, math.sqrt(gn)))
     return step - step.mean()       # the exact step is centred; remove CG's rounding drift
 
-# %% ../nbs/02_btl.ipynb #2f3147db
+# %% ../nbs/02_btl.ipynb #4cfb633c
 @dataclass(frozen=True, eq=False)
 class BTLFit:
     "A fitted BTL preference vector with its convergence diagnostics"
@@ -213,36 +220,37 @@ class BTLFit:
     n_components: int      # connected components of the comparison graph (items never compared count as one each)
     n_comparisons: int
     n_pairs: int
+    link: str = "logit"    # "logit" (BTL) or "probit" (Thurstone)
     @property
     def order(self): return np.argsort(-self.theta, kind="stable")
     @property
     def ranks(self): return np.argsort(self.order, kind="stable")
     def top_k(self, k): return self.order[:k]
 
-# %% ../nbs/02_btl.ipynb #94ab5928
-def _solve(s: PairData, lam, tol, method, max_iter):
-    "Minimise (R1) from theta = 0; returns (theta, n_iter, grad_norm)"
+# %% ../nbs/02_btl.ipynb #50c7226f
+def _solve(s: PairData, lam, tol, method, max_iter, link="logit"):
+    "Minimise (R1) (or (T1)) from theta = 0; returns (theta, n_iter, grad_norm)"
     m = s.n_items
     scale = max(1.0, (np.bincount(s.i, s.weight, m) + np.bincount(s.j, s.weight, m)).max())
     gnorm = lambda g: float(np.abs(g).max() / scale)
     theta = np.zeros(m)
     if method == "lbfgs":
-        def fg(t): f, p = _loss_sigma(t, s, lam); return f, _grad_sigma(t, p, s, lam)
+        def fg(t): f, p, _ = _loss_sigma(t, s, lam, link); return f, _grad_sigma(t, p, s, lam)
         r = optimize.minimize(fg, theta, jac=True,
                               method="L-BFGS-B", options=dict(gtol=tol * scale, maxiter=max_iter, maxcor=20, ftol=0))
         theta = r.x - r.x.mean() if lam == 0 else r.x
-        return theta, int(r.nit), gnorm(btl_grad(theta, s, lam))
-    f, p = _loss_sigma(theta, s, lam)              # one pass over the pairs per trial point: loss and sigma
+        return theta, int(r.nit), gnorm(fg(theta)[1])
+    f, p, q = _loss_sigma(theta, s, lam, link)     # one pass over the pairs per trial point: loss, F and F'
     for it in range(max_iter + 1):
         g = _grad_sigma(theta, p, s, lam); gn = gnorm(g)
         if gn <= tol or it == max_iter: break
-        step, t = _newton_step(s.weight * p * (1 - p), g, s, lam, method, gn), 1.0
+        step, t = _newton_step(s.weight * q, g, s, lam, method, gn), 1.0
         slope = g @ step
         for _ in range(60):                                   # Armijo backtracking
-            f_new, p_new = _loss_sigma(theta + t * step, s, lam)
+            f_new, p_new, q_new = _loss_sigma(theta + t * step, s, lam, link)
             if f_new <= f + 1e-4 * t * slope + 1e-13 * abs(f): break   # slack: rounding of a sum of many terms
             t /= 2
-        theta, f, p = theta + t * step, f_new, p_new
+        theta, f, p, q = theta + t * step, f_new, p_new, q_new
         if not np.isfinite(theta).all(): raise FloatingPointError("the BTL solver produced a non-finite estimate")
     return theta, it, gn
 
@@ -261,37 +269,39 @@ def _check_lam(lam, s):
     if lam.ndim or not np.isfinite(lam) or lam < 0: raise ValueError(f"`lam` must be a non-negative finite number or 'auto'; got {lam}")
     return float(lam)
 
-# %% ../nbs/02_btl.ipynb #cb51a611
+# %% ../nbs/02_btl.ipynb #da7e20d2
 def fit_btl_pairs(s: PairData,        # sufficient statistics from `pair_data`
                   *, lam="auto",      # ridge penalty >= 0 (sum-over-comparisons scale), or "auto" (R3)
                   tol=1e-9,           # stop when ||grad||_inf / max(1, max_i D_i) <= tol
                   method="auto",      # "newton" (dense, m <= 1000 by default), "newton-cg" or "lbfgs"
-                  max_iter=200):
+                  max_iter=200,
+                  link="logit"):      # "logit" (BTL, equation (3)) or "probit" (Thurstone, (T1))
     "Regularized BTL M-estimator (equation (3), in the form (R1)) from pair statistics"
-    lam, m = _check_lam(lam, s), s.n_items
+    lam, m, link = _check_lam(lam, s), s.n_items, _check_link(link)
     if method == "auto": method = "newton" if m <= 1000 else "newton-cg"
     if method not in ("newton", "newton-cg", "lbfgs"): raise ValueError(f"`method` must be 'auto', 'newton', 'newton-cg' or 'lbfgs'; got {method!r}")
     if not (isinstance(tol, (int, float)) and tol > 0): raise ValueError(f"`tol` must be a positive number; got {tol!r}")
     ncomp = connected_components(coo_matrix((np.ones(len(s.i)), (s.i, s.j)), shape=(m, m)), directed=False)[0]
     if lam == 0 and ncomp > 1:
         raise ValueError(f"the comparison graph has {ncomp} connected components: with `lam`=0 the estimate is not unique; use `lam` > 0")
-    theta, it, gn = _solve(s, lam, tol, method, check_int(max_iter, name="max_iter", minimum=1))
+    theta, it, gn = _solve(s, lam, tol, method, check_int(max_iter, name="max_iter", minimum=1), link)
     if not np.isfinite(theta).all(): raise FloatingPointError("the BTL solver produced a non-finite estimate")
     if gn > tol: warnings.warn(f"fit_btl did not converge: scaled gradient {gn:.3g} > tol {tol:g} after {it} iterations ({method})", RuntimeWarning)
     return BTLFit(theta=theta, lam=lam, n_iter=it, grad_norm=gn, converged=gn <= tol, method=method, tol=tol,
-                  n_components=int(ncomp), n_comparisons=s.n_comparisons, n_pairs=len(s.i))
+                  n_components=int(ncomp), n_comparisons=s.n_comparisons, n_pairs=len(s.i), link=link)
 
-# %% ../nbs/02_btl.ipynb #c10effab
+# %% ../nbs/02_btl.ipynb #79ed664b
 def fit_btl(i, j, y,             # equal-length arrays: y = outcome "i beat j", 0/1 raw or real (debiased)
             *, n_items,          # number of items m
             lam="auto",          # ridge penalty >= 0, or "auto" (R3)
             weights=None,        # optional non-negative weight per comparison
             tol=1e-9,            # gradient tolerance (scaled, see above)
             method="auto",       # "auto", "newton", "newton-cg" or "lbfgs"
-            max_iter=200):
+            max_iter=200,
+            link="logit"):       # "logit" (BTL) or "probit" (Thurstone)
     "Regularized BTL M-estimator of equation (3) from comparisons (i, j, y): theta centred, with diagnostics"
     return fit_btl_pairs(pair_data(i, j, y, n_items=n_items, weights=weights), lam=lam, tol=tol,
-                         method=method, max_iter=max_iter)
+                         method=method, max_iter=max_iter, link=link)
 
 # %% ../nbs/02_btl.ipynb #a1f58285
 @dataclass(frozen=True, eq=False)
@@ -345,14 +355,15 @@ def _debiased_pairs(s: PairData, epsilon):
     return PairData(i=s.i, j=s.j, weight=s.weight, zbar=z0 + (z1 - z0) * s.zbar, n_items=m,
                     n_comparisons=s.n_comparisons, sum_w2_v=s.n_comparisons * (z1 - z0) ** 2)
 
-# %% ../nbs/02_btl.ipynb #e2f70794
+# %% ../nbs/02_btl.ipynb #f344cb78
 def private_btl(i, j, y,              # equal-length arrays: raw 0/1 outcomes "i beat j" (held by the users)
                 user,                 # user id of each comparison, 0..L-1
                 *, n_items,           # number of items m
                 epsilon,              # per-comparison epsilon: scalar, or one per user (indexed by `user`)
                 rng=None,
                 weighting="inverse_variance",  # or "uniform" (the plain mean of equation (3))
-                lam="auto", tol=1e-9, method="auto"):
+                lam="auto", tol=1e-9, method="auto",
+                link="logit"):        # "logit" (BTL) or "probit" (Thurstone)
     "Local randomized response on every comparison, debiasing, aggregation and the BTL M-estimator"
     if weighting not in ("inverse_variance", "uniform"):
         raise ValueError(f"`weighting` must be 'inverse_variance' or 'uniform'; got {weighting!r}")
@@ -382,7 +393,7 @@ def private_btl(i, j, y,              # equal-length arrays: raw 0/1 outcomes "i
             p = rr.privatize(i, j, y, u, epsilon=eps, rng=rng, n_items=m)
             w = rr.inverse_variance_weights(eu)[u] if weighting == "inverse_variance" else None
             s = pair_data(i, j, p.z, n_items=m, weights=None if w is None else w / w.mean())
-    f = fit_btl_pairs(s, lam=lam, tol=tol, method=method)
+    f = fit_btl_pairs(s, lam=lam, tol=tol, method=method, link=link)
     return PrivateBTL(theta=f.theta, fit=f, epsilon_per_comparison=e, epsilon_per_user=per_user, weighting=weighting)
 
 # %% ../nbs/02_btl.ipynb #d38170b5
