@@ -9,7 +9,8 @@
   same penalty as privrank's lam) is compared at a small size, as it loops over comparisons in Python.
   Accuracy: the largest |theta difference| (both centred) is printed next to each time.
 - The private pipeline: randomized response + debiasing + aggregation + fit of n comparisons, against one
-  `np.bincount` pass over the same pair keys.
+  `np.bincount` pass over the same pair keys (the issue's target: within 3x). At m = 2000 the fit over ~2e6 distinct
+  pairs (5 Newton iterations, each a few passes over the pairs) dominates, and the target is not met there.
 Absolute times on shared machines are noisy: read the ratios (best of k).
 """
 import sys
@@ -79,7 +80,8 @@ def main(quick=False):
         i, j, y = data(m, n, seed=3)
         t_bc, _ = best_of(lambda: np.bincount(i * m + j, minlength=m * m))
         t_priv, res = best_of(lambda: btl.private_btl(i, j, y, user, n_items=m, epsilon=1.0, rng=rng), k=2)
-        print(f"{f'private pipeline m={m} n={n:.0e} vs one np.bincount pass':<58} {t_priv:>10.3f} {t_bc:>9.3f} {t_priv / t_bc:>9.2f} {'(ours/peer)':>11}")
+        print(f"{f'private pipeline m={m} n={n:.0e} vs one np.bincount pass':<58} {t_priv:>10.3f} {t_bc:>9.3f} {t_priv / t_bc:>9.2f} {'(ours/peer)':>11}"
+              f"  target <= 3: {'met' if t_priv / t_bc <= 3 else 'NOT met'}")
         eu = np.where(np.arange(L) % 2 == 0, 0.5, 2.0)
         t_het, _ = best_of(lambda: btl.private_btl(i, j, y, user, n_items=m, epsilon=eu, rng=rng), k=1)
         print(f"{f'  ... with per-user epsilon and inverse-variance weights':<58} {t_het:>10.3f} {t_bc:>9.3f} {t_het / t_bc:>9.2f} {'(ours/peer)':>11}")
