@@ -1,10 +1,13 @@
-"""Exact Kemeny: privrank's subset DP (kemeny_exact) against corankco's exact ILP (PuLP + CBC) and scipy's HiGHS ILP,
+"""Exact Kemeny: privrank's subset DP (kemeny_exact) against corankco's exact ILP (PuLP + CBC), pref_voting's exact
+Kemeny-Young (`pref_voting.other_methods.kemeny_young_rankings`, brute force over all m! orders) and scipy's HiGHS ILP,
 and local search at m = 500 against KwikSort and in-degree sorting.
 
     python benchmarks/bench_kemeny.py
 
 Same optimal cost is asserted; the time ratios are printed (best of k; shared machines are noisy, read the ratios).
 corankco's `ExactAlgorithm` picks its CPLEX back end even when CPLEX is absent, so its PuLP variant is called.
+pref_voting enumerates all m! orders in Python (about 30 s at m = 8, and x90 per two more candidates), so it runs up to
+PREF_VOTING_MAX_M only and the larger sizes are reported as skipped.
 """
 import time
 
@@ -36,8 +39,25 @@ def corankco_exact(R):
     return cons
 
 
+PREF_VOTING_MAX_M = 8
+
+
+def pref_voting_exact(R):
+    "(optimal orders, total Kendall distance) by pref_voting's exact Kemeny-Young, or None if pref_voting is not installed"
+    try:
+        from pref_voting.profiles import Profile
+        from pref_voting.other_methods import kemeny_young_rankings
+    except ImportError:
+        return None
+    return kemeny_young_rankings(Profile(np.argsort(R, axis=1).tolist()))
+
+
 def main():
-    print(f"{'m':>3} {'dp (s)':>8} {'highs (s)':>10} {'corankco (s)':>13} {'corankco/dp':>12} {'highs/dp':>9}")
+    print(f"{'m':>3} {'dp (s)':>8} {'highs (s)':>10} {'corankco (s)':>13} {'pref_voting (s)':>16} {'corankco/dp':>12} "
+          f"{'pref_voting/dp':>15} {'highs/dp':>9}")
+    skipped = []
+    warm = sample_plackett_luce(np.zeros(4), 5, rng=0)      # imports, numba's JIT and CBC's first start are not timed
+    corankco_exact(warm); pref_voting_exact(warm)
     for m in (8, 10, 12, 14, 16, 20):
         R = sample_plackett_luce(np.random.default_rng(m).normal(0, 0.3, m), 50, rng=m)
         w = preference_matrix(R)
@@ -50,7 +70,20 @@ def main():
             t_co, cons = np.nan, None; print(f"    corankco failed: {type(e).__name__}: {e}")
         if cons is not None:
             assert abs(cons.kemeny_score / len(R) - kemeny_cost(w, o_dp)) < 1e-9, (cons.kemeny_score / len(R), kemeny_cost(w, o_dp))
-        print(f"{m:>3} {t_dp:8.3f} {t_hi:10.3f} {t_co:13.3f} {t_co / t_dp:12.2f} {t_hi / t_dp:9.2f}")
+        t_pv = np.nan
+        if m <= PREF_VOTING_MAX_M:
+            t_pv, pv = best_of(lambda: pref_voting_exact(R), 1)
+            if pv is not None:
+                orders, dist = pv
+                assert abs(dist / len(R) - kemeny_cost(w, o_dp)) < 1e-9, (dist / len(R), kemeny_cost(w, o_dp))
+                assert all(abs(kemeny_cost(w, np.array(o)) - kemeny_cost(w, o_dp)) < 1e-9 for o in orders)
+            else: t_pv = np.nan
+        else: skipped.append(m)
+        pv_t, pv_r = (f"{t_pv:16.3f}", f"{t_pv / t_dp:15.0f}") if np.isfinite(t_pv) else (f"{'skipped':>16}", f"{'-':>15}")
+        print(f"{m:>3} {t_dp:8.3f} {t_hi:10.3f} {t_co:13.3f} {pv_t} {t_co / t_dp:12.2f} {pv_r} {t_hi / t_dp:9.2f}")
+    if skipped:
+        print(f"    pref_voting skipped at m = {skipped}: its exact method enumerates all m! orders in Python "
+              f"(m = 10 would take ~90x the m = 8 time, m = 20 ~10^13 x)")
     m = 500
     w = preference_matrix(sample_plackett_luce(np.random.default_rng(1).normal(0, 0.2, m), 200, rng=1))
     t_in, o_in = best_of(lambda: indegree_order(w), 3)

@@ -118,3 +118,15 @@ def test_sensitivities_by_brute_force():
         l1, l2 = footrule.cost_matrix_sensitivity(m)
         assert np.abs(D).sum((2, 3)).max() == l1
         assert math.isclose(np.sqrt((D ** 2).sum((2, 3)).max()), l2, rel_tol=1e-9, abs_tol=1e-12)
+
+
+@pytest.mark.parametrize("f", [lambda r: footrule.footrule_aggregate(r), lambda r: footrule.dp_footrule_aggregate(r, epsilon=1.0),
+                               lambda r: footrule.naive_dp_footrule_aggregate(r, epsilon=1.0),
+                               lambda r: footrule.dp_pairwise_indegree_aggregate(r, epsilon=1.0)])
+def test_huge_m_refused_before_m_by_m(f):
+    "One voter over 10^6 candidates (the CLI's huge .soi): refused at once, naming `ranks`"
+    with pytest.raises(ValueError, match="`ranks` has m = 1,000,000"): f(np.arange(10 ** 6)[None])
+
+
+def test_matching_size_cap():
+    with pytest.raises(ValueError, match="handles m <= 10,000"): footrule.footrule_aggregate(np.arange(20_000)[None])

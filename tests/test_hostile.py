@@ -825,7 +825,7 @@ BUGS = [
     ("position_costs-kappa-nan", "private_position_costs",
      lambda: tree.private_position_costs(np.array([[0, 1, 2, 3]]), epsilon=1.0, kappa=1e-300, rng=0), None,
      "tree.private_position_costs shares level_noise_scales: kappa=1e-300 gives a NaN gamma silently"),
-    ("apxmed-epsilon-subnormal-nan", "private_apxmed", lambda: tree.private_apxmed([0, 1, 2, 3], 4, epsilon=1e-320, rng=0), None,
+    ("apxmed-epsilon-subnormal-nan", "private_apxmed", lambda: tree.private_apxmed([0, 1, 2, 3], 4, epsilon=1e-320, rng=0), ("epsilon",),
      "tree.private_apxmed(epsilon=1e-320): the Laplace scale l1/(eps w) overflows to inf and gamma has NaN (inf - inf); "
      "refuse an epsilon whose noise scale is not finite, naming `epsilon`"),
     ("apxmed-epsilon-array", "private_apxmed", lambda: tree.private_apxmed([0], 4, epsilon=[1.0, 2.0], rng=0), ("epsilon",),
@@ -953,6 +953,16 @@ def test_analytic_gaussian_sigma_tiny_epsilon_and_delta():
 
 FIXED = {   # ids of BUGS entries fixed since they were found: they run as ordinary tests (the reason stays as the record)
     "kendall-ragged",
+    "apxmed-kappa-tiny-nan",
+    "apxmed-kappa-huge-nan",
+    "position_costs-kappa-nan",
+    "apxmed-epsilon-array",
+    "range_count_tree-epsilon-array",
+    "range_count_tree-huge-m",
+    "private_apxmed-huge-m",
+    "kemeny_aggregate-method-list",
+    "kemeny_cost-ragged",
+    "apxmed-epsilon-subnormal-nan",
     "pair_statistics-int64-overflow",
     "sparse_design-int64-overflow",
     "sparse_design-huge-m-message",
@@ -1035,7 +1045,7 @@ def test_cli_fixed_defects(make, tmp_path):
 
 
 CLI_BUGS_FIXED = {   # ids of CLI_BUGS entries fixed since: ordinary tests
-    "aggregate-huge-m-kemeny", "aggregate-huge-m-btl", "aggregate-btl-tiny-epsilon",
+    "aggregate-huge-m-kemeny", "aggregate-huge-m-btl", "aggregate-huge-m-footrule", "aggregate-btl-tiny-epsilon",
 }
 
 

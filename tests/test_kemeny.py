@@ -133,3 +133,21 @@ def test_error_slope_in_epsilon():
     idx = np.random.default_rng(0).integers(0, 16, (300, 16))
     se = np.std([slope(E[:, i]) for i in idx])
     assert abs(slope(E) + 1) < 5 * se, (slope(E), se)
+
+
+R6 = core.sample_plackett_luce(np.linspace(1, 0, 6), 20, rng=0)
+
+
+@pytest.mark.parametrize("call, name", [
+    (lambda: K.kemeny_aggregate(R6, method=["exact"]), "`method`"),
+    (lambda: K.dp_kemeny_aggregate(R6, epsilon=1.0, delta=1e-6, method=["exact"]), "`method`"),
+    (lambda: K.dp_kemeny_aggregate(R6, epsilon=1.0, delta=1e-6, regime=["auto"]), "`regime`"),
+    (lambda: K.dp_kemeny_aggregate(R6, epsilon=[1.0, 2.0], delta=1e-6), "`epsilon`"),
+    (lambda: K.dp_kemeny_aggregate(R6, epsilon=1e-320, delta=0.0), "`epsilon`"),
+    (lambda: K.kemeny_cost([[0, 1], [1]], [0, 1]), "`w`"),
+    (lambda: K.kemeny_ptas(np.zeros((30, 30)), window=20), "`window`"),
+    (lambda: K.dp_kemeny_aggregate(core.sample_plackett_luce(np.zeros(60), 5, rng=0), epsilon=1.0, delta=1e-6,
+                                   regime="small_n", n_buckets=60), "`n_buckets`"),
+    (lambda: K.dp_kemeny_aggregate(np.arange(10 ** 6)[None], epsilon=1.0, delta=1e-6), "`ranks`")])
+def test_refusals_name_the_parameter(call, name):
+    with pytest.raises(ValueError, match=name): call()

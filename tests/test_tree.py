@@ -103,3 +103,28 @@ def test_bad_ranks(ranks, msg):
 def test_local_needs_one_voter_per_group():
     with pytest.raises(ValueError, match="needs n >= m"):
         tree.private_position_costs(np.argsort(np.random.default_rng(0).random((3, 5)), axis=1), epsilon=1.0, model="local")
+
+
+@pytest.mark.parametrize("kappa", [1e-300, 1e300, 1e-3, 1e3])
+def test_extreme_kappa_answers_without_nan(kappa):
+    "Level shares are normalised in log space: any kappa > 0 gives finite costs (or a refusal naming `kappa` if a share is 0)"
+    g, b = tree.private_apxmed([0, 1, 3], 4, epsilon=1.0, kappa=kappa, rng=0)
+    assert np.isfinite(g).all() and np.isfinite(b)
+    pc = tree.private_position_costs(np.array([[0, 1, 2, 3], [3, 2, 1, 0]]), epsilon=1.0, kappa=kappa, rng=0)
+    assert np.isfinite(pc.gamma).all() and np.isfinite(pc.error_bound)
+    with pytest.raises(ValueError, match="`kappa`"):
+        tree.private_apxmed([0, 1], 2 ** 12, epsilon=1.0, kappa=1e-300, rng=0)
+
+
+@pytest.mark.parametrize("call, name", [
+    (lambda: tree.private_apxmed([0], 4, epsilon=[1.0, 2.0], rng=0), "`epsilon`"),
+    (lambda: tree.range_count_tree([0], 4, epsilon=[1.0, 2.0], rng=0), "`epsilon`"),
+    (lambda: tree.private_position_costs(np.array([[0, 1]]), epsilon=[1.0, 2.0], rng=0), "`epsilon`"),
+    (lambda: tree.private_apxmed([0, 1, 2, 3], 4, epsilon=1e-320, rng=0), "`epsilon`"),
+    (lambda: tree.range_count_tree([0, 1], 4, epsilon=1e-320, rng=0), "`epsilon`"),
+    (lambda: tree.range_count_tree([0, 1], 10 ** 12, epsilon=1.0, rng=0), "`m`"),
+    (lambda: tree.private_apxmed([0, 1], 10 ** 12, epsilon=1.0, rng=0), "`m`"),
+    (lambda: tree.private_position_costs(np.arange(10 ** 6)[None], epsilon=1.0, rng=0), "`ranks`"),
+    (lambda: tree.exact_position_costs(np.arange(10 ** 6)[None]), "`ranks`")])
+def test_refusals_name_the_parameter(call, name):
+    with pytest.raises(ValueError, match=name): call()
