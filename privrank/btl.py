@@ -269,7 +269,7 @@ def _check_lam(lam, s):
     if lam.ndim or not np.isfinite(lam) or lam < 0: raise ValueError(f"`lam` must be a non-negative finite number or 'auto'; got {lam}")
     return float(lam)
 
-# %% ../nbs/02_btl.ipynb #da7e20d2
+# %% ../nbs/02_btl.ipynb #b89d5b50
 def fit_btl_pairs(s: PairData,        # sufficient statistics from `pair_data`
                   *, lam="auto",      # ridge penalty >= 0 (sum-over-comparisons scale), or "auto" (R3)
                   tol=1e-9,           # stop when ||grad||_inf / max(1, max_i D_i) <= tol
@@ -281,7 +281,8 @@ def fit_btl_pairs(s: PairData,        # sufficient statistics from `pair_data`
     if method == "auto": method = "newton" if m <= 1000 else "newton-cg"
     if method not in ("newton", "newton-cg", "lbfgs"): raise ValueError(f"`method` must be 'auto', 'newton', 'newton-cg' or 'lbfgs'; got {method!r}")
     if not (isinstance(tol, (int, float)) and tol > 0): raise ValueError(f"`tol` must be a positive number; got {tol!r}")
-    ncomp = connected_components(coo_matrix((np.ones(len(s.i)), (s.i, s.j)), shape=(m, m)), directed=False)[0]
+    hub = (np.bincount(s.i, minlength=m) + np.bincount(s.j, minlength=m)).max() == m - 1   # one item meets all: connected
+    ncomp = 1 if hub else connected_components(coo_matrix((np.ones(len(s.i)), (s.i, s.j)), shape=(m, m)), directed=False)[0]
     if lam == 0 and ncomp > 1:
         raise ValueError(f"the comparison graph has {ncomp} connected components: with `lam`=0 the estimate is not unique; use `lam` > 0")
     theta, it, gn = _solve(s, lam, tol, method, check_int(max_iter, name="max_iter", minimum=1), link)

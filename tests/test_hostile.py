@@ -880,7 +880,7 @@ BUGS = [
      ("accountant",), "mc.noise_multiplier(accountant=[]): TypeError 'unhashable type: list', not naming `accountant`"),
     ("split_ratings-test_fraction-str", "split_ratings", lambda: mc.split_ratings(RAT, test_fraction="0.1", rng=0), ("test_fraction",),
      "mc.split_ratings(test_fraction='0.1' or None): TypeError from '<=', not naming `test_fraction` (an array: 'ambiguous')"),
-    ("complete-no-test-ratings-nan", "complete", lambda: mc.complete(RAT, epsilon=1.0, delta=1e-5, n_iter=2, rng=0), None,
+    ("complete-no-test-ratings-nan", "complete", lambda: mc.complete(RAT, epsilon=1.0, delta=1e-5, n_iter=2, rng=0), ("test_fraction",),
      "mc.complete on a small matrix: test_fraction=0.01 holds out 0 ratings and test_rmse / baseline_rmse_user_mean are NaN, "
      "silently (the CLI prints 'test RMSE nan'); refuse (naming `test_fraction`) or report None"),
     ("kemeny_aggregate-method-list", "kemeny_aggregate", lambda: kemeny.kemeny_aggregate(R, method=["exact"]), ("method",),
@@ -953,6 +953,15 @@ def test_analytic_gaussian_sigma_tiny_epsilon_and_delta():
 
 FIXED = {   # ids of BUGS entries fixed since they were found: they run as ordinary tests (the reason stays as the record)
     "kendall-ragged",
+    "pfw-epsilon-array",
+    "pfw-huge-n_iter",
+    "pfw-huge-row_norm",
+    "pfw-tiny-row_norm-nan",
+    "pfw-user_mean-nan",
+    "pfw-rank_bound-str",
+    "pfw-accountant-list",
+    "split_ratings-test_fraction-str",
+    "complete-no-test-ratings-nan",
     "apxmed-kappa-tiny-nan",
     "apxmed-kappa-huge-nan",
     "position_costs-kappa-nan",
@@ -1045,7 +1054,8 @@ def test_cli_fixed_defects(make, tmp_path):
 
 
 CLI_BUGS_FIXED = {   # ids of CLI_BUGS entries fixed since: ordinary tests
-    "aggregate-huge-m-kemeny", "aggregate-huge-m-btl", "aggregate-huge-m-footrule", "aggregate-btl-tiny-epsilon",
+    "aggregate-huge-m-kemeny", "aggregate-huge-m-btl", "aggregate-huge-m-footrule",
+    "complete-huge-iterations", "complete-huge-row-norm", "complete-small-file-nan", "aggregate-btl-tiny-epsilon",
 }
 
 

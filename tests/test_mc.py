@@ -177,3 +177,31 @@ def test_top_items_movielens():
     d, datasets = _shared()
     M = mc.top_items(datasets.read_movielens(d / "movielens-100k" / "u.data.gz").ratings, 400)
     assert M.shape[1] == 400 and (np.diff(M.indptr) > 0).all() and M.shape[0] <= 943
+
+
+def test_scale_equivariance_and_extreme_row_norms():
+    "Private FW runs in units of L: the same coefficients for (R, k, L) and (R c, k c, L c); no overflow or NaN at 1e-200"
+    R = mc.synthetic_rank_one(300, 20, per_user=8, rng=0)[0]
+    f = lambda Rr, k, L, **kw: mc.private_frank_wolfe(Rr, epsilon=1.0, delta=1e-6, rank_bound=k, n_iter=4, row_norm=L, rng=1, **kw)
+    for method in ("oja", "exact", "oja-fresh"):
+        a, b = f(R, 5.0, 1.0, method=method), f(R * 2.0 ** -500, 5.0 * 2.0 ** -500, 2.0 ** -500, method=method)
+        np.testing.assert_allclose(b.coef * 2.0 ** 500, a.coef, rtol=1e-9, atol=1e-12)
+    tiny = f(R, 2.0, 1e-200)
+    assert np.isfinite(tiny.coef).all() and np.isfinite(tiny.diagnostics["train_rmse"])
+    with pytest.raises(ValueError, match="`row_norm`"): f(R, 2.0, 1e200)
+
+
+@pytest.mark.parametrize("kw, msg", [(dict(n_iter=10 ** 12), "`n_iter` must be at most"), (dict(oja_steps=10 ** 12), "`oja_steps` must be at most"),
+                                     (dict(epsilon=[1.0, 2.0]), "`epsilon` must be a single number"), (dict(rank_bound="2"), "`rank_bound`"),
+                                     (dict(accountant=[]), "`accountant` must be one of"), (dict(user_mean=np.full(300, np.nan)), "`user_mean` has 300 NaN")])
+def test_hostile_arguments_named(kw, msg):
+    R = mc.synthetic_rank_one(300, 20, per_user=8, rng=0)[0]
+    args = {**dict(epsilon=1.0, delta=1e-6, rank_bound=2.0, n_iter=2, row_norm=2.0, rng=0), **kw}
+    with pytest.raises((ValueError, TypeError), match=msg.replace("[", r"\[")):
+        mc.private_frank_wolfe(R, **args)
+
+
+def test_complete_refuses_empty_hold_out():
+    R = sparse.csr_array(np.array([[1.0, 2.0], [3.0, 0.0]]))
+    with pytest.raises(ValueError, match="`test_fraction` = 0.01 held out none of the 3 ratings of 2 users"):
+        mc.complete(R, epsilon=1.0, delta=1e-6, n_iter=2, rng=0)
