@@ -278,7 +278,7 @@ def cmd_demo(args, out):
           f"epsilon is per voter (btl: split over each voter's {m * (m - 1) // 2} comparisons). "
           f"{time.perf_counter() - t0:.2f}s", file=out)
 
-# %% ../nbs/09_cli.ipynb #7f53d45d
+# %% ../nbs/09_cli.ipynb #6656893c
 def _first_line(path: Path) -> str:
     with open(path, "rb") as f: head = f.read(2)
     opener = gzip.open if head == b"\x1f\x8b" else open
@@ -293,12 +293,23 @@ def load_ratings(path):
     first = _first_line(path).replace('"', "").lower()
     return datasets.read_jester(path) if first.startswith("user,joke,rating") else datasets.read_movielens(path)
 
+_COMPLETE_FLAGS = dict(n_iter="--iterations", row_norm="--row-norm", rank_bound="--rank-bound", method="--solver",
+                      max_per_user="--max-per-user", test_fraction="--test-fraction")
+
+def _flag_names(e, flags):
+    "The same error, with the library's parameter names replaced by the command's flags"
+    msg = str(e)
+    for k, v in flags.items(): msg = msg.replace(f"`{k}`", f"`{v}`")
+    return type(e)(msg)
+
 def cmd_complete(args, out):
     "privrank complete RATINGS --epsilon E --delta D ..."
     r = load_ratings(args.file)
     t0 = time.perf_counter()
-    d = mc.complete(r.ratings, epsilon=args.epsilon, delta=args.delta, rank_bound=args.rank_bound, n_iter=args.iterations,
-                    row_norm=args.row_norm, method=args.solver, max_per_user=args.max_per_user, rng=args.seed)
+    try: d = mc.complete(r.ratings, epsilon=args.epsilon, delta=args.delta, rank_bound=args.rank_bound, n_iter=args.iterations,
+                         row_norm=args.row_norm, method=args.solver, max_per_user=args.max_per_user,
+                         test_fraction=args.test_fraction, rng=args.seed)
+    except (ValueError, TypeError) as e: raise _flag_names(e, _COMPLETE_FLAGS) from None
     d = {k: _id(v) for k, v in d.items()}
     d.update(file=Path(args.file).name, seconds=round(time.perf_counter() - t0, 6), seed=args.seed)
     if args.json: print(json.dumps(d), file=out); return
@@ -308,7 +319,7 @@ def cmd_complete(args, out):
           f"{d['n_iter']} iterations, accountant {d['accountant']}, noise multiplier {d['noise_multiplier']:.3g}; "
           f"{d['seconds']:.2f}s", file=out)
 
-# %% ../nbs/09_cli.ipynb #cd7cf229
+# %% ../nbs/09_cli.ipynb #3d3e26a0
 def build_parser():
     "The `privrank` argument parser"
     p = _Parser(prog="privrank", description="Differentially private rank aggregation.")
@@ -327,8 +338,9 @@ def build_parser():
     c.add_argument("--rank-bound", type=_positive_float("--rank-bound"), default=None, help="nuclear-norm bound k (default: row_norm * sqrt(users), data-independent)")
     c.add_argument("--iterations", type=_seed, default=10, help="Frank-Wolfe iterations T (default 10)")
     c.add_argument("--row-norm", type=_positive_float("--row-norm"), default=2.0, help="row clipping norm L (default 2)")
-    c.add_argument("--solver", choices=("oja", "exact", "oja-fresh"), default="oja", help="private top eigenvector (default oja)")
+    c.add_argument("--solver", default="oja", help="private top eigenvector: a `method` of privrank.mc.private_frank_wolfe (default oja)")
     c.add_argument("--max-per-user", type=_seed, default=80, help="ratings sampled per user (default 80)")
+    c.add_argument("--test-fraction", type=_positive_float("--test-fraction"), default=0.01, help="fraction of ratings held out for the test RMSE (default 0.01)")
     c.add_argument("--seed", type=_seed, default=None, help="seed for the split and the noise")
     c.add_argument("--json", action="store_true", help="print one JSON object")
     return p
