@@ -133,7 +133,7 @@ def check_comparisons(i, j, y, *, n_items, binary=False, weights=None):
         if not np.isfinite(weights).all() or (weights < 0).any(): raise ValueError("`weights` must be finite and non-negative")
     return i, j, y, weights
 
-# %% ../nbs/02_btl.ipynb #851fd5af
+# %% ../nbs/02_btl.ipynb #3fc15fbf
 def _pair_keys(lo, hi, m):
     "Dense key lo*m + hi when m^2 bins fit, else compressed by np.unique: (key, n_bins, decode)"
     key = lo * m + hi
@@ -144,17 +144,21 @@ def _pair_keys(lo, hi, m):
 def _pair_data_wins(i, j, y, m):
     "PairData from the win matrix win[a, b] = #(a beat b), built by one bincount over the comparisons"
     c = np.bincount((i * m + j) * 2 + y, minlength=2 * m * m)   # c[a, b, y]: listed as (a, b), outcome y
-    return _pair_data_counts(c, m, len(y))
+    return _pair_data_groups(c.reshape(1, m, m, 2), np.zeros(1), np.ones(1), np.ones(1))   # raw outcomes: z = y
 
-def _pair_data_counts(c, m, n):
-    "PairData from c[(a*m + b)*2 + y] = #comparisons listed as (a, b) with outcome y"
-    c = c.reshape(m, m, 2)
-    win = c[:, :, 1] + c[:, :, 0].T
+def _pair_data_groups(c, z0, z1, w):
+    "PairData from per-group counts c[g, a, b, t] (listed (a, b), outcome t), debiased with group g's (z0, z1), weighted by w[g]"
+    G, m = c.shape[:2]
     lo, hi = np.triu_indices(m, 1)
-    W = (win[lo, hi] + win[hi, lo]).astype(float)
+    f, up, dn = c.reshape(G, m * m, 2), lo * m + hi, hi * m + lo     # each pair read where it was listed, both ways
+    win = f[:, up, 1] + f[:, dn, 0]                     # (G, pairs): "lo beat hi"
+    N = win + f[:, up, 0] + f[:, dn, 1]                 # comparisons of the pair
+    n_g = N.sum(1)
+    w = w * n_g.sum() / (w @ n_g)                       # mean weight 1 per comparison, so lambda keeps its scale
+    W, S = w @ N, (w * z0) @ N + (w * (z1 - z0)) @ win
     k = np.flatnonzero(W > 0)
-    return PairData(i=lo[k], j=hi[k], weight=W[k], zbar=win[lo, hi][k] / W[k], n_items=m,
-                    n_comparisons=n, sum_w2_v=float(n))
+    return PairData(i=lo[k], j=hi[k], weight=W[k], zbar=S[k] / W[k], n_items=m, n_comparisons=int(n_g.sum()),
+                    sum_w2_v=float((w ** 2 * n_g) @ (z1 - z0) ** 2))
 
 def pair_data(i, j, y,              # equal-length arrays: comparison c says y_c = "i_c beat j_c" (0/1 or real)
               *, n_items,           # number of items m
@@ -320,7 +324,7 @@ class PrivateBTL:
     @property
     def ranks(self): return self.fit.ranks
 
-# %% ../nbs/02_btl.ipynb #479c1867
+# %% ../nbs/02_btl.ipynb #fd35ef68
 def _rr_win_counts(i, j, y, p, m, rng, groups=None):
     "Randomized response and aggregation in one blocked pass: c[g, a, b, t] = #(group g, listed (a, b), released t); None on a bad value"
     G = 1 if groups is None else len(p)                 # groups = (group of each user, user of each comparison)
@@ -336,18 +340,6 @@ def _rr_win_counts(i, j, y, p, m, rng, groups=None):
         c += np.bincount(k, minlength=2 * G * m * m)
     c = c.reshape(G, m, m, 2)
     return None if c[:, np.arange(m), np.arange(m)].any() else c    # an item compared with itself
-
-def _pair_data_groups(c, z0, z1, w):
-    "PairData from per-group released counts c[g, a, b, t], debiased with group g's (z0, z1), weighted by w[g]"
-    G, m = c.shape[:2]
-    win = c[..., 1] + c[..., 0].transpose(0, 2, 1)      # win[g, a, b] = #(released "a beat b") in group g
-    N = win + win.transpose(0, 2, 1)
-    n_g = N.sum((1, 2)) // 2
-    w = w * n_g.sum() / (w @ n_g)                       # mean weight 1 per comparison, so lambda keeps its scale
-    W, S = np.tensordot(w, N, 1), np.tensordot(w * z0, N, 1) + np.tensordot(w * (z1 - z0), win, 1)
-    lo, hi = np.triu_indices(m, 1); W, S = W[lo, hi], S[lo, hi]; k = np.flatnonzero(W > 0)
-    return PairData(i=lo[k], j=hi[k], weight=W[k], zbar=S[k] / W[k], n_items=m, n_comparisons=int(n_g.sum()),
-                    sum_w2_v=float((w ** 2 * n_g) @ (z1 - z0) ** 2))
 
 def _debiased_pairs(s: PairData, epsilon):
     "Pair statistics of debiased outcomes for one epsilon, from those of the 0/1 y_tilde: debias per pair"
