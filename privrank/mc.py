@@ -18,12 +18,13 @@ from .core import (check_epsilon, check_delta, check_rng, check_int, sample_gaus
                            analytic_gaussian_sigma, gaussian_delta, MAX_ENTRIES)
 
 # %% auto #0
-__all__ = ['ACCOUNTANTS', 'SENSITIVITY_EXACT', 'SENSITIVITY_OJA_FRESH', 'MAX_ITER', 'SENSITIVITY_PGD', 'epsilon_gdp',
+__all__ = ['ACCOUNTANTS', 'SENSITIVITY_EXACT', 'SENSITIVITY_OJA_FRESH', 'MAX_ITER', 'METHODS', 'SENSITIVITY_PGD', 'epsilon_gdp',
            'epsilon_rdp', 'epsilon_advanced', 'noise_multiplier', 'noise_schedule', 'check_ratings', 'Split',
            'split_ratings', 'clip_rows', 'scaled_rows', 'sym_gaussian', 'gram', 'top_eig_exact',
-           'implicit_noise_matvec', 'top_eig_oja', 'top_eig_oja_fresh', 'Completion', 'check_iter', 'frank_wolfe',
-           'private_frank_wolfe', 'synthetic_rank_one', 'project_l1_ball', 'private_pgd', 'svd_after_cleansing',
-           'complete', 'truncated_svd', 'rmse_against_epsilon', 'plot_rmse_against_epsilon', 'top_items']
+           'implicit_noise_matvec', 'top_eig_oja', 'top_eig_oja_fresh', 'top_eig_oja_stream', 'Completion',
+           'check_iter', 'frank_wolfe', 'private_frank_wolfe', 'synthetic_rank_one', 'project_l1_ball', 'private_pgd',
+           'svd_after_cleansing', 'complete', 'truncated_svd', 'rmse_against_epsilon', 'plot_rmse_against_epsilon',
+           'top_items']
 
 # %% ../nbs/06_private_fw.ipynb #ff8a7824
 def _inv_sq_sum(noise_multipliers):
@@ -227,33 +228,65 @@ def top_eig_oja_fresh(A, sigma, n_steps, *, rng, beta=1e-3):
     lam = float(v @ (A.T @ (A @ v) + sample_gaussian(sigma, A.shape[1], rng=rng)))
     return v, lam, math.sqrt(max(lam, 0.0) + sigma * special.ndtri(1 - beta))
 
-# %% ../nbs/06_private_fw.ipynb #08220185
-def _row_norms(rows, x, m):
-    "Euclidean norm of each row's entries x (row ids `rows`), without overflow"
-    with np.errstate(over="ignore"): nrm = np.sqrt(np.bincount(rows, x * x, minlength=m))
+# %% ../nbs/06_private_fw.ipynb #45b8baa5
+def _row_blocks(A, n_blocks):
+    "K CSR views of consecutive row blocks of A (no copy of the data)"
+    edges = np.linspace(0, A.shape[0], min(n_blocks, A.shape[0]) + 1).astype(np.int64)
+    ip = A.indptr
+    return [sparse.csr_array((A.data[ip[s]:ip[e]], A.indices[ip[s]:ip[e]], ip[s:e + 1] - ip[s]), shape=(e - s, A.shape[1]))
+            for s, e in zip(edges[:-1], edges[1:])]
+
+def top_eig_oja_stream(A, sigma, *, rng, v0=None, n_blocks=1, beta=1e-3):
+    "Streaming private Oja: one pass over K row blocks, each released once as A_B^T A_B v + N(0, sigma^2 I); then ||Av||^2 + N(0, sigma^2)"
+    n = A.shape[1]; v = rng.standard_normal(n) if v0 is None else np.array(v0, float)
+    v /= np.linalg.norm(v); prec, wsq = 0.0, []
+    for B in _row_blocks(A, n_blocks):
+        w = B.T @ (B @ v) + sample_gaussian(sigma, n, rng=rng)
+        nw2 = float(w @ w); s2 = max(nw2 - n * sigma * sigma, 0.0)             # signal^2 estimate: released values only
+        v = w if prec == 0 else v + s2 / (prec * math.sqrt(nw2)) * w            # inverse-variance weights (Result 9)
+        v = v / max(np.linalg.norm(v), 1e-300); prec += s2; wsq.append(nw2)
+    Av = A @ v; lam = float(Av @ Av) + float(sample_gaussian(sigma, 1, rng=rng)[0])
+    bound = sigma * (2 * math.sqrt(n) + 2 * math.sqrt(math.log(1 / beta)))   # Result 3's, as Algorithm 1 (see above)
+    return v, lam, math.sqrt(max(lam, 0.0) + bound), np.array(wsq)
+
+# %% ../nbs/06_private_fw.ipynb #cd21b96c
+def _row_norms(indptr, x):
+    "Euclidean norm of each row's entries x of a CSR matrix with this indptr (every row non-empty), without overflow"
+    with np.errstate(over="ignore"): nrm = np.sqrt(np.add.reduceat(x * x, indptr[:-1]))
     if not np.isfinite(nrm).all():   # huge entries (e.g. k much larger than L): rescale by each row's largest magnitude
-        a = np.zeros(m); np.maximum.at(a, rows, np.abs(x)); a[a == 0] = 1.0
-        nrm = a * np.sqrt(np.bincount(rows, (x / a[rows]) ** 2, minlength=m))
+        a = np.maximum.reduceat(np.abs(x), indptr[:-1]); a[a == 0] = 1.0
+        nrm = a * np.sqrt(np.add.reduceat((x / np.repeat(a, np.diff(indptr))) ** 2, indptr[:-1]))
     return nrm
 
-def _frank_wolfe(R, *, rank_bound, n_iter, row_norm, sigmas, method, oja_steps=30, beta=1e-3, rng):
+def _global_step(A, sigma, t, V, *, method, oja_steps, oja_blocks, beta, rng):
+    "(v, lambda, lambda', released ||w_k||^2) of global step t; 'oja-stream' warm-starts at the public V[t-1]"
+    if method == "oja-stream" and t > 0:
+        return top_eig_oja_stream(A, sigma, v0=V[t - 1], n_blocks=oja_blocks, rng=rng, beta=beta)
+    if method == "exact" or (method == "oja-stream" and A.shape[1] ** 2 <= 1 << 22):
+        return *top_eig_exact(A, sigma, rng=rng, beta=beta), np.array([])
+    f = top_eig_oja_fresh if method == "oja-fresh" else top_eig_oja
+    return *f(A, sigma, oja_steps, rng=rng, beta=beta), np.array([])
+
+def _frank_wolfe(R, *, rank_bound, n_iter, row_norm, sigmas, method, oja_steps=30, oja_blocks=1, beta=1e-3, rng):
     "Algorithm 1 on a clipped sparse R; sigmas[t] = noise std of global step t (0: non-private)"
-    rows, cols, y = _row_ids(R), R.indices, R.data
+    cnt, cols, y = np.diff(R.indptr), R.indices, R.data
     pred, eta = np.zeros(R.nnz), 1.0 / n_iter                  # pred = P_Omega(Y): one value per rating
     C, V, lam, lamc = np.zeros((R.shape[0], n_iter)), np.zeros((n_iter, R.shape[1])), np.zeros(n_iter), np.zeros(n_iter)
+    c, wsq = np.ones(R.shape[0]), []                           # the users' coefficients are C * c[:, None] (scaling rows lazily)
     A = sparse.csr_array((np.zeros(R.nnz), cols, R.indptr), shape=R.shape)   # the residual; its values are updated in place
     for t, sigma in enumerate(sigmas):
         np.subtract(pred, y, out=A.data)
-        v, lam[t], lamc[t] = (top_eig_exact(A, sigma, rng=rng, beta=beta) if method == "exact" else
-                              top_eig_oja(A, sigma, oja_steps, rng=rng, beta=beta) if method == "oja" else
-                              top_eig_oja_fresh(A, sigma, oja_steps, rng=rng, beta=beta))
+        v, lam[t], lamc[t], w2 = _global_step(A, sigma, t, V, method=method, oja_steps=oja_steps, oja_blocks=oja_blocks, beta=beta, rng=rng)
+        wsq.append(w2)
         u = (A @ v) / max(lamc[t], 1e-300)                           # local: her own row and the public v
         g = -eta * rank_bound * u
-        pred *= 1 - eta; pred += g[rows] * v[cols]                  # in place: no temporaries of nnz beyond one
-        C *= 1 - eta; C[:, t], V[t] = g, v
-        scale = np.minimum(1.0, row_norm / np.maximum(_row_norms(rows, pred, R.shape[0]), 1e-300))
-        pred *= scale[rows]; C *= scale[:, None]                    # Pi_{L, Omega}
-    return C, V, dict(eigenvalue=lam, lambda_corrected=lamc, train_rmse=float(np.sqrt(np.mean((pred - y) ** 2))))
+        pred *= 1 - eta; pred += np.repeat(g, cnt) * v[cols]        # in place: no temporaries of nnz beyond one
+        c *= 1 - eta; C[:, t], V[t] = g / c, v
+        scale = np.minimum(1.0, row_norm / np.maximum(_row_norms(R.indptr, pred), 1e-300))
+        pred *= np.repeat(scale, cnt); c *= scale                    # Pi_{L, Omega}
+        if c.min() < 1e-100: C *= c[:, None]; c[:] = 1.0             # fold the scales in before they underflow
+    C *= c[:, None]
+    return C, V, dict(eigenvalue=lam, lambda_corrected=lamc, train_rmse=float(np.sqrt(np.mean((pred - y) ** 2))), released_sq=wsq)
 
 # %% ../nbs/06_private_fw.ipynb #1c628a49
 @dataclass(frozen=True, eq=False)
@@ -284,8 +317,9 @@ class Completion:
         "Test RMSE on the held-out ratings"
         return float(np.sqrt(np.mean((self.predict_entries(split.test_user, split.test_item) - split.test_value) ** 2)))
 
-# %% ../nbs/06_private_fw.ipynb #32f7c606
+# %% ../nbs/06_private_fw.ipynb #87c26d75
 MAX_ITER = 10_000   # n_iter and oja_steps beyond this are refused: each one is a pass over all ratings
+METHODS = ("oja-stream", "oja", "exact", "oja-fresh")   # global-step methods of private Frank-Wolfe
 
 def check_iter(x, *, name):
     "An iteration count in 1..MAX_ITER"
@@ -298,8 +332,8 @@ def _check_fw_args(ratings, rank_bound, n_iter, method, user_mean):
     R, k = check_ratings(ratings), _check_positive(rank_bound, "rank_bound")
     n_iter = check_iter(n_iter, name="n_iter")
     if R.shape[0] * n_iter > MAX_ENTRIES: raise ValueError(f"`n_iter` x users = {R.shape[0] * n_iter:,} coefficients exceeds {MAX_ENTRIES:,}")
-    if not (isinstance(method, str) and method in ("exact", "oja", "oja-fresh")):
-        raise ValueError(f"`method` must be 'exact', 'oja' or 'oja-fresh'; got {method!r}")
+    if not (isinstance(method, str) and method in METHODS):
+        raise ValueError(f"`method` must be one of {list(METHODS)}; got {method!r}")
     try: um = np.zeros(R.shape[0]) if user_mean is None else np.asarray(user_mean, float)
     except (TypeError, ValueError): raise TypeError(f"`user_mean` must be an array of numbers; got {type(user_mean).__name__}") from None
     if um.shape != (R.shape[0],): raise ValueError(f"`user_mean` must have one entry per user ({R.shape[0]}); got shape {um.shape}")
@@ -313,9 +347,10 @@ def frank_wolfe(ratings, *, rank_bound, n_iter, row_norm=np.inf, user_mean=None,
     C, V, d = _frank_wolfe(Rc, rank_bound=rank_bound, n_iter=n_iter, row_norm=row_norm, sigmas=np.zeros(n_iter), method="exact", rng=check_rng(rng))
     return Completion(C, V, um, "frank-wolfe", math.inf, 0.0, diagnostics=d)
 
-# %% ../nbs/06_private_fw.ipynb #5bd7e4aa
+# %% ../nbs/06_private_fw.ipynb #ae611727
 def _fw_noise(z, L, k, method, oja_steps):
     "Noise std of each step in units of L^2 and in the data's units, and k / L; refuses what overflows"
+    # "oja-stream": two releases of sensitivity 4 (Result 8) spend what one of 4 sqrt 2 does: the same sigma as "exact"
     sig1 = z * (SENSITIVITY_OJA_FRESH * math.sqrt(oja_steps + 1) if method == "oja-fresh" else SENSITIVITY_EXACT)
     with np.errstate(over="ignore", under="ignore"): sig, kL = sig1 * L * L, k / L
     if not np.isfinite(sig).all(): raise ValueError(f"`row_norm` = {L:g} makes the noise std row_norm^2 x {sig1.max():.3g} overflow; use a bound on the ratings' scale")
@@ -328,8 +363,9 @@ def private_frank_wolfe(ratings,          # users x items, scipy.sparse; each ro
                         rank_bound,       # k: nuclear-norm bound
                         n_iter,           # T: global noisy releases
                         row_norm,         # L: bound on each row's observed norm (Pi_{L,Omega})
-                        method="oja",     # "oja" (Algorithm 2, sparse, implicit noise), "exact" or "oja-fresh"
-                        oja_steps=30,     # Gamma: Oja iterations per global step
+                        method="oja-stream", # one of METHODS: "oja-stream" (one pass per step), "oja" (implicit noise), "exact", "oja-fresh"
+                        oja_steps=30,     # Gamma: Oja iterations per global step ("oja", "oja-fresh")
+                        oja_blocks=1,     # K: row blocks of one streaming pass ("oja-stream"; Result 9)
                         accountant="gdp", # "gdp" (exact), "rdp" or "advanced"
                         noise_schedule="constant", # or "increasing"
                         user_mean=None,   # (m,) added back to predictions (from `split_ratings`)
@@ -338,12 +374,14 @@ def private_frank_wolfe(ratings,          # users x items, scipy.sparse; each ro
     epsilon, delta = check_epsilon(epsilon, scalar=True), check_delta(delta, positive=True)
     R, k, n_iter, um = _check_fw_args(ratings, rank_bound, n_iter, method, user_mean)
     L, oja_steps = _check_positive(row_norm, "row_norm"), check_iter(oja_steps, name="oja_steps")
+    oja_blocks = check_int(oja_blocks, name="oja_blocks", minimum=1)
     z = noise_multiplier(epsilon, delta, n_iter, accountant=accountant, weights=globals()["noise_schedule"](n_iter, noise_schedule))
     sig1, sig, kL = _fw_noise(z, L, k, method, oja_steps)
     C, V, d = _frank_wolfe(scaled_rows(R, L), rank_bound=kL, n_iter=n_iter, row_norm=1.0, sigmas=sig1, method=method,
-                           oja_steps=oja_steps, rng=check_rng(rng))                        # in units of L (see scaled_rows)
+                           oja_steps=oja_steps, oja_blocks=oja_blocks, rng=check_rng(rng))  # in units of L (see scaled_rows)
     with np.errstate(under="ignore"):
-        d = dict(eigenvalue=d["eigenvalue"] * L * L, lambda_corrected=d["lambda_corrected"] * L, train_rmse=d["train_rmse"] * L)
+        d = dict(eigenvalue=d["eigenvalue"] * L * L, lambda_corrected=d["lambda_corrected"] * L, train_rmse=d["train_rmse"] * L,
+                 released_sq=[w * L ** 4 for w in d["released_sq"]])   # ||w_k||^2 of each streaming release (empty otherwise)
         return Completion(C * L, V, um, f"private-frank-wolfe/{method}", epsilon, delta, accountant=accountant,
                           noise_multiplier=z, sigma=sig, diagnostics=d)
 
@@ -464,10 +502,10 @@ def svd_after_cleansing(ratings,          # users x items, scipy.sparse (rows ce
                       accountant=accountant, noise_multiplier=np.full(4, z[0]), sigma=sig,
                       diagnostics=dict(item_sums=S, item_weights=K, covariance=cov, weights=wgt))
 
-# %% ../nbs/06_private_fw.ipynb #34b51f1f
+# %% ../nbs/06_private_fw.ipynb #fa1576da
 def complete(ratings,              # users x items, scipy.sparse (raw ratings)
              *, epsilon, delta,    # joint DP per user
-             rank_bound=None, n_iter=10, row_norm=2.0, method="oja", max_per_user=80, test_fraction=0.01, rng=None):
+             rank_bound=None, n_iter=10, row_norm=2.0, method="oja-stream", max_per_user=80, test_fraction=0.01, rng=None):
     "Split, fit private FW, and report the test RMSE and what was spent (a dict, for the CLI)"
     epsilon, delta, rng = check_epsilon(epsilon, scalar=True), check_delta(delta, positive=True), check_rng(rng)
     row_norm, n_iter = _check_positive(row_norm, "row_norm"), check_iter(n_iter, name="n_iter")   # before any work

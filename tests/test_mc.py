@@ -57,6 +57,7 @@ def test_split_is_per_user_and_vectorised():
     (dict(delta=0), "`delta` must be positive"), (dict(delta=1.5), "0 <= delta < 1"),
     (dict(row_norm=-1), "`row_norm` must be a positive"), (dict(rank_bound=0), "`rank_bound` must be a positive"),
     (dict(n_iter=0), "`n_iter` must be >= 1"), (dict(method="power"), "`method` must be"),
+    (dict(oja_blocks=0), "`oja_blocks` must be"),
     (dict(accountant="moments"), "`accountant` must be one of"), (dict(noise_schedule="cos"), "`noise_schedule` must be"),
 ])
 def test_bad_arguments(kw, msg):
@@ -183,7 +184,7 @@ def test_scale_equivariance_and_extreme_row_norms():
     "Private FW runs in units of L: the same coefficients for (R, k, L) and (R c, k c, L c); no overflow or NaN at 1e-200"
     R = mc.synthetic_rank_one(300, 20, per_user=8, rng=0)[0]
     f = lambda Rr, k, L, **kw: mc.private_frank_wolfe(Rr, epsilon=1.0, delta=1e-6, rank_bound=k, n_iter=4, row_norm=L, rng=1, **kw)
-    for method in ("oja", "exact", "oja-fresh"):
+    for method in mc.METHODS:
         a, b = f(R, 5.0, 1.0, method=method), f(R * 2.0 ** -500, 5.0 * 2.0 ** -500, 2.0 ** -500, method=method)
         np.testing.assert_allclose(b.coef * 2.0 ** 500, a.coef, rtol=1e-9, atol=1e-12)
     tiny = f(R, 2.0, 1e-200)
@@ -205,3 +206,48 @@ def test_complete_refuses_empty_hold_out():
     R = sparse.csr_array(np.array([[1.0, 2.0], [3.0, 0.0]]))
     with pytest.raises(ValueError, match="`test_fraction` = 0.01 held out none of the 3 ratings of 2 users"):
         mc.complete(R, epsilon=1.0, delta=1e-6, n_iter=2, rng=0)
+
+
+# --- the streaming private Oja step ("oja-stream", Results 8 and 9) ---
+
+ZERO_STREAM = sparse.csr_array((np.zeros(4000), (np.repeat(np.arange(400), 10), np.tile(np.arange(10), 400))), shape=(400, 10))
+
+
+def test_oja_stream_noise_is_calibrated_and_half_noise_is_detected():
+    """On all-zero data every streaming release is pure noise of std 4 sqrt(2) L^2 z_t (two releases of sensitivity 4 L^2)."""
+    e, d, T, L = 1.3, 1e-6, 6, 0.7
+    sig = math.sqrt(2) * mc.SENSITIVITY_OJA_FRESH * L ** 2 * mc.noise_multiplier(e, d, T)
+    runs = [mc.private_frank_wolfe(ZERO_STREAM, epsilon=e, delta=d, rank_bound=3, n_iter=T, row_norm=L, method="oja-stream",
+                                   oja_blocks=3, rng=s).diagnostics for s in range(80)]
+    lam = np.concatenate([r["eigenvalue"][1:] / sig[1:] for r in runs])
+    w = np.concatenate([np.concatenate(r["released_sq"][1:]) / np.repeat(sig[1:], 3) ** 2 for r in runs]) / 10
+    se_l, se_w = math.sqrt(2 / lam.size), math.sqrt(2 / 10 / w.size)
+    assert abs(lam.var() - 1) < 5 * se_l and abs(lam.var() / 4 - 1) > 5 * se_l
+    assert abs(w.mean() - 1) < 5 * se_w and abs(w.mean() / 4 - 1) > 5 * se_w
+
+
+def test_oja_stream_blocks_partition_rows():
+    R = mc.synthetic_rank_one(1003, 30, per_user=5, rng=0)[0]
+    for K in (1, 2, 7, 1003, 5000):
+        blocks = mc._row_blocks(R, K)
+        assert sum(b.shape[0] for b in blocks) == 1003 and len(blocks) == min(K, 1003)
+        np.testing.assert_array_equal(sparse.vstack(blocks).toarray(), R.toarray())
+
+
+def test_oja_stream_one_pass_equals_power_step():
+    """K = 1: v = normalize(A^T A v0 + g); with K blocks the pass reads each row exactly once."""
+    R = mc.synthetic_rank_one(500, 40, per_user=10, rng=0)[0]
+    v0 = np.ones(40)
+    v, lam, lamc, wsq = mc.top_eig_oja_stream(R, 1e-9, v0=v0, rng=np.random.default_rng(0))
+    w = R.T @ (R @ v0 / np.linalg.norm(v0))
+    np.testing.assert_allclose(v, w / np.linalg.norm(w), atol=1e-9)
+    assert abs(lam - np.linalg.norm(R @ v) ** 2) < 1e-6 and lamc ** 2 >= lam and len(wsq) == 1
+
+
+def test_oja_stream_matches_exact_on_synthetic():
+    R, u, v = mc.synthetic_rank_one(20000, 400, rng=0)
+    sp = mc.split_ratings(R, rng=1)
+    k = np.linalg.norm(u) * np.linalg.norm(v)
+    f = lambda meth, s: mc.private_frank_wolfe(sp.train, epsilon=1.0, delta=1e-6, rank_bound=k, n_iter=10, row_norm=2.0,
+                                               method=meth, user_mean=sp.user_mean, rng=s).rmse(sp)
+    assert np.mean([f("oja-stream", s) for s in range(2)]) < np.mean([f("exact", s) for s in range(2)]) + 0.01
