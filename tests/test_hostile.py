@@ -518,7 +518,7 @@ RAT_BAD = [RAT.toarray(), [[1.0]], None, "r", sparse.csr_array(([NAN], ([0], [0]
 
 @SETTINGS
 @given(field=st.sampled_from(["ratings", "epsilon", "delta", "rank_bound", "n_iter", "row_norm", "method", "oja_steps",
-                              "accountant", "noise_schedule", "user_mean"]), data=st.data())
+                              "oja_blocks", "accountant", "noise_schedule", "user_mean"]), data=st.data())
 def test_private_frank_wolfe_refuses(field, data):
     kw = dict(epsilon=1.0, delta=1e-5, rank_bound=2.0, n_iter=3, row_norm=2.0, method="oja", oja_steps=5, accountant="gdp",
               noise_schedule="constant", user_mean=None)
@@ -527,7 +527,7 @@ def test_private_frank_wolfe_refuses(field, data):
     if field == "ratings": ratings = pick(RAT_BAD)
     else: kw[field] = pick({"epsilon": EPS_BAD_FINITE[:-1], "delta": DELTA_BAD + [0.0], "rank_bound": [0, -1, NAN, INF, None, [1.0]],
                             "n_iter": INT_BAD + [0], "row_norm": [0, -1, NAN, INF, "2", None, [2.0]], "method": ["x", None, 3, ""],
-                            "oja_steps": INT_BAD + [0], "accountant": ["x", None, 3], "noise_schedule": ["x", None, 3],
+                            "oja_steps": INT_BAD + [0], "oja_blocks": INT_BAD + [0], "accountant": ["x", None, 3], "noise_schedule": ["x", None, 3],
                             "user_mean": [np.zeros(3), np.zeros((RAT.shape[0], 2))]}[field])
     refuses("private_frank_wolfe", lambda: mc.private_frank_wolfe(ratings, **kw, rng=0), field)
 
@@ -558,7 +558,7 @@ def test_complete_refuses(field, data):
 
 @FEW
 @given(e=st.floats(1e-2, 1e2), users=st.integers(2, 10), items=st.integers(2, 6), seed=st.integers(0, 99),
-       method=st.sampled_from(["oja", "exact", "oja-fresh"]))
+       method=st.sampled_from(["oja-stream", "oja", "exact", "oja-fresh"]))
 def test_mc_answers_finite(e, users, items, seed, method):
     Rr = small_ratings(users, items, seed)
     sp = answers("split_ratings", lambda: mc.split_ratings(Rr, test_fraction=0.3, rng=seed))
