@@ -319,7 +319,7 @@ def cmd_complete(args, out):
           f"{d['n_iter']} iterations, accountant {d['accountant']}, noise multiplier {d['noise_multiplier']:.3g}; "
           f"{d['seconds']:.2f}s", file=out)
 
-# %% ../nbs/09_cli.ipynb #f732bb1c
+# %% ../nbs/09_cli.ipynb #3bbea85f
 def build_parser():
     "The `privrank` argument parser"
     p = _Parser(prog="privrank", description="Differentially private rank aggregation.")
@@ -338,7 +338,7 @@ def build_parser():
     c.add_argument("--rank-bound", type=_positive_float("--rank-bound"), default=None, help="nuclear-norm bound k (default: row_norm * sqrt(users), data-independent)")
     c.add_argument("--iterations", type=_seed, default=10, help="Frank-Wolfe iterations T (default 10)")
     c.add_argument("--row-norm", type=_positive_float("--row-norm"), default=2.0, help="row clipping norm L (default 2)")
-    c.add_argument("--solver", default="oja-stream", help=f"private top eigenvector, one of {', '.join(mc.METHODS)} (default oja-stream)")
+    c.add_argument("--solver", default="oja", help=f"private top eigenvector, one of {', '.join(mc.METHODS)} (default oja: streaming Oja)")
     c.add_argument("--max-per-user", type=_seed, default=80, help="ratings sampled per user (default 80)")
     c.add_argument("--test-fraction", type=_positive_float("--test-fraction"), default=0.01, help="fraction of ratings held out for the test RMSE (default 0.01)")
     c.add_argument("--seed", type=_seed, default=None, help="seed for the split and the noise")

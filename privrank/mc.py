@@ -249,7 +249,7 @@ def top_eig_oja_stream(A, sigma, *, rng, v0=None, n_blocks=1, beta=1e-3):
     bound = sigma * (2 * math.sqrt(n) + 2 * math.sqrt(math.log(1 / beta)))   # Result 3's, as Algorithm 1 (see above)
     return v, lam, math.sqrt(max(lam, 0.0) + bound), np.array(wsq)
 
-# %% ../nbs/06_private_fw.ipynb #cd21b96c
+# %% ../nbs/06_private_fw.ipynb #cc805ab8
 def _row_norms(indptr, x):
     "Euclidean norm of each row's entries x of a CSR matrix with this indptr (every row non-empty), without overflow"
     with np.errstate(over="ignore"): nrm = np.sqrt(np.add.reduceat(x * x, indptr[:-1]))
@@ -259,10 +259,10 @@ def _row_norms(indptr, x):
     return nrm
 
 def _global_step(A, sigma, t, V, *, method, oja_steps, oja_blocks, beta, rng):
-    "(v, lambda, lambda', released ||w_k||^2) of global step t; 'oja-stream' warm-starts at the public V[t-1]"
-    if method == "oja-stream" and t > 0:
+    "(v, lambda, lambda', released ||w_k||^2) of global step t; 'oja' warm-starts at the public V[t-1]"
+    if method == "oja" and t > 0:
         return top_eig_oja_stream(A, sigma, v0=V[t - 1], n_blocks=oja_blocks, rng=rng, beta=beta)
-    if method == "exact" or (method == "oja-stream" and A.shape[1] ** 2 <= 1 << 22):
+    if method == "exact" or (method == "oja" and A.shape[1] ** 2 <= 1 << 22):
         return *top_eig_exact(A, sigma, rng=rng, beta=beta), np.array([])
     f = top_eig_oja_fresh if method == "oja-fresh" else top_eig_oja
     return *f(A, sigma, oja_steps, rng=rng, beta=beta), np.array([])
@@ -317,9 +317,9 @@ class Completion:
         "Test RMSE on the held-out ratings"
         return float(np.sqrt(np.mean((self.predict_entries(split.test_user, split.test_item) - split.test_value) ** 2)))
 
-# %% ../nbs/06_private_fw.ipynb #87c26d75
+# %% ../nbs/06_private_fw.ipynb #294fd6f1
 MAX_ITER = 10_000   # n_iter and oja_steps beyond this are refused: each one is a pass over all ratings
-METHODS = ("oja-stream", "oja", "exact", "oja-fresh")   # global-step methods of private Frank-Wolfe
+METHODS = ("oja", "oja-implicit", "exact", "oja-fresh")   # global-step methods of private Frank-Wolfe
 
 def check_iter(x, *, name):
     "An iteration count in 1..MAX_ITER"
@@ -347,10 +347,10 @@ def frank_wolfe(ratings, *, rank_bound, n_iter, row_norm=np.inf, user_mean=None,
     C, V, d = _frank_wolfe(Rc, rank_bound=rank_bound, n_iter=n_iter, row_norm=row_norm, sigmas=np.zeros(n_iter), method="exact", rng=check_rng(rng))
     return Completion(C, V, um, "frank-wolfe", math.inf, 0.0, diagnostics=d)
 
-# %% ../nbs/06_private_fw.ipynb #ae611727
+# %% ../nbs/06_private_fw.ipynb #2d7ce38b
 def _fw_noise(z, L, k, method, oja_steps):
     "Noise std of each step in units of L^2 and in the data's units, and k / L; refuses what overflows"
-    # "oja-stream": two releases of sensitivity 4 (Result 8) spend what one of 4 sqrt 2 does: the same sigma as "exact"
+    # "oja": two releases of sensitivity 4 (Result 8) spend what one of 4 sqrt 2 does: the same sigma as "exact"
     sig1 = z * (SENSITIVITY_OJA_FRESH * math.sqrt(oja_steps + 1) if method == "oja-fresh" else SENSITIVITY_EXACT)
     with np.errstate(over="ignore", under="ignore"): sig, kL = sig1 * L * L, k / L
     if not np.isfinite(sig).all(): raise ValueError(f"`row_norm` = {L:g} makes the noise std row_norm^2 x {sig1.max():.3g} overflow; use a bound on the ratings' scale")
@@ -363,9 +363,9 @@ def private_frank_wolfe(ratings,          # users x items, scipy.sparse; each ro
                         rank_bound,       # k: nuclear-norm bound
                         n_iter,           # T: global noisy releases
                         row_norm,         # L: bound on each row's observed norm (Pi_{L,Omega})
-                        method="oja-stream", # one of METHODS: "oja-stream" (one pass per step), "oja" (implicit noise), "exact", "oja-fresh"
-                        oja_steps=30,     # Gamma: Oja iterations per global step ("oja", "oja-fresh")
-                        oja_blocks=1,     # K: row blocks of one streaming pass ("oja-stream"; Result 9)
+                        method="oja", # one of METHODS: "oja" (one pass per step), "oja-implicit" (implicit noise), "exact", "oja-fresh"
+                        oja_steps=30,     # Gamma: Oja iterations per global step ("oja-implicit", "oja-fresh")
+                        oja_blocks=1,     # K: row blocks of one streaming pass ("oja"; Result 9)
                         accountant="gdp", # "gdp" (exact), "rdp" or "advanced"
                         noise_schedule="constant", # or "increasing"
                         user_mean=None,   # (m,) added back to predictions (from `split_ratings`)
@@ -502,10 +502,10 @@ def svd_after_cleansing(ratings,          # users x items, scipy.sparse (rows ce
                       accountant=accountant, noise_multiplier=np.full(4, z[0]), sigma=sig,
                       diagnostics=dict(item_sums=S, item_weights=K, covariance=cov, weights=wgt))
 
-# %% ../nbs/06_private_fw.ipynb #fa1576da
+# %% ../nbs/06_private_fw.ipynb #34b51f1f
 def complete(ratings,              # users x items, scipy.sparse (raw ratings)
              *, epsilon, delta,    # joint DP per user
-             rank_bound=None, n_iter=10, row_norm=2.0, method="oja-stream", max_per_user=80, test_fraction=0.01, rng=None):
+             rank_bound=None, n_iter=10, row_norm=2.0, method="oja", max_per_user=80, test_fraction=0.01, rng=None):
     "Split, fit private FW, and report the test RMSE and what was spent (a dict, for the CLI)"
     epsilon, delta, rng = check_epsilon(epsilon, scalar=True), check_delta(delta, positive=True), check_rng(rng)
     row_norm, n_iter = _check_positive(row_norm, "row_norm"), check_iter(n_iter, name="n_iter")   # before any work

@@ -558,7 +558,7 @@ def test_complete_refuses(field, data):
 
 @FEW
 @given(e=st.floats(1e-2, 1e2), users=st.integers(2, 10), items=st.integers(2, 6), seed=st.integers(0, 99),
-       method=st.sampled_from(["oja-stream", "oja", "exact", "oja-fresh"]))
+       method=st.sampled_from(["oja", "oja-implicit", "exact", "oja-fresh"]))
 def test_mc_answers_finite(e, users, items, seed, method):
     Rr = small_ratings(users, items, seed)
     sp = answers("split_ratings", lambda: mc.split_ratings(Rr, test_fraction=0.3, rng=seed))

@@ -208,7 +208,7 @@ def test_complete_refuses_empty_hold_out():
         mc.complete(R, epsilon=1.0, delta=1e-6, n_iter=2, rng=0)
 
 
-# --- the streaming private Oja step ("oja-stream", Results 8 and 9) ---
+# --- the streaming private Oja step ("oja", Results 8 and 9) ---
 
 ZERO_STREAM = sparse.csr_array((np.zeros(4000), (np.repeat(np.arange(400), 10), np.tile(np.arange(10), 400))), shape=(400, 10))
 
@@ -217,7 +217,7 @@ def test_oja_stream_noise_is_calibrated_and_half_noise_is_detected():
     """On all-zero data every streaming release is pure noise of std 4 sqrt(2) L^2 z_t (two releases of sensitivity 4 L^2)."""
     e, d, T, L = 1.3, 1e-6, 6, 0.7
     sig = math.sqrt(2) * mc.SENSITIVITY_OJA_FRESH * L ** 2 * mc.noise_multiplier(e, d, T)
-    runs = [mc.private_frank_wolfe(ZERO_STREAM, epsilon=e, delta=d, rank_bound=3, n_iter=T, row_norm=L, method="oja-stream",
+    runs = [mc.private_frank_wolfe(ZERO_STREAM, epsilon=e, delta=d, rank_bound=3, n_iter=T, row_norm=L, method="oja",
                                    oja_blocks=3, rng=s).diagnostics for s in range(80)]
     lam = np.concatenate([r["eigenvalue"][1:] / sig[1:] for r in runs])
     w = np.concatenate([np.concatenate(r["released_sq"][1:]) / np.repeat(sig[1:], 3) ** 2 for r in runs]) / 10
@@ -250,4 +250,4 @@ def test_oja_stream_matches_exact_on_synthetic():
     k = np.linalg.norm(u) * np.linalg.norm(v)
     f = lambda meth, s: mc.private_frank_wolfe(sp.train, epsilon=1.0, delta=1e-6, rank_bound=k, n_iter=10, row_norm=2.0,
                                                method=meth, user_mean=sp.user_mean, rng=s).rmse(sp)
-    assert np.mean([f("oja-stream", s) for s in range(2)]) < np.mean([f("exact", s) for s in range(2)]) + 0.01
+    assert np.mean([f("oja", s) for s in range(2)]) < np.mean([f("exact", s) for s in range(2)]) + 0.01
