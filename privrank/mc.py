@@ -249,7 +249,7 @@ def top_eig_oja_stream(A, sigma, *, rng, v0=None, n_blocks=1, beta=1e-3):
     bound = sigma * (2 * math.sqrt(n) + 2 * math.sqrt(math.log(1 / beta)))   # Result 3's, as Algorithm 1 (see above)
     return v, lam, math.sqrt(max(lam, 0.0) + bound), np.array(wsq)
 
-# %% ../nbs/06_private_fw.ipynb #cc805ab8
+# %% ../nbs/06_private_fw.ipynb #3d483dd5
 def _row_norms(indptr, x):
     "Euclidean norm of each row's entries x of a CSR matrix with this indptr (every row non-empty), without overflow"
     with np.errstate(over="ignore"): nrm = np.sqrt(np.add.reduceat(x * x, indptr[:-1]))
@@ -281,7 +281,9 @@ def _frank_wolfe(R, *, rank_bound, n_iter, row_norm, sigmas, method, oja_steps=3
         u = (A @ v) / max(lamc[t], 1e-300)                           # local: her own row and the public v
         g = -eta * rank_bound * u
         pred *= 1 - eta; pred += np.repeat(g, cnt) * v[cols]        # in place: no temporaries of nnz beyond one
-        c *= 1 - eta; C[:, t], V[t] = g / c, v
+        c *= 1 - eta
+        if c.min() < 1e-100: C *= c[:, None]; c[:] = 1.0             # fold the scales in before dividing by them (T = 1: c = 0)
+        C[:, t], V[t] = g / c, v
         scale = np.minimum(1.0, row_norm / np.maximum(_row_norms(R.indptr, pred), 1e-300))
         pred *= np.repeat(scale, cnt); c *= scale                    # Pi_{L, Omega}
         if c.min() < 1e-100: C *= c[:, None]; c[:] = 1.0             # fold the scales in before they underflow

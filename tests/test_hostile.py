@@ -558,12 +558,13 @@ def test_complete_refuses(field, data):
 
 @FEW
 @given(e=st.floats(1e-2, 1e2), users=st.integers(2, 10), items=st.integers(2, 6), seed=st.integers(0, 99),
-       method=st.sampled_from(["oja", "oja-implicit", "exact", "oja-fresh"]))
-def test_mc_answers_finite(e, users, items, seed, method):
+       method=st.sampled_from(["oja", "oja-implicit", "exact", "oja-fresh"]), T=st.integers(1, 3))
+def test_mc_answers_finite(e, users, items, seed, method, T):
     Rr = small_ratings(users, items, seed)
     sp = answers("split_ratings", lambda: mc.split_ratings(Rr, test_fraction=0.3, rng=seed))
-    answers("private_frank_wolfe", lambda: mc.private_frank_wolfe(sp.train, epsilon=e, delta=1e-6, rank_bound=2.0, n_iter=3,
-                                                                  row_norm=2.0, method=method, oja_steps=5, rng=seed))
+    fit = answers("private_frank_wolfe", lambda: mc.private_frank_wolfe(sp.train, epsilon=e, delta=1e-6, rank_bound=2.0, n_iter=T,
+                                                                        row_norm=2.0, method=method, oja_steps=5, rng=seed))
+    _nan_free(fit.predict(np.arange(users)))          # the predictions too, not only the stored factors
 
 
 # ---------------------------------------------------------------------------------------------------------------------
