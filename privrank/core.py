@@ -6,6 +6,9 @@ Docs: https://privrank.github.io/privrank/core.html.md"""
 
 # %% ../nbs/00_core.ipynb #c820df7d
 from __future__ import annotations
+import contextlib
+import contextvars
+import fractions
 import math
 import numbers
 import os
@@ -15,11 +18,14 @@ import numpy as np
 from scipy import optimize, special
 
 # %% auto #0
-__all__ = ['MAX_ENTRIES', 'NOISE_BITS', 'check_epsilon', 'check_delta', 'check_rng', 'check_int', 'check_ranks', 'check_orders',
-           'ranks_to_orders', 'orders_to_ranks', 'sample_plackett_luce', 'kendall_tau_distance', 'footrule_distance',
-           'preference_matrix', 'Consensus', 'borda_scores', 'borda_aggregate', 'analytic_gaussian_sigma',
-           'gaussian_delta', 'set_noise', 'discrete_laplace', 'discrete_gaussian', 'sample_laplace', 'sample_gaussian',
-           'calibrate_noise', 'sample_noise', 'borda_sensitivity', 'dp_borda_aggregate']
+__all__ = ['DEFAULT_MEMORY_LIMIT', 'MAX_ENTRIES', 'NOISE_MODES', 'MAX_NOISE_UNITS', 'NOISE_LAWS', 'EXACT_BITS', 'check_epsilon',
+           'check_delta', 'check_rng', 'check_int', 'memory_limit', 'set_memory_limit', 'check_memory', 'check_ranks',
+           'check_orders', 'ranks_to_orders', 'orders_to_ranks', 'sample_plackett_luce', 'kendall_tau_distance',
+           'footrule_distance', 'preference_matrix', 'Consensus', 'borda_scores', 'borda_aggregate',
+           'analytic_gaussian_sigma', 'gaussian_delta', 'noise_mode', 'set_noise', 'use_noise', 'sample_laplace',
+           'sample_gaussian', 'discrete_laplace', 'discrete_gaussian', 'zcdp_delta', 'zcdp_sigma', 'calibrate_noise',
+           'sample_noise', 'exact_noise', 'release', 'snap', 'snap_grid', 'snapped_sensitivity', 'borda_sensitivity',
+           'dp_borda_aggregate']
 
 # %% ../nbs/00_core.ipynb #aa59a08c
 def _real_array(x, name):
@@ -82,6 +88,38 @@ def check_int(x, *, name, minimum=0, maximum=None):
     if x < minimum: raise ValueError(f"`{name}` must be >= {minimum}; got {x}")
     if maximum is not None and x > maximum: raise ValueError(f"`{name}` must be <= {maximum:,}; got {x:,}")
     return int(x)
+
+# %% ../nbs/00_core.ipynb #ab8f9dd5
+DEFAULT_MEMORY_LIMIT = 8 << 30      # bytes one call may allocate for arrays sized by its input; settable
+_MEMORY = {"limit": None}
+
+def _fmt_bytes(b): return f"{b / 2 ** 30:.3g} GiB" if b >= 2 ** 30 else f"{b / 2 ** 20:.3g} MiB"
+
+def memory_limit():
+    "Bytes a call may allocate: `set_memory_limit`'s value, else $PRIVRANK_MEMORY_LIMIT (bytes, or with a K/M/G suffix), else 8 GiB"
+    if _MEMORY["limit"] is not None: return _MEMORY["limit"]
+    env = os.environ.get("PRIVRANK_MEMORY_LIMIT", "").strip()
+    if not env: return DEFAULT_MEMORY_LIMIT
+    mult = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}.get(env[-1:].upper(), 1)
+    try: v = float(env[:-1] if mult > 1 else env) * mult
+    except ValueError: v = math.nan
+    if not (math.isfinite(v) and v >= 1):
+        raise ValueError(f"the environment variable PRIVRANK_MEMORY_LIMIT must be a positive number of bytes (e.g. 8G); got {env!r}")
+    return int(v)
+
+def set_memory_limit(nbytes): # bytes (int >= 1), or None to restore the default
+    "Set the memory a call may allocate before it refuses"
+    _MEMORY["limit"] = None if nbytes is None else check_int(nbytes, name="nbytes", minimum=1)
+
+def check_memory(nbytes,   # estimated bytes the call would allocate
+                 *, name,  # the argument that determines the size
+                 what):    # what would be built, e.g. "the m x m preference matrix"
+    "Refuse, naming `name` and the estimate, a call whose arrays would exceed `memory_limit()`"
+    if nbytes > memory_limit():
+        raise ValueError(f"`{name}`: {what} would need about {_fmt_bytes(nbytes)}, over privrank's memory limit of "
+                         f"{_fmt_bytes(memory_limit())}; pass less data, or raise the limit with privrank.core.set_memory_limit "
+                         f"or PRIVRANK_MEMORY_LIMIT")
+    return nbytes
 
 # %% ../nbs/00_core.ipynb #559f2ab5
 def _check_permutations(a, name):
@@ -217,6 +255,7 @@ class Consensus:
     model: str                 # "none" (not private), "central" or "local"
     n_voters: int
     privacy_unit: str = "voter" # what a neighbouring dataset changes: one voter's whole ranking
+    noise: str = "none"         # the noise path of a private result, "fast" or "exact" (see `use_noise`); "none" if not private
     scores: np.ndarray | None = None       # the (noisy) scores the order was read from, if any
     diagnostics: dict = field(default_factory=dict)
 
@@ -242,13 +281,17 @@ def borda_aggregate(ranks): # (n, m) ranks
                      model="none", n_voters=len(np.asarray(ranks)), scores=s)
 
 # %% ../nbs/00_core.ipynb #7a63a16f
+def _check_sensitivity(x, name):
+    if isinstance(x, (bool, np.bool_)) or not isinstance(x, numbers.Real) or not (x >= 0 and math.isfinite(x)):
+        raise ValueError(f"`{name}` must be a non-negative finite number; got {x!r}")
+    return float(x)
+
 def analytic_gaussian_sigma(epsilon,     # > 0
                             delta,       # in (0, 1)
                             sensitivity=1.0): # l2 sensitivity of the released vector
     "Smallest sigma making the Gaussian mechanism (epsilon, delta)-DP (Balle & Wang 2018, Thm 8)"
     epsilon, delta = check_epsilon(epsilon, scalar=True), check_delta(delta, positive=True)
-    if not (isinstance(sensitivity, numbers.Real) and sensitivity >= 0 and math.isfinite(sensitivity)):
-        raise ValueError(f"`sensitivity` must be a non-negative finite number; got {sensitivity!r}")
+    sensitivity = _check_sensitivity(sensitivity, "sensitivity")
     if sensitivity == 0: return 0.0   # the query cannot change: no noise is needed
     def excess(log_sigma):
         s = math.exp(log_sigma)
@@ -262,114 +305,342 @@ def analytic_gaussian_sigma(epsilon,     # > 0
         raise ValueError(f"`epsilon`={epsilon!r} and `delta`={delta!r} are outside the range where sigma is representable")
     return sensitivity * math.exp(optimize.brentq(excess, lo, hi, xtol=1e-14, rtol=1e-13))
 
-def gaussian_delta(epsilon, sigma, sensitivity=1.0):
+def gaussian_delta(epsilon,         # >= 0
+                   sigma,           # > 0
+                   sensitivity=1.0): # l2 sensitivity, >= 0
     "The delta at which N(0, sigma^2) noise on an l2-sensitivity query is epsilon-DP (the exact privacy profile)"
+    epsilon, sigma, sensitivity = (_check_sensitivity(x, k) for x, k in ((epsilon, "epsilon"), (sigma, "sigma"), (sensitivity, "sensitivity")))
+    if sigma == 0: raise ValueError("`sigma` must be positive")
+    if sensitivity == 0: return 0.0
     a, b = sensitivity / (2 * sigma), epsilon * sigma / sensitivity
     return float(special.ndtr(a - b) - math.exp(epsilon + special.log_ndtr(-a - b)))
 
 # %% ../nbs/00_core.ipynb #aefd7f22
-NOISE_BITS = 10   # grid g = 2^(floor(log2 scale) - NOISE_BITS)
-_NOISE = {"mode": os.environ.get("PRIVRANK_NOISE", "fast")}
+NOISE_MODES = ("fast", "exact")
+_NOISE_DEFAULT = {"mode": None}    # set by `set_noise`; None: $PRIVRANK_NOISE, else "fast"
+_NOISE_LOCAL = contextvars.ContextVar("privrank_noise", default=None)   # set by `use_noise`, local to a thread / task
 
-def set_noise(mode): # "fast" (numpy floating point) or "exact" (discrete samplers on a dyadic grid)
-    "Select the noise path of `sample_laplace` / `sample_gaussian` everywhere"
-    if mode not in ("fast", "exact"): raise ValueError(f"`mode` must be 'fast' or 'exact'; got {mode!r}")
-    _NOISE["mode"] = mode
+def _check_noise(mode, name="noise"):
+    if not (isinstance(mode, str) and mode in NOISE_MODES):
+        raise ValueError(f"`{name}` must be one of {', '.join(map(repr, NOISE_MODES))}; got {mode!r}")
+    return mode
 
-def _bern_exp(num, den, rng): # int64 arrays, gamma = num / den >= 0
-    "Exact Bernoulli(exp(-num/den)) per entry (CKS Algorithm 1), integer arithmetic only"
-    q, r = num // den, num % den
-    out = np.ones(num.shape, dtype=bool)
-    for _ in range(int(q.max(initial=0))):                  # exp(-1) for each unit of the integer part
-        live = out & (q > 0); out[live] = _bern_exp_frac(np.ones(live.sum(), np.int64), np.ones(live.sum(), np.int64), rng); q = q - 1
-    live = out & (r > 0); out[live] = _bern_exp_frac(r[live], den[live] if np.ndim(den) else np.full(live.sum(), den), rng)
+def noise_mode(noise=None): # "fast", "exact", or None: the mode in effect here
+    "The noise path in effect: `noise` if given, else the innermost `use_noise` block, else `set_noise`'s default, else $PRIVRANK_NOISE, else 'fast'"
+    if noise is not None: return _check_noise(noise)
+    for m in (_NOISE_LOCAL.get(), _NOISE_DEFAULT["mode"]):
+        if m is not None: return m
+    env = os.environ.get("PRIVRANK_NOISE", "")
+    if env == "": return "fast"
+    if env not in NOISE_MODES:
+        raise ValueError(f"the environment variable PRIVRANK_NOISE must be one of {', '.join(map(repr, NOISE_MODES))} "
+                         f"(or unset); got {env!r}")
+    return env
+
+def set_noise(mode): # "fast" or "exact"; None restores the default ($PRIVRANK_NOISE, else "fast")
+    "Set the process-wide default noise path (every thread outside a `use_noise` block)"
+    _NOISE_DEFAULT["mode"] = None if mode is None else _check_noise(mode, "mode")
+
+@contextlib.contextmanager
+def use_noise(mode): # "fast" or "exact"
+    "Context manager: the noise path inside the block, for this thread (or asyncio task) only"
+    token = _NOISE_LOCAL.set(_check_noise(mode, "mode"))
+    try: yield mode
+    finally: _NOISE_LOCAL.reset(token)
+
+# %% ../nbs/00_core.ipynb #b80ff1cc
+def _float_noise(scale, name="scale"):
+    scale = _check_sensitivity(scale, name)
+    if noise_mode() == "exact":
+        raise ValueError("floating-point noise was requested while the noise mode is 'exact': a mechanism must add its noise "
+                         "through `privrank.core.release` (integer statistic + exact integer noise)")
+    return scale
+
+def sample_laplace(scale, size, *, rng): # scale >= 0
+    "Floating-point Laplace(0, scale) noise (numpy; the fast path, refused in exact mode)"
+    scale, rng = _float_noise(scale), check_rng(rng)
+    return rng.laplace(0.0, 1.0, size) * scale
+
+def sample_gaussian(sigma, size, *, rng): # sigma >= 0
+    "Floating-point N(0, sigma^2) noise (numpy; the fast path, refused in exact mode)"
+    sigma, rng = _float_noise(sigma, "sigma"), check_rng(rng)
+    return rng.normal(0.0, 1.0, size) * sigma
+
+# %% ../nbs/00_core.ipynb #e5b2d9ef
+_SMALL = 1 << 62   # integer arithmetic stays in int64 while every operand and result is below this; beyond, Python integers
+
+def _exact_rational(x, name, upper):
+    "x as an exact positive Fraction (an int, a Fraction, or a finite float: a float is a dyadic rational), at most `upper`"
+    if isinstance(x, (bool, np.bool_)) or not isinstance(x, (numbers.Rational, float, np.floating)):
+        raise TypeError(f"`{name}` must be a positive int, fractions.Fraction or float; got {type(x).__name__} {x!r}")
+    if isinstance(x, (float, np.floating)) and not math.isfinite(x): raise ValueError(f"`{name}` must be finite; got {x!r}")
+    q = fractions.Fraction(x) if not isinstance(x, np.integer) else fractions.Fraction(int(x))
+    if q <= 0: raise ValueError(f"`{name}` must be positive; got {x!r}")
+    if q > upper: raise ValueError(f"`{name}` must be at most {float(upper):.4g} (2^{upper.bit_length() - 1}); got {float(q):.4g}")
+    return q
+
+def _size(size):
+    "(shape, number of entries) of a size argument"
+    shape = (check_int(size, name="size"),) if isinstance(size, numbers.Integral) else tuple(check_int(s, name="size") for s in size)
+    n = math.prod(shape)
+    check_memory(8 * n, name="size", what=f"{n:,} noise draws")
+    return shape, n
+
+def _uniform_below(high, k, rng):
+    "k exactly uniform integers in [0, high), high a Python int >= 1: int64 when high <= 2^62, else Python ints (object array)"
+    if high <= _SMALL: return rng.integers(0, high, k, dtype=np.int64)
+    nbits = (high - 1).bit_length(); words = -(-nbits // 62)
+    out, todo = np.empty(k, object), np.arange(k)
+    while todo.size:                                     # rejection: each round accepts with probability >= 1/2
+        w = rng.integers(0, _SMALL, (todo.size, words), dtype=np.int64).astype(object)
+        x = w[:, 0]
+        for j in range(1, words): x = x + (w[:, j] << (62 * j))
+        x = x & ((1 << nbits) - 1)
+        ok = (x < high).astype(bool)
+        out[todo[ok]] = x[ok]; todo = todo[~ok]
     return out
 
-def _bern_exp_frac(num, den, rng): # gamma = num/den in [0, 1]
-    "Bernoulli(exp(-gamma)): K = first k with Bernoulli(gamma/k) = 0; return K odd"
+def _bern_exp_frac(num, den, rng):
+    "Exact Bernoulli(exp(-num/den)) per entry, 0 <= num <= den (CKS Algorithm 1): K = first k with Bernoulli(num/(den k)) = 0; K odd"
     k, going, res = 1, np.ones(num.shape, bool), np.zeros(num.shape, bool)
     while going.any():
-        a = rng.integers(0, den[going] * k) < num[going]     # Bernoulli(gamma / k)
-        idx = np.flatnonzero(going); stop = idx[~a]; res[stop] = k % 2 == 1; going[stop] = False; k += 1
+        idx = np.flatnonzero(going)
+        a = (_uniform_below(den, idx.size, rng) < num[idx]).astype(bool)        # Bernoulli(num / den) ...
+        if k > 1: a &= rng.integers(0, k, idx.size) == 0                       # ... and Bernoulli(1 / k): Bernoulli(gamma / k)
+        stop = idx[~a]; res[stop] = k % 2 == 1; going[stop] = False; k += 1
     return res
 
-def discrete_laplace(t, size, *, rng): # integer scale t >= 1
-    "Exact discrete Laplace: P(Z = z) ∝ exp(-|z| / t) (CKS Algorithm 2), int64"
-    rng, n = check_rng(rng), int(np.prod(size)); out = np.empty(0, np.int64)
-    while out.size < n:
-        k = 2 * (n - out.size) + 16
-        u = rng.integers(0, t, k); ok = _bern_exp(u, np.full(k, t, np.int64), rng)
-        v = np.zeros(k, np.int64); go = ok.copy()
-        while go.any(): b = _bern_exp(np.ones(go.sum(), np.int64), np.ones(go.sum(), np.int64), rng); idx = np.flatnonzero(go); v[idx[b]] += 1; go[idx[~b]] = False
-        x, y = u + t * v, rng.integers(0, 2, k)
-        keep = ok & ~((y == 1) & (x == 0))
-        out = np.concatenate([out, ((1 - 2 * y) * x)[keep]])
-    return out[:n].reshape(size)
+def _bern_exp(num, den, rng):
+    "Exact Bernoulli(exp(-num/den)) per entry: num >= 0 integers (int64 or object array), den a Python int >= 1"
+    if den > _SMALL and num.dtype != object: num = num.astype(object)
+    q, r = num // den, num % den
+    out = np.ones(num.shape, bool)
+    live = (q > 0).astype(bool)
+    while live.any():                                    # exp(-q) = q independent exp(-1) trials all succeeding
+        idx = np.flatnonzero(live)
+        out[idx[~_bern_exp_frac(np.ones(idx.size, np.int64), 1, rng)]] = False
+        q[idx] -= 1; live = out & (q > 0).astype(bool)
+    idx = np.flatnonzero(out & (r > 0).astype(bool))
+    out[idx] = _bern_exp_frac(r[idx], den, rng)
+    return out
 
-def discrete_gaussian(sigma2, size, *, rng): # integer variance parameter sigma^2 >= 1
-    "Exact discrete Gaussian: P(Z = z) ∝ exp(-z^2 / (2 sigma2)) (CKS Algorithm 3), int64"
-    rng, n, t = check_rng(rng), int(np.prod(size)), math.isqrt(sigma2) + 1; out = np.empty(0, np.int64)
-    while out.size < n:
-        y = discrete_laplace(t, 2 * (n - out.size) + 16, rng=rng)
-        num = (np.abs(y) * t - sigma2) ** 2; den = np.full(y.shape, 2 * sigma2 * t * t, np.int64)
-        out = np.concatenate([out, y[_bern_exp(num, den, rng)]])
-    return out[:n].reshape(size)
+def _to_int64(z):
+    "An object array of Python ints as int64 when every entry fits (else unchanged: the law stays exact)"
+    if z.dtype != object or z.size == 0: return z
+    return z.astype(np.int64) if max(abs(int(z.max())), abs(int(z.min()))) < 2 ** 63 else z
 
-def _grid(scale): return 2.0 ** (math.floor(math.log2(scale)) - NOISE_BITS)
+MAX_NOISE_UNITS = 2 ** 52   # largest Laplace scale / Gaussian sigma in integer units (beyond, draws past 2^63 stop being astronomically rare)
 
-def sample_laplace(scale, size, *, rng):
-    "Laplace(0, scale) noise (scale may be 0); exact discrete on a dyadic grid when set_noise('exact')"
-    rng = check_rng(rng)
-    if _NOISE["mode"] != "exact" or scale == 0: return rng.laplace(0.0, 1.0, size) * scale
-    g = _grid(scale); return discrete_laplace(math.ceil(scale / g), size, rng=rng) * g
+def discrete_laplace(scale,   # t > 0: an int, a fractions.Fraction, or a float (taken exactly), at most 2^52
+                     size,    # int or shape
+                     *, rng):
+    "Exact discrete Laplace: P(Z = z) ∝ exp(-|z| / scale) on the integers (CKS Algorithm 2, integer arithmetic only)"
+    q = _exact_rational(scale, "scale", MAX_NOISE_UNITS); rng = check_rng(rng); shape, n = _size(size)
+    t, s = q.numerator, q.denominator                   # scale = t / s
+    parts, have = [], 0
+    while have < n:
+        k = 2 * (n - have) + 16
+        U = _uniform_below(t, k, rng)
+        D = _bern_exp(U, t, rng)                         # accept U with probability exp(-U/t)
+        V, go = np.zeros(k, np.int64), D.copy()          # V: number of exp(-1) successes before the first failure
+        while go.any():
+            idx = np.flatnonzero(go); b = _bern_exp_frac(np.ones(idx.size, np.int64), 1, rng)
+            V[idx[b]] += 1; go[idx[~b]] = False
+        if U.dtype == object or t * int(V.max()) >= _SMALL - t or s > _SMALL:
+            X = U.astype(object) + t * V.astype(object)
+        else: X = U + t * V
+        Y = X // s
+        B = rng.integers(0, 2, k).astype(bool)
+        keep = D & ~(B & (Y == 0).astype(bool))
+        Z = np.where(B, -Y, Y)[keep]
+        parts.append(Z); have += Z.size
+    z = np.concatenate(parts)[:n]
+    return _to_int64(z.astype(object) if any(p.dtype == object for p in parts) else z).reshape(shape)
 
-def sample_gaussian(sigma, size, *, rng):
-    "N(0, sigma^2) noise (sigma may be 0); exact discrete Gaussian on a dyadic grid when set_noise('exact')"
-    rng = check_rng(rng)
-    if _NOISE["mode"] != "exact" or sigma == 0: return rng.normal(0.0, 1.0, size) * sigma
-    g = _grid(sigma); return discrete_gaussian(math.ceil((sigma / g) ** 2), size, rng=rng) * g
+def discrete_gaussian(sigma2,  # sigma^2 > 0: an int, a fractions.Fraction, or a float (taken exactly), at most 2^104
+                      size,    # int or shape
+                      *, rng):
+    "Exact discrete Gaussian: P(Z = z) ∝ exp(-z^2 / (2 sigma2)) on the integers (CKS Algorithm 3, integer arithmetic only)"
+    q = _exact_rational(sigma2, "sigma2", MAX_NOISE_UNITS ** 2); rng = check_rng(rng); shape, n = _size(size)
+    a, b = q.numerator, q.denominator                   # sigma^2 = a / b
+    t = math.isqrt(a // b) + 1                          # floor(sigma) + 1
+    den = 2 * a * b * t * t                             # accept Y ~ DLap(t) with probability exp(-(|Y| b t - a)^2 / den)
+    parts, have = [], 0
+    while have < n:
+        k = 2 * (n - have) + 16
+        Y = discrete_laplace(t, k, rng=rng)
+        absY = np.abs(Y)
+        if Y.dtype != object and int(absY.max()) * b * t < _SMALL and a < _SMALL:
+            A = absY * (b * t) - a
+            num = A * A if int(np.abs(A).max()) < 2 ** 31 else A.astype(object) ** 2
+        else: num = (absY.astype(object) * (b * t) - a) ** 2
+        Z = Y[_bern_exp(num, den, rng)]
+        parts.append(Z); have += Z.size
+    z = np.concatenate(parts)[:n]
+    return _to_int64(z.astype(object) if any(p.dtype == object for p in parts) else z).reshape(shape)
+
+# %% ../nbs/00_core.ipynb #d5dc8304
+def _log_zcdp_delta(rho, epsilon):
+    "log of the smallest delta at which rho-zCDP implies (epsilon, delta)-DP: min over alpha > 1 of (alpha-1)(alpha rho - epsilon) - log(alpha-1) + alpha log(1 - 1/alpha)"
+    def f(u):                                            # u = log(alpha - 1); unimodal in u (convex in alpha)
+        am1 = math.exp(u); a = am1 + 1
+        return am1 * (a * rho - epsilon) - u + a * (u - math.log1p(am1))   # a log(1 - 1/a) = a (log(a - 1) - log a)
+    hi = math.log(max(2.0, 4 * (epsilon / rho + 1)))     # the optimum lies below alpha = (epsilon + rho) / (2 rho) + 1
+    res = optimize.minimize_scalar(f, bounds=(-60.0, hi), method="bounded", options=dict(xatol=1e-10))
+    return min(res.fun, 0.0)
+
+def zcdp_delta(rho, epsilon): # rho > 0, epsilon > 0
+    "The delta at which a rho-zCDP mechanism is (epsilon, delta)-DP (Canonne, Kamath, Steinke 2020, Prop. 12)"
+    return math.exp(_log_zcdp_delta(rho, epsilon))
+
+def zcdp_sigma(epsilon, delta, sensitivity=1.0):
+    "Smallest sigma whose Gaussian noise (continuous or discrete) on an l2-sensitivity query is rho = (sensitivity / sigma)^2 / 2 zCDP with zcdp_delta <= delta"
+    epsilon, delta = check_epsilon(epsilon, scalar=True), check_delta(delta, positive=True)
+    sensitivity = _check_sensitivity(sensitivity, "sensitivity")
+    if sensitivity == 0: return 0.0
+    g = lambda lr: _log_zcdp_delta(math.exp(lr), epsilon) - math.log(delta)   # increasing in rho
+    lo, hi = -20.0, 20.0
+    while g(lo) > 0 and lo > -1400: lo -= 40.0
+    while g(hi) <= 0 and hi < 1400: hi += 40.0
+    if not (g(lo) <= 0 < g(hi)):
+        raise ValueError(f"`epsilon`={epsilon!r} and `delta`={delta!r} are outside the range where the exact path's sigma is representable")
+    rho = math.exp(optimize.brentq(g, lo, hi, xtol=1e-13, rtol=1e-13)) * (1 - 1e-9)   # rounded toward more noise
+    sigma = sensitivity / math.sqrt(2 * rho)
+    if not math.isfinite(sigma) or sigma == 0:
+        raise ValueError(f"`epsilon`={epsilon!r} and `delta`={delta!r}: the exact path's sigma is not a finite positive float")
+    return sigma
 
 # %% ../nbs/00_core.ipynb #59436ba0
-def calibrate_noise(epsilon,   # > 0, or inf (no noise)
-                    delta,     # 0: Laplace; > 0: analytic Gaussian
-                    *, l1,     # l1 sensitivity of the query
-                    l2):       # l2 sensitivity of the query
-    "The noise law that hides one release: ('laplace', l1/eps), ('gaussian', analytic sigma) or ('none', 0)"
+NOISE_LAWS = ("laplace", "gaussian", "none")
+
+def calibrate_noise(epsilon,     # > 0, or inf (no noise)
+                    delta,       # 0: Laplace; > 0: Gaussian
+                    *, l1,       # l1 sensitivity of the query
+                    l2,          # l2 sensitivity of the query
+                    noise=None): # "fast", "exact" or None (`noise_mode()`): the exact path's Gaussian is calibrated by zCDP
+    "The noise law that hides one release: ('laplace', l1/epsilon), ('gaussian', sigma) or ('none', 0)"
+    epsilon, delta = check_epsilon(epsilon, allow_inf=True, scalar=True), check_delta(delta)
+    l1, l2, mode = _check_sensitivity(l1, "l1"), _check_sensitivity(l2, "l2"), noise_mode(noise)
     if math.isinf(epsilon): return "none", 0.0
-    law, scale = ("laplace", l1 / epsilon) if delta == 0 else ("gaussian", analytic_gaussian_sigma(epsilon, delta, l2))
+    if delta == 0: law, scale = "laplace", l1 / epsilon
+    else: law, scale = "gaussian", (zcdp_sigma if mode == "exact" else analytic_gaussian_sigma)(epsilon, delta, l2)
     if not math.isfinite(scale): raise ValueError(f"`epsilon` = {epsilon:g} is too small: the noise scale {scale} is not a finite float")
     return law, scale
 
+def _check_law(law, scale):
+    if not (isinstance(law, str) and law in NOISE_LAWS): raise ValueError(f"`law` must be one of {', '.join(map(repr, NOISE_LAWS))}; got {law!r}")
+    return law, _check_sensitivity(scale, "scale")
+
 def sample_noise(law, scale, size, *, rng):
-    "Noise of a law from `calibrate_noise` (zeros for 'none'), drawn by `sample_laplace` / `sample_gaussian`"
+    "Floating-point noise of a law from `calibrate_noise` (zeros for 'none'), drawn by `sample_laplace` / `sample_gaussian`"
+    law, scale = _check_law(law, scale)
     if law == "none": return np.zeros(size)
     return (sample_laplace if law == "laplace" else sample_gaussian)(scale, size, rng=rng)
+
+# %% ../nbs/00_core.ipynb #9d108ab8
+EXACT_BITS = 40   # the exact path rounds a noise scale up to 40 significant bits: at most 2^-39 more noise, never less
+
+def _round_up(q, bits=EXACT_BITS):
+    "The smallest dyadic rational with `bits` significant bits that is >= the positive Fraction q"
+    k = bits - (q.numerator.bit_length() - q.denominator.bit_length())
+    if k >= 0: return fractions.Fraction(-((-q.numerator << k) // q.denominator), 1 << k)
+    return fractions.Fraction(-((-q.numerator) // (q.denominator << -k)) << -k)
+
+def _check_counts(counts, name):
+    "Integer counts as int64: an integer array, or floats holding whole numbers below 2^53"
+    c = np.asarray(counts)
+    if c.dtype.kind in "iu": return c.astype(np.int64)
+    if c.dtype.kind == "b" or c.dtype.kind not in "f": raise TypeError(f"`{name}` must be an integer array; got dtype {c.dtype}")
+    if not (np.isfinite(c).all() and (np.abs(c) < 2.0 ** 53).all() and (c == np.round(c)).all()):
+        raise ValueError(f"`{name}` must hold whole numbers below 2^53 for exact noise: a statistic off the integer grid keeps its "
+                         "residue in every release; put it on a grid first (`snap`, with the rounding in the sensitivity)")
+    return c.astype(np.int64)
+
+def exact_noise(law, scale, size, *, rng): # law from `calibrate_noise`; scale in integer units (any positive real)
+    "Integer noise of `law` at (at least) `scale`: discrete Laplace / discrete Gaussian, the scale rounded up to EXACT_BITS bits"
+    law, scale = _check_law(law, scale)
+    if law == "none" or scale == 0: return np.zeros(size, np.int64)
+    q = fractions.Fraction(scale)
+    if law == "laplace": return discrete_laplace(_round_up(q), size, rng=rng)
+    return discrete_gaussian(_round_up(q * q), size, rng=rng)
+
+def release(counts,      # the statistic in integer units: ints, or floats holding whole numbers
+            law,         # "laplace", "gaussian" or "none", from `calibrate_noise`
+            scale,       # Laplace scale or Gaussian sigma, in the units of the released value counts / denom
+            *, rng,
+            denom=1,     # the released value is counts / denom (n for a fraction of n voters; 1 / grid for `snap`ped counts)
+            noise=None): # "fast", "exact" or None (`noise_mode()`)
+    "The one way privrank adds noise: counts / denom + float noise (fast), or (counts + exact integer noise) / denom (exact)"
+    law, scale = _check_law(law, scale)
+    if isinstance(denom, (bool, np.bool_)) or not isinstance(denom, numbers.Real) or not (0 < denom < math.inf):
+        raise ValueError(f"`denom` must be a positive finite number; got {denom!r}")
+    rng, mode = check_rng(rng), noise_mode(noise)
+    if mode == "fast":
+        c = np.asarray(counts)
+        if c.dtype.kind not in "iuf": raise TypeError(f"`counts` must be a real array; got dtype {c.dtype}")
+        return c / denom + sample_noise(law, scale, c.shape, rng=rng)
+    c = _check_counts(counts, "counts")
+    units = fractions.Fraction(scale) * fractions.Fraction(denom)      # exact: the noise scale in count units
+    if law != "none" and units > MAX_NOISE_UNITS:
+        raise ValueError(f"`epsilon` is too small for exact noise: the noise scale is {float(units):.4g} counts, beyond 2^52; "
+                         "use a larger epsilon (or the fast path)")
+    z = exact_noise(law, units, c.shape, rng=rng)
+    tot = c + z if z.dtype != object and (c.size == 0 or int(np.abs(c).max()) + int(np.abs(z).max()) < 2 ** 63) \
+          else c.astype(object) + z
+    return tot.astype(float) / denom         # post-processing of an integer release
+
+def snap(x,     # real statistic
+         grid): # a power of two
+    "Integer counts round(x / grid): a real statistic put on the grid; each changed entry's rounding moves it by less than one grid step"
+    g = _check_sensitivity(grid, "grid")
+    if g == 0 or math.frexp(g)[0] != 0.5: raise ValueError(f"`grid` must be a positive power of two; got {grid!r}")
+    y = np.asarray(x, float) / g
+    if not np.isfinite(y).all() or (np.abs(y) >= 2.0 ** 53).any(): raise ValueError("`x` must be finite and below 2^53 grid steps")
+    return np.rint(y).astype(np.int64)
+
+def snap_grid(l2,            # l2 sensitivity of the real statistic
+              changed,       # most entries one neighbour can change
+              bits=10):      # the rounding adds at most 2^-bits of l2 to the sensitivity
+    "Largest power-of-two grid g with sqrt(changed) g <= 2^-bits l2"
+    l2, changed = _check_sensitivity(l2, "l2"), check_int(changed, name="changed", minimum=1)
+    if l2 == 0: raise ValueError("`l2` must be positive")
+    return 2.0 ** math.floor(math.log2(l2 / math.sqrt(changed)) - bits)
+
+def snapped_sensitivity(l1, l2, changed, grid):
+    "(l1, l2) sensitivity of `snap`ped counts times grid: each changed entry's rounding adds less than one grid step"
+    return l1 + changed * grid, l2 + math.sqrt(changed) * grid
 
 # %% ../nbs/00_core.ipynb #d7ce79c0
 def borda_sensitivity(m):
     "(l1, l2) sensitivity of the Borda score vector when one voter's ranking of m candidates is replaced"
+    m = check_int(m, name="m", minimum=1)
     return m * m // 2, math.sqrt(m * (m * m - 1) / 3)
 
-def _borda_noise(m, epsilon, delta):
+def _borda_noise(m, epsilon, delta, mode=None):
     "Noise law for one release of a Borda vector: ('laplace' | 'gaussian', scale)"
     l1, l2 = borda_sensitivity(m)
-    return calibrate_noise(epsilon, delta, l1=l1, l2=l2)
+    return calibrate_noise(epsilon, delta, l1=l1, l2=l2, noise=mode)
 
 # %% ../nbs/00_core.ipynb #b7bb5054
 def dp_borda_aggregate(ranks,            # (n, m) ranks
-                       *, epsilon,       # privacy per voter; inf = no noise
-                       delta=0.0,        # 0: Laplace (pure DP); > 0: analytic Gaussian
+                       *, epsilon,       # privacy per voter; inf = no noise (a non-private result)
+                       delta=0.0,        # 0: Laplace (pure DP); > 0: Gaussian
                        model="central",  # "central": the curator adds noise once; "local": each voter noises her own vector
                        rng=None):
     "Borda consensus from noisy scores: epsilon-DP (Laplace) or (epsilon, delta)-DP (Gaussian), central or local"
     r = check_ranks(ranks)
     epsilon, delta = check_epsilon(epsilon, allow_inf=True, scalar=True), check_delta(delta)
     if model not in ("central", "local"): raise ValueError(f"`model` must be 'central' or 'local'; got {model!r}")
-    rng = check_rng(rng)
+    rng, mode = check_rng(rng), noise_mode()
     n, m = r.shape
-    law, scale = _borda_noise(m, epsilon, delta)
-    if model == "central": noisy = borda_scores(r) + sample_noise(law, scale, m, rng=rng)
-    else: noisy = ((m - 1 - r) + sample_noise(law, scale, (n, m), rng=rng)).sum(axis=0)   # each voter's own report
+    if math.isinf(epsilon):
+        res = borda_aggregate(r); return Consensus(**{**res.__dict__, "diagnostics": dict(note="epsilon = inf: no noise, not private")})
+    law, scale = _borda_noise(m, epsilon, delta, mode)
+    if model == "central": noisy = release(borda_scores(r), law, scale, rng=rng, noise=mode)
+    else:
+        check_memory(24 * n * m, name="ranks", what=f"the local model's {n:,} x {m:,} noisy reports")
+        noisy = release(m - 1 - r, law, scale, rng=rng, noise=mode).sum(axis=0)   # each voter's own report, summed
+    l1, l2 = borda_sensitivity(m)
     return Consensus(order=_order_from_scores(noisy), method="borda", epsilon=epsilon, delta=delta, model=model,
-                     n_voters=n, scores=noisy, diagnostics=dict(noise=law, noise_scale=scale,
-                     sensitivity_l1=borda_sensitivity(m)[0], sensitivity_l2=borda_sensitivity(m)[1]))
+                     n_voters=n, scores=noisy, noise=mode,
+                     diagnostics=dict(noise_law=law, noise_scale=scale, sensitivity_l1=l1, sensitivity_l2=l2))
