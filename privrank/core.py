@@ -21,11 +21,11 @@ from scipy import optimize, special
 __all__ = ['DEFAULT_MEMORY_LIMIT', 'MAX_ENTRIES', 'NOISE_MODES', 'MAX_NOISE_UNITS', 'NOISE_LAWS', 'EXACT_BITS', 'check_epsilon',
            'check_delta', 'check_rng', 'check_int', 'memory_limit', 'set_memory_limit', 'check_memory', 'check_ranks',
            'check_orders', 'ranks_to_orders', 'orders_to_ranks', 'sample_plackett_luce', 'kendall_tau_distance',
-           'footrule_distance', 'preference_matrix', 'Consensus', 'borda_scores', 'borda_aggregate',
-           'analytic_gaussian_sigma', 'gaussian_delta', 'noise_mode', 'set_noise', 'use_noise', 'sample_laplace',
-           'sample_gaussian', 'discrete_laplace', 'discrete_gaussian', 'zcdp_delta', 'zcdp_sigma', 'calibrate_noise',
-           'sample_noise', 'exact_noise', 'release', 'snap', 'snap_grid', 'snapped_sensitivity', 'borda_sensitivity',
-           'dp_borda_aggregate']
+           'footrule_distance', 'preference_counts', 'preference_matrix', 'Consensus', 'borda_scores',
+           'borda_aggregate', 'analytic_gaussian_sigma', 'gaussian_delta', 'noise_mode', 'set_noise', 'use_noise',
+           'sample_laplace', 'sample_gaussian', 'discrete_laplace', 'discrete_gaussian', 'zcdp_delta', 'zcdp_sigma',
+           'calibrate_noise', 'sample_noise', 'exact_noise', 'release', 'snap', 'snap_grid', 'snapped_sensitivity',
+           'borda_sensitivity', 'dp_borda_aggregate']
 
 # %% ../nbs/00_core.ipynb #aa59a08c
 def _real_array(x, name):
@@ -232,17 +232,23 @@ def footrule_distance(a, # ranks, (m,) or (n, m)
     return int(d[0]) if single else d
 
 # %% ../nbs/00_core.ipynb #ca3e75be
-def preference_matrix(ranks): # (n, m) ranks
-    "w[u, v] = fraction of voters placing candidate u before candidate v"
+def preference_counts(ranks): # (n, m) ranks
+    "C[u, v] = number of voters placing candidate u before candidate v (int64)"
     r = check_ranks(ranks)
     n, m = r.shape
     if m * m > MAX_ENTRIES: raise ValueError(f"`ranks` has m = {m:,} candidates: the m x m preference matrix would exceed {MAX_ENTRIES:,} entries")
-    counts = np.zeros((m, m), np.int64)
     block = max(1, (1 << 22) // (m * m))
+    check_memory(16 * m * m + min(n, block) * m * m, name="ranks", what=f"the {m:,} x {m:,} preference counts")
+    counts = np.zeros((m, m), np.int64)
     for s in range(0, n, block):
         chunk = r[s:s + block]
         counts += (chunk[:, :, None] < chunk[:, None, :]).sum(axis=0)
-    return counts / n
+    return counts
+
+def preference_matrix(ranks): # (n, m) ranks
+    "w[u, v] = fraction of voters placing candidate u before candidate v"
+    c = preference_counts(ranks)
+    return c / len(np.asarray(ranks))
 
 # %% ../nbs/00_core.ipynb #94294bbb
 @dataclass(frozen=True, eq=False)

@@ -6,14 +6,14 @@ Docs: https://privrank.github.io/privrank/kemeny.html.md"""
 
 # %% ../nbs/05_kemeny.ipynb #2bdff1db
 from __future__ import annotations
-import itertools, math
+import itertools, math, numbers
 from dataclasses import dataclass, field
 
 import numpy as np
 from scipy import optimize, sparse
 
-from .core import (Consensus, check_ranks, check_epsilon, check_delta, check_rng, check_int,
-                           preference_matrix, calibrate_noise, sample_noise, analytic_gaussian_sigma, sample_gaussian)
+from .core import (Consensus, check_ranks, check_epsilon, check_delta, check_rng, check_int, check_memory,
+                           preference_matrix, preference_counts, calibrate_noise, release, noise_mode, use_noise)
 
 # %% auto #0
 __all__ = ['EXACT_MAX_M', 'SOLVERS', 'MAX_MARGINAL_DIM', 'check_weights', 'check_order', 'kemeny_cost', 'reduce_instance',
@@ -60,6 +60,8 @@ def reduce_instance(w): # (m, m) WFAS weights
 def is_bounded(w, lo=0.5, hi=2.0): # (m, m) WFAS weights; the bounds on w[u, v] + w[v, u]
     "Whether w >= 0 off the diagonal and lo <= w[u, v] + w[v, u] <= hi for all u != v"
     w = check_weights(w); off = ~np.eye(len(w), dtype=bool)
+    for x, k in ((lo, "lo"), (hi, "hi")):
+        if isinstance(x, (bool, np.bool_)) or not isinstance(x, numbers.Real) or math.isnan(x): raise ValueError(f"`{k}` must be a number; got {x!r}")
     tot = (w + w.T)[off]
     return bool((w[off] >= 0).all() and (tot >= lo).all() and (tot <= hi).all())
 
@@ -103,7 +105,10 @@ def kemeny_ilp(w,                # (m, m) WFAS weights
                time_limit=60.0): # seconds for HiGHS
     "An optimal order by the transitivity ILP, solved by scipy.optimize.milp (HiGHS)"
     w = check_weights(w); m = len(w)
+    if isinstance(time_limit, (bool, np.bool_)) or not isinstance(time_limit, numbers.Real) or not (0 < time_limit < math.inf):
+        raise ValueError(f"`time_limit` must be a positive finite number of seconds; got {time_limit!r}")
     if m == 1: return np.zeros(1, np.int64)
+    check_memory(150 * math.comb(m, 3), name="w", what=f"the transitivity ILP's {math.comb(m, 3):,} triangle constraints (m = {m:,})")
     iu, ju = np.triu_indices(m, 1); idx = np.full((m, m), -1); idx[iu, ju] = np.arange(iu.size)
     u, v, k = np.array(list(itertools.combinations(range(m), 3))).T.reshape(3, -1) if m >= 3 else (np.zeros((3, 0), int))
     rows = np.repeat(np.arange(u.size), 3)
@@ -150,6 +155,9 @@ def local_search(w,               # (m, m) WFAS weights
                  tol=1e-12):
     "Best-improvement local search over single-candidate moves, O(m^2) per move"
     w = check_weights(w); m = len(w)
+    if max_moves is not None: max_moves = check_int(max_moves, name="max_moves", minimum=0)
+    if isinstance(tol, (bool, np.bool_)) or not isinstance(tol, numbers.Real) or not (0 <= tol < math.inf):
+        raise ValueError(f"`tol` must be a non-negative finite number; got {tol!r}")
     o = indegree_order(w) if order is None else check_order(order, m).copy()
     for _ in range(50 * m if max_moves is None else max_moves):
         g = _move_gains(w[np.ix_(o, o)]); i, j = np.unravel_index(g.argmin(), g.shape)
@@ -204,6 +212,7 @@ def kemeny_aggregate(ranks,           # (n, m) ranks
 # %% ../nbs/05_kemeny.ipynb #efecc967
 def margin_sensitivity(n, m): # voters, candidates
     "(l1, l2) sensitivity of the margins (w[u, v] - w[v, u])_{u<v} when one voter's ranking is replaced"
+    n, m = check_int(n, name="n", minimum=1), check_int(m, name="m", minimum=1)
     k = m * (m - 1) // 2
     return 2 * k / n, 2 * math.sqrt(k) / n
 
@@ -214,7 +223,8 @@ def margin_noise_scale(n, m, *, epsilon, delta):
 
 def large_n_ok(n, m, *, epsilon, delta):
     "Whether the margin noise scale is at most 1/ln m (the paper's large-n condition; Laplace scale when delta = 0)"
-    return m <= 2 or margin_noise_scale(n, m, epsilon=epsilon, delta=delta) <= 1 / math.log(m)
+    scale = margin_noise_scale(n, m, epsilon=epsilon, delta=delta)     # validates n, m, epsilon, delta
+    return m <= 2 or scale <= 1 / math.log(m)
 
 # %% ../nbs/05_kemeny.ipynb #9abdc7ed
 @dataclass(frozen=True, eq=False)
@@ -227,58 +237,69 @@ class NoisyInstance:
     n_voters: int
     privacy_unit: str = "voter"
     diagnostics: dict = field(default_factory=dict)
+    noise: str = "fast"    # the noise path: "fast" or "exact"
+
+def _margin_counts(r):
+    "(m, m) antisymmetric integer margins C - C^T, C the preference counts: n (w^Pi - (w^Pi)^T)"
+    c = preference_counts(r); return c - c.T
 
 def _margins(r):
     "(m, m) antisymmetric margins w^Pi - (w^Pi)^T"
-    w = preference_matrix(r); return w - w.T
+    return _margin_counts(r) / r.shape[0]
 
 def noisy_margins_instance(ranks, *, epsilon, delta, rng=None):
     "Large-n release: Gaussian (delta > 0) or Laplace (delta = 0) noise on the margins (u < v), instance max(+-d~, 0)"
     r = check_ranks(ranks); epsilon, delta, rng = check_epsilon(epsilon, scalar=True), check_delta(delta), check_rng(rng)
-    n, m = r.shape; l1, l2 = margin_sensitivity(n, m)
-    law, scale = calibrate_noise(epsilon, delta, l1=l1, l2=l2)
-    margins = _margins(r); iu = np.triu_indices(m, 1)                 # _margins refuses, naming `ranks`, an m x m beyond MAX_ENTRIES
-    d = np.zeros((m, m)); d[iu] = margins[iu] + sample_noise(law, scale, iu[0].size, rng=rng); d -= d.T
-    return NoisyInstance(np.maximum(d, 0.0), f"margins_{law}", epsilon, delta, n,
-                         diagnostics=dict(sigma=scale, sensitivity_l2=margin_sensitivity(n, m)[1], sensitivity_l1=margin_sensitivity(n, m)[0]))
+    mode = noise_mode(); n, m = r.shape; l1, l2 = margin_sensitivity(n, m)
+    law, scale = calibrate_noise(epsilon, delta, l1=l1, l2=l2, noise=mode)
+    c = _margin_counts(r); iu = np.triu_indices(m, 1)                  # refuses, naming `ranks`, an m x m beyond the limits
+    d = np.zeros((m, m)); d[iu] = release(c[iu], law, scale, denom=n, rng=rng, noise=mode); d -= d.T   # the release: d[iu]
+    return NoisyInstance(np.maximum(d, 0.0), f"margins_{law}", epsilon, delta, n, noise=mode,
+                         diagnostics=dict(sigma=scale, sensitivity_l2=l2, sensitivity_l1=l1, released_margins=d[iu]))
 
 def clipped_noisy_instance(ranks, *, epsilon, delta, rng=None):
     "Alabi et al.'s instance: Gaussian noise on every entry of w^Pi, clipped at 0"
     r = check_ranks(ranks); epsilon, delta, rng = check_epsilon(epsilon, scalar=True), check_delta(delta, positive=True), check_rng(rng)
-    n, m = r.shape; w = preference_matrix(r); off = ~np.eye(m, dtype=bool)
+    mode = noise_mode(); n, m = r.shape; off = ~np.eye(m, dtype=bool)
     sens = math.sqrt(m * (m - 1)) / n          # each ordered pair moves by 1/n when the pair flips
-    sigma = analytic_gaussian_sigma(epsilon, delta, sens)   # Gaussian only: Alabi et al.'s baseline has no Laplace variant
-    w[off] += sample_gaussian(sigma, m * (m - 1), rng=rng)
-    return NoisyInstance(np.maximum(w, 0.0), "clipped_gaussian", epsilon, delta, n,
-                         diagnostics=dict(sigma=sigma, sensitivity_l2=sens))
+    law, sigma = calibrate_noise(epsilon, delta, l1=m * (m - 1) / n, l2=sens, noise=mode)   # Gaussian: delta > 0 here
+    w = np.zeros((m, m)); w[off] = release(preference_counts(r)[off], law, sigma, denom=n, rng=rng, noise=mode)
+    return NoisyInstance(np.maximum(w, 0.0), "clipped_gaussian", epsilon, delta, n, noise=mode,
+                         diagnostics=dict(sigma=sigma, sensitivity_l2=sens, released=w[off]))
 
 # %% ../nbs/05_kemeny.ipynb #3c9cba87
 def bucket_of(m, n_buckets): # candidates, buckets B (1 <= B <= m)
     "Bucket index floor(p B / m) of each position p"
-    return np.arange(m) * n_buckets // m
+    m = check_int(m, name="m", minimum=1); B = check_int(n_buckets, name="n_buckets", minimum=1, maximum=m)
+    return np.arange(m) * B // m
 
 def same_bucket_pairs(m, n_buckets):
     "k_B = number of ordered pairs u before v in the same bucket, per voter"
     sizes = np.bincount(bucket_of(m, n_buckets)); return int((sizes * (sizes - 1) // 2).sum())
 
 def _project_trace_psd(M, trace): # symmetric matrix, target trace
-    "Frobenius projection of symmetric M onto {PSD, trace = trace}"
+    "Frobenius projection of symmetric M onto {PSD, trace = trace}: the eigenvalues projected onto the scaled simplex"
     lam, U = np.linalg.eigh(M)
     mu = np.sort(lam)[::-1]; cs = np.cumsum(mu) - trace
-    rho = np.flatnonzero(mu - cs / np.arange(1, mu.size + 1) > 0)[-1]
+    ok = np.flatnonzero(mu - cs / np.arange(1, mu.size + 1) > 0)
+    rho = ok[-1] if ok.size else 0     # j = 1 always qualifies (mu_1 - (mu_1 - trace) = trace > 0); in floats it can round away
     lam = np.maximum(lam - cs[rho] / (rho + 1), 0.0)
     return (U * lam) @ U.T
 
 # %% ../nbs/05_kemeny.ipynb #9592a92c
-def _bucket_stats(r, B):
-    "Same-bucket s (m, m), and the two-way marginal matrix G (mB, mB) of the bucket one-hot encoding"
+def _bucket_counts(r, B):
+    "Integer same-bucket counts S (m, m) and two-way marginal counts G (mB, mB) of the bucket one-hot encoding (n s and n G)"
     n, m = r.shape; b = bucket_of(m, B)[r]                                   # b[i, q]: bucket of candidate q
-    same, step = np.zeros((m, m)), max(1, (1 << 22) // (m * m))             # voters in blocks: at most ~4M booleans at once
+    same, step = np.zeros((m, m), np.int64), max(1, (1 << 22) // (m * m))   # voters in blocks: at most ~4M booleans at once
     for i in range(0, n, step):
         bi, ri = b[i:i + step], r[i:i + step]
         same += ((bi[:, :, None] == bi[:, None, :]) & (ri[:, :, None] < ri[:, None, :])).sum(axis=0)
-    X = sparse.csr_matrix((np.ones(n * m), (np.repeat(np.arange(n), m), (np.arange(m) * B + b).ravel())), shape=(n, m * B))
-    return same / n, (X.T @ X).toarray() / n
+    X = sparse.csr_matrix((np.ones(n * m, np.int64), (np.repeat(np.arange(n), m), (np.arange(m) * B + b).ravel())), shape=(n, m * B))
+    return same, (X.T @ X).toarray()
+
+def _bucket_stats(r, B):
+    "Same-bucket s (m, m), and the two-way marginal matrix G (mB, mB) of the bucket one-hot encoding"
+    S, G = _bucket_counts(r, B); return S / r.shape[0], G / r.shape[0]
 
 def _cross_from_G(G, m, B):
     "t[u, v] = sum_{b < b'} G[(u, b), (v, b')]"
@@ -289,7 +310,8 @@ MAX_MARGINAL_DIM = 1024   # largest mB whose (mB x mB) PSD projection (one eigh,
 
 def bucketed_noise(n, m, B, *, epsilon, delta):
     "Noise law and scales (law, scale_s, scale_G) of the small-n release; Gaussian if delta > 0 else Laplace"
-    k = same_bucket_pairs(m, B)
+    n, k = check_int(n, name="n", minimum=1), same_bucket_pairs(m, B)        # validates m and B
+    epsilon, delta = check_epsilon(epsilon, scalar=True), check_delta(delta)
     if delta > 0:      # one Gaussian mechanism on (s / Delta_2(s), G / Delta_2(G)): joint l2 sensitivity sqrt 2
         law, s1 = calibrate_noise(epsilon, delta, l1=math.sqrt(2), l2=math.sqrt(2))
         return law, s1 * math.sqrt(2 * k) / n, s1 * math.sqrt(m * (m + 1)) / n
@@ -308,9 +330,11 @@ def choose_buckets(n, m, *, epsilon, delta):
 
 def paper_buckets(n, m, *, epsilon, delta):
     "B prescribed by the paper's balance (result 4.4): (2/9 m^(3/4)/sqrt(eps n))^(4/11) if delta > 0, else (2/5 m^(3/2)/sqrt(eps n))^(2/7); in 1..m"
+    n, m = check_int(n, name="n", minimum=1), check_int(m, name="m", minimum=1)
+    epsilon, delta = check_epsilon(epsilon, scalar=True), check_delta(delta)
     en = epsilon * n
     b = (2 / 9 * m ** 0.75 / math.sqrt(en)) ** (4 / 11) if delta > 0 else (2 / 5 * m ** 1.5 / math.sqrt(en)) ** (2 / 7)
-    return int(min(max(round(b), 1), m))
+    return int(min(max(round(b), 1), m)) if math.isfinite(b) else m       # eps n below ~1e-300: as many buckets as positions
 
 def _resolve_buckets(n_buckets, n, m, epsilon, delta):
     "B from `n_buckets`: None (our bound's optimum), 'paper' (the paper's balance) or an int"
@@ -331,16 +355,17 @@ def bucketed_instance(ranks, *, epsilon, delta,
                       rng=None):
     "Small-n release: same-bucket pairs by Gaussian/Laplace, cross-bucket pairs from projected noisy two-way marginals"
     r = check_ranks(ranks); epsilon, delta, rng = check_epsilon(epsilon, scalar=True), check_delta(delta), check_rng(rng)
-    n, m = r.shape; preference_matrix(r[:1])                                # refuses, naming `ranks`, an m x m beyond MAX_ENTRIES
+    mode = noise_mode(); n, m = r.shape; preference_matrix(r[:1])          # refuses, naming `ranks`, an m x m beyond the limits
     B = _check_buckets(_resolve_buckets(n_buckets, n, m, epsilon, delta), m)
     law, ss, sg = bucketed_noise(n, m, B, epsilon=epsilon, delta=delta)
-    s, G = _bucket_stats(r, B); off = ~np.eye(m, dtype=bool); iu = np.triu_indices(m * B)
-    s_t = s.copy(); s_t[off] += sample_noise(law, ss, m * (m - 1), rng=rng)
-    Z = np.zeros_like(G); Z[iu] = sample_noise(law, sg, iu[0].size, rng=rng); Z = np.triu(Z, 1) + np.triu(Z, 1).T + np.diag(np.diag(Z))
-    G_hat = _project_trace_psd(G + Z, float(m)) if B > 1 else G + Z
+    S, Gc = _bucket_counts(r, B); off = ~np.eye(m, dtype=bool); iu = np.triu_indices(m * B)
+    s_t = np.zeros((m, m)); s_t[off] = release(S[off], law, ss, denom=n, rng=rng, noise=mode)          # release 1: s
+    G_t = np.zeros(Gc.shape); G_t[iu] = release(Gc[iu], law, sg, denom=n, rng=rng, noise=mode)        # release 2: G (upper triangle)
+    G_t = G_t + np.triu(G_t, 1).T
+    G_hat = _project_trace_psd(G_t, float(m)) if B > 1 else G_t
     w = s_t + _cross_from_G(G_hat, m, B)
-    return NoisyInstance(reduce_instance(w)[0], f"bucketed_{law}", epsilon, delta, n,
-                         diagnostics=dict(n_buckets=B, scale_s=ss, scale_G=sg, s_noisy=s_t, G_noisy=G + Z, G_hat=G_hat))
+    return NoisyInstance(reduce_instance(w)[0], f"bucketed_{law}", epsilon, delta, n, noise=mode,
+                         diagnostics=dict(n_buckets=B, scale_s=ss, scale_G=sg, s_noisy=s_t, G_noisy=G_t, G_hat=G_hat))
 
 # %% ../nbs/05_kemeny.ipynb #f3ff4471
 def dp_kemeny_aggregate(ranks,          # (n, m) ranks
@@ -355,10 +380,14 @@ def dp_kemeny_aggregate(ranks,          # (n, m) ranks
     n, m = r.shape; _check_method(method)
     if not (isinstance(regime, str) and regime in ("auto", "large_n", "small_n")):
         raise ValueError(f"`regime` must be 'auto', 'large_n' or 'small_n'; got {regime!r}")
-    if regime == "auto": regime = "large_n" if large_n_ok(n, m, epsilon=epsilon, delta=delta) else "small_n"
-    inst = (noisy_margins_instance(r, epsilon=epsilon, delta=delta, rng=rng) if regime == "large_n"
-            else bucketed_instance(r, epsilon=epsilon, delta=delta, n_buckets=n_buckets, rng=rng))
-    order, used = _solve(inst.w, method, rng)
-    return Consensus(order=order, method="kemeny_dp", epsilon=epsilon, delta=delta, model="central", n_voters=n,
+    with use_noise(noise_mode()) as mode:                             # one noise path for every release of this call
+        if regime == "auto": regime = "large_n" if large_n_ok(n, m, epsilon=epsilon, delta=delta) else "small_n"
+        inst = (noisy_margins_instance(r, epsilon=epsilon, delta=delta, rng=rng) if regime == "large_n"
+                else bucketed_instance(r, epsilon=epsilon, delta=delta, n_buckets=n_buckets, rng=rng))
+    top = np.abs(inst.w).max()
+    if not math.isfinite(top):
+        raise ValueError(f"`epsilon` = {epsilon:g} is too small: the noisy instance overflows floating point")
+    order, used = _solve(inst.w / top if top > 0 else inst.w, method, rng)   # solved at unit scale: the same orders, no overflow
+    return Consensus(order=order, method="kemeny_dp", epsilon=epsilon, delta=delta, model="central", n_voters=n, noise=mode,
                      diagnostics=dict(regime=regime, solver=used, mechanism=inst.mechanism,
                                       **{k: v for k, v in inst.diagnostics.items() if np.ndim(v) == 0}))
