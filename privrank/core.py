@@ -442,8 +442,11 @@ def discrete_laplace(scale,   # t > 0: an int, a fractions.Fraction, or a float 
                      *, rng):
     "Exact discrete Laplace: P(Z = z) ∝ exp(-|z| / scale) on the integers (CKS Algorithm 2, integer arithmetic only)"
     q = _exact_rational(scale, "scale", MAX_NOISE_UNITS); rng = check_rng(rng); shape, n = _size(size)
-    t, s = q.numerator, q.denominator                   # scale = t / s
-    parts, have = [], 0
+    return _to_int64(_dlap(q.numerator, q.denominator, n, rng)).reshape(shape)
+
+def _dlap(t, s, n, rng):
+    "n exact discrete Laplace draws of scale t / s (Python ints >= 1), int64 or (if any operand outgrows int64) object"
+    parts, have = [np.zeros(0, np.int64)], 0
     while have < n:
         k = 2 * (n - have) + 16
         U = _uniform_below(t, k, rng)
@@ -461,7 +464,7 @@ def discrete_laplace(scale,   # t > 0: an int, a fractions.Fraction, or a float 
         Z = np.where(B, -Y, Y)[keep]
         parts.append(Z); have += Z.size
     z = np.concatenate(parts)[:n]
-    return _to_int64(z.astype(object) if any(p.dtype == object for p in parts) else z).reshape(shape)
+    return z.astype(object) if any(p.dtype == object for p in parts) else z
 
 def discrete_gaussian(sigma2,  # sigma^2 > 0: an int, a fractions.Fraction, or a float (taken exactly), at most 2^104
                       size,    # int or shape
@@ -471,10 +474,10 @@ def discrete_gaussian(sigma2,  # sigma^2 > 0: an int, a fractions.Fraction, or a
     a, b = q.numerator, q.denominator                   # sigma^2 = a / b
     t = math.isqrt(a // b) + 1                          # floor(sigma) + 1
     den = 2 * a * b * t * t                             # accept Y ~ DLap(t) with probability exp(-(|Y| b t - a)^2 / den)
-    parts, have = [], 0
+    parts, have = [np.zeros(0, np.int64)], 0
     while have < n:
         k = 2 * (n - have) + 16
-        Y = discrete_laplace(t, k, rng=rng)
+        Y = _to_int64(_dlap(t, 1, k, rng))
         absY = np.abs(Y)
         if Y.dtype != object and int(absY.max()) * b * t < _SMALL and a < _SMALL:
             A = absY * (b * t) - a
