@@ -14,13 +14,14 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy import optimize, stats
 
-from .core import check_rng, check_int, check_delta
+from .core import check_rng, check_int, check_delta, use_noise
 
 # %% auto #0
 __all__ = ['STATISTICS', 'clopper_pearson', 'epsilon_from_counts', 'run_mechanism', 'projection_statistic', 'laplace_statistic',
            'raw_laplace_statistic', 'histogram_statistic', 'gaussian_statistic', 'choose_event', 'AuditResult',
-           'audit_epsilon', 'exact_epsilon', 'scaled_noise', 'MechanismAudit', 'standard_audits', 'run_audit',
-           'audit_results', 'audit_table']
+           'audit_epsilon', 'exact_epsilon', 'scaled_noise', 'discrete_laplace_cdf', 'discrete_gaussian_cdf',
+           'chi_square_law', 'tail_pvalue', 'lattice_leaks', 'lattice_spacings', 'MechanismAudit', 'standard_audits',
+           'run_audit', 'audit_results', 'audit_table']
 
 # %% ../nbs/08_audit.ipynb #30f04a3e
 def clopper_pearson(k,       # successes (int or array)
@@ -178,11 +179,12 @@ def _bisect(f, lo, hi, it=200):
 
 # %% ../nbs/08_audit.ipynb #586bd7b4
 @contextlib.contextmanager
-def scaled_noise(factor): # multiply every Laplace/Gaussian draw in privrank by this
-    "Context manager: privrank's noise primitives scaled by `factor` everywhere they were imported"
+def scaled_noise(factor): # multiply every Laplace/Gaussian noise scale in privrank by this
+    "Context manager: privrank's noise primitives scaled by `factor` everywhere they were imported (floating-point draws times factor; exact draws at factor x the scale)"
     import privrank.core as core
-    orig = {"sample_laplace": core.sample_laplace, "sample_gaussian": core.sample_gaussian}
-    new = {k: (lambda f: lambda scale, size, *, rng: f(scale, size, rng=rng) * factor)(f) for k, f in orig.items()}
+    orig = {"sample_laplace": core.sample_laplace, "sample_gaussian": core.sample_gaussian, "exact_noise": core.exact_noise}
+    new = {k: (lambda f: lambda scale, size, *, rng: f(scale, size, rng=rng) * factor)(orig[k]) for k in ("sample_laplace", "sample_gaussian")}
+    new["exact_noise"] = lambda law, scale, size, *, rng: orig["exact_noise"](law, scale * factor, size, rng=rng)
     patched = []
     for mod in [m for name, m in list(sys.modules.items()) if name == "privrank" or name.startswith("privrank.")]:
         for k, f in orig.items():
@@ -190,6 +192,67 @@ def scaled_noise(factor): # multiply every Laplace/Gaussian draw in privrank by 
     try: yield
     finally:
         for mod, k, f in patched: setattr(mod, k, f)
+
+# %% ../nbs/08_audit.ipynb #e21e9802
+def discrete_laplace_cdf(z, scale): # integers z; scale > 0
+    "P(Z <= z) for the discrete Laplace P(Z = z) ∝ exp(-|z| / scale): 1 - q^(z+1)/(1+q) for z >= 0, q^(-z)/(1+q) below (q = e^(-1/scale))"
+    z, q = np.asarray(z, float), math.exp(-1 / float(scale))
+    with np.errstate(under="ignore"):
+        return np.where(z >= 0, 1 - np.exp(-(z + 1) / float(scale)) / (1 + q), np.exp(z / float(scale)) / (1 + q))
+
+def discrete_gaussian_cdf(z, sigma2): # integers z; sigma^2 > 0
+    "P(Z <= z) for the discrete Gaussian P(Z = z) ∝ exp(-z^2 / (2 sigma2)): summed exactly for sigma <= 2^12, else Phi((z + 1/2)/sigma)"
+    z, s2 = np.asarray(z, float), float(sigma2); s = math.sqrt(s2)
+    if s > 2 ** 12: return stats.norm.cdf((z + 0.5) / s)    # the sum over integers against the integral: error below 1e-8 here
+    k = np.arange(-math.ceil(40 * s) - 1, math.ceil(40 * s) + 2); p = np.exp(-k ** 2 / (2 * s2)); F = np.cumsum(p) / p.sum()
+    return np.where(z < k[0], 0.0, F[np.clip(np.searchsorted(k, z, "right") - 1, 0, k.size - 1)])
+
+def chi_square_law(draws,         # integer draws from the sampler
+                   cdf,           # cdf(z): the law's P(Z <= z) at integers z (vectorised)
+                   edges):        # integer bin edges: bins (-inf, e0], (e0, e1], ..., (e_last, inf)
+    "(chi-square statistic, degrees of freedom, p-value) of Pearson's test of `draws` against the law, bins merged to >= 5 expected"
+    x = np.asarray(draws).astype(float); edges = np.unique(np.asarray(edges, float))
+    F = np.concatenate([[0.0], cdf(edges), [1.0]]); p = np.diff(F)
+    obs = np.bincount(np.searchsorted(edges, x, "left"), minlength=p.size).astype(float)
+    exp_ = p * x.size; keep_o, keep_e, o, e = [], [], 0.0, 0.0
+    for oi, ei in zip(obs, exp_):                               # merge adjacent bins until each expects at least 5
+        o, e = o + oi, e + ei
+        if e >= 5: keep_o.append(o); keep_e.append(e); o, e = 0.0, 0.0
+    if keep_e: keep_o[-1] += o; keep_e[-1] += e
+    else: return 0.0, 0, 1.0
+    obs, exp_ = np.array(keep_o), np.array(keep_e)
+    if exp_.size < 2: return 0.0, 0, 1.0
+    chi2 = float(((obs - exp_) ** 2 / exp_).sum()); df = exp_.size - 1
+    return chi2, df, float(stats.chi2.sf(chi2, df))
+
+def tail_pvalue(draws, cdf, k): # integer draws; the law's cdf; a threshold k > 0
+    "P-value of the draws beyond |Z| > k under the law (binomial upper tail): small when the far tails are too heavy"
+    x = np.abs(np.asarray(draws).astype(float)); p = float(cdf(-k - 1) + 1 - cdf(k))
+    return float(stats.binom.sf(int((x > k).sum()) - 1, x.size, p))
+
+# %% ../nbs/08_audit.ipynb #733ee4cd
+def lattice_leaks(x0, x1,         # (runs, k) releases of one mechanism on D0 and on D1
+                  spacings,       # lattice spacings to test
+                  *, rtol=1e-9):  # offsets closer than rtol x the largest |release| are equal (float rounding of post-processing)
+    "[(spacing, coordinate, offset0, offset1)]: where each side's releases sit at one offset modulo the spacing and the two offsets differ"
+    x0, x1 = np.atleast_2d(np.asarray(x0, float)), np.atleast_2d(np.asarray(x1, float))
+    if x0.ndim != 2 or x0.shape[1:] != x1.shape[1:] or not (np.isfinite(x0).all() and np.isfinite(x1).all()):
+        raise ValueError("`x0` and `x1` must be finite (runs, k) arrays with the same k")
+    tol = rtol * max(np.abs(x0).max(initial=0.0), np.abs(x1).max(initial=0.0), 1.0)
+    out = []
+    for s in np.asarray(spacings, float):
+        if not s > 10 * tol: continue                            # finer than the rounding of the release: nothing to see
+        circ = lambda d: (d + s / 2) % s - s / 2                 # signed distance on the circle R / sZ
+        r0, r1 = np.mod(x0, s), np.mod(x1, s)
+        one0 = np.abs(circ(r0 - r0[:1])).max(0) <= tol          # every run of D0 at the offset of its first run
+        one1 = np.abs(circ(r1 - r1[:1])).max(0) <= tol
+        bad = one0 & one1 & (np.abs(circ(r1[0] - r0[0])) > tol)
+        out += [(float(s), int(j), float(r0[0, j]), float(r1[0, j])) for j in np.flatnonzero(bad)]
+    return out
+
+def lattice_spacings(n): # number of voters (the release's denominator)
+    "Spacings worth testing for releases of counts / n: every power of two from 2^-30 to 2^12, and j / n for j = 1..8"
+    return sorted(set([2.0 ** k for k in range(-30, 13)] + [j / n for j in range(1, 9)]))
 
 # %% ../nbs/08_audit.ipynb #fe9ab920
 @dataclass(frozen=True, eq=False)
