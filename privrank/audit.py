@@ -7,6 +7,7 @@ Docs: https://privrank.github.io/privrank/audit.html.md"""
 # %% ../nbs/08_audit.ipynb #da6eaa4d
 from __future__ import annotations
 import contextlib
+import dataclasses
 import math
 import sys
 from dataclasses import dataclass, field
@@ -18,17 +19,30 @@ from .core import check_rng, check_int, check_delta, use_noise
 
 # %% auto #0
 __all__ = ['STATISTICS', 'clopper_pearson', 'epsilon_from_counts', 'run_mechanism', 'projection_statistic', 'laplace_statistic',
-           'raw_laplace_statistic', 'histogram_statistic', 'gaussian_statistic', 'choose_event', 'AuditResult',
-           'audit_epsilon', 'exact_epsilon', 'scaled_noise', 'discrete_laplace_cdf', 'discrete_gaussian_cdf',
-           'chi_square_law', 'tail_pvalue', 'lattice_leaks', 'lattice_spacings', 'MechanismAudit', 'standard_audits',
-           'run_audit', 'audit_results', 'audit_table']
+           'raw_laplace_statistic', 'histogram_statistic', 'gaussian_statistic', 'raw_gaussian_statistic',
+           'choose_event', 'AuditResult', 'audit_epsilon', 'exact_epsilon', 'scaled_noise', 'discrete_laplace_cdf',
+           'discrete_gaussian_cdf', 'chi_square_law', 'tail_pvalue', 'lattice_leaks', 'lattice_spacings',
+           'MechanismAudit', 'standard_audits', 'run_audit', 'audit_results', 'audit_table']
 
 # %% ../nbs/08_audit.ipynb #30f04a3e
+def _counts(x, name):
+    "Validated non-negative integer counts (int or array)"
+    a = np.asarray(x)
+    if a.dtype.kind not in "iuf" or a.dtype.kind == "b": raise TypeError(f"`{name}` must be integer counts; got dtype {a.dtype}")
+    if not (np.isfinite(a).all() and (a >= 0).all() and (a == np.round(a)).all()): raise ValueError(f"`{name}` must be non-negative whole numbers; got {x!r}")
+    return a.astype(float)
+
+def _alpha(alpha):
+    if isinstance(alpha, (bool, np.bool_)) or not isinstance(alpha, (int, float, np.floating)) or not 0 < alpha < 1:
+        raise ValueError(f"`alpha` must lie in (0, 1); got {alpha!r}")
+    return float(alpha)
+
 def clopper_pearson(k,       # successes (int or array)
                     n,       # trials
                     alpha):  # one-sided error of EACH bound
     "(lower, upper) one-sided Clopper–Pearson bounds on a binomial proportion, each exceeded with probability <= alpha"
-    k, n = np.asarray(k, dtype=float), np.asarray(n, dtype=float)
+    k, n, alpha = _counts(k, "k"), _counts(n, "n"), _alpha(alpha)
+    if (n < 1).any() or (k > n).any(): raise ValueError(f"`k` must lie in 0..n and `n` be at least 1; got k = {k}, n = {n}")
     lo = np.where(k > 0, stats.beta.ppf(alpha, k, n - k + 1), 0.0)
     hi = np.where(k < n, stats.beta.ppf(1 - alpha, k + 1, n - k), 1.0)
     return lo, hi
@@ -37,6 +51,7 @@ def epsilon_from_counts(k_hi, k_lo,   # event counts under the favoured dataset 
                         n_hi, n_lo,   # runs on each
                         *, delta, alpha):
     "Lower bound (8.1): log((p_hi_lower - delta) / p_lo_upper), at confidence 1 - alpha (0 when uninformative)"
+    delta, alpha = check_delta(delta), _alpha(alpha)
     p_hi = clopper_pearson(k_hi, n_hi, alpha / 2)[0]
     p_lo = clopper_pearson(k_lo, n_lo, alpha / 2)[1]
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -91,7 +106,14 @@ def gaussian_statistic(pilot0, pilot1): # (n, k) pilot outputs on D0 and D1
     u = (pilot1.mean(0) - pilot0.mean(0)) / (var + 1e-300)
     return lambda X: np.round(X @ u, 9)
 
-STATISTICS = dict(projection=projection_statistic, gaussian=gaussian_statistic, laplace=laplace_statistic, histogram=histogram_statistic)
+def raw_gaussian_statistic(pilot0, pilot1): # as `gaussian_statistic`, without rounding away float artefacts
+    "The whitened Gaussian privacy-loss statistic computed in plain floating point"
+    var = (pilot0.var(0) + pilot1.var(0)) / 2
+    u = (pilot1.mean(0) - pilot0.mean(0)) / (var + 1e-300)
+    return lambda X: X @ u
+
+STATISTICS = dict(projection=projection_statistic, gaussian=gaussian_statistic, laplace=laplace_statistic, histogram=histogram_statistic,
+                  raw_laplace=raw_laplace_statistic, raw_gaussian=raw_gaussian_statistic)
 
 # %% ../nbs/08_audit.ipynb #0dd40273
 def choose_event(t0, t1,        # pilot statistics under D0 and D1
@@ -141,7 +163,7 @@ def audit_epsilon(mechanism,            # mechanism(data, rng) -> array (or (dat
     delta, rng = check_delta(delta), check_rng(rng)
     n_runs = check_int(n_runs, name="n_runs", minimum=10)
     n_pilot = max(n_runs // 4, 10) if n_pilot is None else check_int(n_pilot, name="n_pilot", minimum=10)
-    if not 0 < alpha < 1: raise ValueError(f"`alpha` must lie in (0, 1); got {alpha!r}")
+    alpha = _alpha(alpha)
     make = STATISTICS.get(statistic) if isinstance(statistic, str) else statistic
     if not callable(make): raise ValueError(f"`statistic` must be one of {sorted(STATISTICS)} or a callable; got {statistic!r}")
     run = lambda d, k: run_mechanism(mechanism, d, k, rng=rng, batch=batch)
@@ -162,7 +184,8 @@ def exact_epsilon(p0, p1,   # probabilities of each output under D0 and D1 (same
                   *, delta): # 0 <= delta < 1
     "The exact epsilon at `delta` of a mechanism with finite output distributions p0, p1 (hockey-stick divergence)"
     p0, p1, delta = np.asarray(p0, float), np.asarray(p1, float), check_delta(delta)
-    if p0.shape != p1.shape or (p0 < 0).any() or (p1 < 0).any(): raise ValueError("`p0`, `p1` must be non-negative arrays of one shape")
+    if p0.shape != p1.shape or not (np.isfinite(p0).all() and np.isfinite(p1).all()) or (p0 < 0).any() or (p1 < 0).any():
+        raise ValueError("`p0`, `p1` must be finite non-negative arrays of one shape")
     def eps(p, q):
         hs = lambda e: np.maximum(p - math.exp(e) * q, 0).sum() - delta
         if hs(0.0) <= 0: return 0.0
@@ -272,6 +295,7 @@ class MechanismAudit:
     replay: object = None  # replay(data): raises unless the batch path's one-run release equals the mechanism's own (same seed)
     detect: bool = True    # whether halved noise must be detected (False only where the proof's constant has slack; see `note`)
     note: str = ""
+    noise: str = "fast"    # the noise path audited: "fast" (floating point) or "exact" (integer counts + exact integer noise)
 
 def _rev(m, n=1): return np.array([np.arange(m)] * (n - 1) + [np.arange(m)[::-1]])
 def _ident(m, n=1): return np.array([np.arange(m)] * n)
@@ -303,11 +327,18 @@ def standard_audits(scale=1.0): # multiply the default run counts (tests use 1; 
     out = [MechanismAudit("randomized response", "local", "one comparison outcome", lambda y, rng, n: rr.randomized_response(np.full(n, y), epsilon=e, rng=rng),
                           0, 1, e, 0.0, "histogram", N(100_000), batch=True, detect=False,
                           note="no Laplace/Gaussian noise to halve; flipping as for 2 epsilon is detected in tests/test_audit.py")]
+    def borda(model, delta):   # batch: the score vector (or the voters' reports) repeated n times, released by core.release at the claimed scale
+        real = lambda r, rng: core.dp_borda_aggregate(r, epsilon=e, delta=delta, model=model, rng=rng).scores
+        def batch(r, rng, n):
+            dg = core.dp_borda_aggregate(r, epsilon=e, delta=delta, model=model, rng=0).diagnostics       # its calibration (claimed)
+            if model == "central": return core.release(np.tile(core.borda_scores(r), (n, 1)), dg["noise_law"], dg["noise_scale"], rng=rng)
+            return core.release(np.tile(r.shape[1] - 1 - r, (n, 1, 1)), dg["noise_law"], dg["noise_scale"], rng=rng).sum(axis=1)
+        return batch, _replayer(batch, real)
     for model, delta in [("central", 0.0), ("central", d), ("local", 0.0)]:
         nv = 1 if model == "local" else 3
-        out.append(MechanismAudit(f"DP Borda ({'Gaussian' if delta else 'Laplace'})", model, "voter",
-                                  lambda r, rng, model=model, delta=delta: core.dp_borda_aggregate(r, epsilon=e, delta=delta, model=model, rng=rng).scores,
-                                  _ident(3, nv), _rev(3, nv), e, delta, "projection" if delta else "laplace", N(40_000 if delta else 8000)))
+        b, rp = borda(model, delta)
+        out.append(MechanismAudit(f"DP Borda ({'Gaussian' if delta else 'Laplace'})", model, "voter", b, _ident(3, nv), _rev(3, nv), e, delta,
+                                  "gaussian" if delta else "laplace", N(100_000 if delta else 40_000), batch=True, replay=rp))
     # tree, central: m trees, released node values; batch = the same nodes stacked n times, noised by the tree's own `_noisy` at the scales the mechanism reports
     def tree_central(delta):
         real = lambda r, rng: _flat(tree.private_position_costs(r, epsilon=e, delta=delta, rng=rng).diagnostics["released_nodes"])
@@ -334,17 +365,27 @@ def standard_audits(scale=1.0): # multiply the default run counts (tests use 1; 
     out.append(MechanismAudit("tree, ApxMed (one value per voter), m = 4", "central", "value", apx_batch,
                               np.array([1, 1]), np.array([1, 3]), e, 0.0, "laplace", N(100_000), batch=True, replay=apx_replay))
     iu = np.triu_indices(3, 1)
-    out.append(MechanismAudit("Kemeny, Gaussian margins", "central", "voter", lambda r, rng: (lambda w: (w - w.T)[iu])(kemeny.noisy_margins_instance(r, epsilon=e, delta=d, rng=rng).w),
-                              _ident(3, 2), _rev(3, 2), e, d, "projection", N(40_000)))
+    def margins(delta):
+        real = lambda r, rng: kemeny.noisy_margins_instance(r, epsilon=e, delta=delta, rng=rng).diagnostics["released_margins"]
+        def batch(r, rng, n):
+            inst = kemeny.noisy_margins_instance(r, epsilon=e, delta=delta, rng=0)                       # its calibration (claimed)
+            return core.release(np.tile(kemeny._margin_counts(r)[iu], (n, 1)), "gaussian" if delta else "laplace",
+                                inst.diagnostics["sigma"], denom=len(r), rng=rng)
+        return batch, _replayer(batch, real)
+    for delta in (d, 0.0):
+        b, rp = margins(delta)
+        out.append(MechanismAudit(f"Kemeny, {'Gaussian' if delta else 'Laplace'} margins", "central", "voter", b, _ident(3, 2), _rev(3, 2),
+                                  e, delta, "gaussian" if delta else "laplace", N(100_000 if delta else 40_000), batch=True, replay=rp))
     B = 2
     def buck_real(r, rng):
         dg = kemeny.bucketed_instance(r, epsilon=e, delta=0.0, n_buckets=B, rng=rng).diagnostics
         return np.concatenate([dg["s_noisy"][~np.eye(r.shape[1], dtype=bool)], dg["G_noisy"][np.triu_indices(r.shape[1] * B)]])
     def buck_batch(r, rng, n):
         (nv, m), off, iuG = r.shape, ~np.eye(r.shape[1], dtype=bool), np.triu_indices(r.shape[1] * B)
-        _, ss, sg = kemeny.bucketed_noise(nv, m, B, epsilon=e, delta=0.0)
-        s, G = kemeny._bucket_stats(r, B)
-        return np.concatenate([s[off] + lap(ss, (n, m * (m - 1)), rng=rng), G[iuG] + lap(sg, (n, iuG[0].size), rng=rng)], axis=1)
+        law, ss, sg = kemeny.bucketed_noise(nv, m, B, epsilon=e, delta=0.0)
+        S, G = kemeny._bucket_counts(r, B)
+        return np.concatenate([core.release(np.tile(S[off], (n, 1)), law, ss, denom=nv, rng=rng),
+                               core.release(np.tile(G[iuG], (n, 1)), law, sg, denom=nv, rng=rng)], axis=1)
     out.append(MechanismAudit("Kemeny, bucketed two-way marginals (Laplace)", "central", "voter", buck_batch, _ident(3, 2), _rev(3, 2),
                               e, 0.0, "laplace", N(400_000), batch=True, replay=_replayer(buck_batch, buck_real)))
     def foot_batch(r, rng, n):
@@ -388,6 +429,9 @@ def standard_audits(scale=1.0): # multiply the default run counts (tests use 1; 
     lam_batch = lambda A, rng, n: np.sum((A @ v0) ** 2) + core.sample_gaussian(sig, (n, 1), rng=rng)
     out.append(MechanismAudit("private Frank–Wolfe, streaming Oja: eigenvalue release", "central (joint DP)", "user", lam_batch, A0, A1,
                               e_r, d, "gaussian", N(200_000), batch=True))
+    exact = [a for a in out if a.name.startswith(("DP Borda", "Kemeny"))]   # the same setups on the exact path, audited with raw float statistics
+    out += [dataclasses.replace(a, name=a.name + " [exact]", noise="exact", statistic="raw_" + a.statistic, n_runs=min(a.n_runs, N(150_000)))
+            for a in exact]
     return out
 
 def _split_nodes(x, m): # a flat release of one tree -> per level (v, u), the inverse of `_flat`
@@ -399,8 +443,9 @@ def _split_nodes(x, m): # a flat release of one tree -> per level (v, u), the in
 def run_audit(a,            # a `MechanismAudit`
               *, rng=None): # seed
     "Audit one mechanism (after its replay check, if any): its `AuditResult`"
-    if a.replay is not None: a.replay(a.d0); a.replay(a.d1)
-    return audit_epsilon(a.mechanism, a.d0, a.d1, delta=a.delta, n_runs=a.n_runs, statistic=a.statistic, batch=a.batch, rng=rng)
+    with use_noise(a.noise):
+        if a.replay is not None: a.replay(a.d0); a.replay(a.d1)
+        return audit_epsilon(a.mechanism, a.d0, a.d1, delta=a.delta, n_runs=a.n_runs, statistic=a.statistic, batch=a.batch, rng=rng)
 
 # %% ../nbs/08_audit.ipynb #ab83291a
 def audit_results(audits=None, # list of `MechanismAudit` (default: `standard_audits()`)
@@ -417,10 +462,10 @@ def audit_table(audits=None, # list of `MechanismAudit` (default: `standard_audi
                 *, rng=0):   # base seed
     "Markdown table: mechanism, model, unit, guarantee, claimed epsilon, audited lower bound (calibrated and half noise)"
     res = audits if audits and isinstance(audits[0], tuple) else audit_results(audits, rng=rng)
-    rows = ["| mechanism | model | privacy unit | guarantee | claimed ε | audited ε (calibrated) | audited ε (half noise) | half noise detected |",
-            "|---|---|---|---|---|---|---|---|"]
+    rows = ["| mechanism | model | privacy unit | noise path | guarantee | claimed ε | audited ε (calibrated) | audited ε (half noise) | half noise detected |",
+            "|---|---|---|---|---|---|---|---|---|"]
     for a, ok, bad in res:
         g = f"({a.epsilon:g}, {a.delta:g})-DP" if a.delta else f"{a.epsilon:g}-DP"
         det = "yes" if bad.violates(a.epsilon) else ("no" if a.detect else f"no (not required: {a.note})")
-        rows.append(f"| {a.name} | {a.model} | {a.unit} | {g} | {a.epsilon:g} | {ok.epsilon_lower:.3f} | {bad.epsilon_lower:.3f} | {det} |")
+        rows.append(f"| {a.name} | {a.model} | {a.unit} | {a.noise} | {g} | {a.epsilon:g} | {ok.epsilon_lower:.3f} | {bad.epsilon_lower:.3f} | {det} |")
     return "\n".join(rows)

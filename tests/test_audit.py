@@ -61,7 +61,7 @@ def test_noise_primitives(law):
                              0.0, 1.0, rng=4, **kw).epsilon_lower > e
 
 
-FAST = ["DP Borda (Laplace)", "footrule, pairwise in-degree (Laplace)"]
+FAST = ["footrule, pairwise in-degree (Laplace)"]
 
 
 @pytest.mark.parametrize("i", [i for i, a in enumerate(standard_audits()) if a.name in FAST])
