@@ -303,7 +303,8 @@ def analytic_gaussian_sigma(epsilon,     # > 0
         s = math.exp(log_sigma)
         a, b = 1 / (2 * s), epsilon * s
         # Phi(a - b) - e^eps Phi(-a - b), with the second term in log space to avoid overflow
-        return special.ndtr(a - b) - math.exp(epsilon + special.log_ndtr(-a - b)) - delta
+        t = epsilon + special.log_ndtr(-a - b)
+        return special.ndtr(a - b) - (math.exp(t) if t < 709 else math.inf) - delta
     lo, hi = -30.0, 30.0          # log sigma; widened until it brackets the root (excess decreases in sigma)
     while excess(lo) <= 0 and lo > -700: lo -= 60.0
     while excess(hi) > 0 and hi < 700: hi += 60.0
@@ -380,14 +381,16 @@ def _exact_rational(x, name, upper):
     if isinstance(x, (bool, np.bool_)) or not isinstance(x, (numbers.Rational, float, np.floating)):
         raise TypeError(f"`{name}` must be a positive int, fractions.Fraction or float; got {type(x).__name__} {x!r}")
     if isinstance(x, (float, np.floating)) and not math.isfinite(x): raise ValueError(f"`{name}` must be finite; got {x!r}")
-    q = fractions.Fraction(x) if not isinstance(x, np.integer) else fractions.Fraction(int(x))
+    q = fractions.Fraction(int(x) if isinstance(x, np.integer) else float(x) if isinstance(x, np.floating) else x)
     if q <= 0: raise ValueError(f"`{name}` must be positive; got {x!r}")
     if q > upper: raise ValueError(f"`{name}` must be at most {float(upper):.4g} (2^{upper.bit_length() - 1}); got {float(q):.4g}")
     return q
 
 def _size(size):
     "(shape, number of entries) of a size argument"
-    shape = (check_int(size, name="size"),) if isinstance(size, numbers.Integral) else tuple(check_int(s, name="size") for s in size)
+    if isinstance(size, numbers.Integral): shape = (check_int(size, name="size"),)
+    elif isinstance(size, (tuple, list)): shape = tuple(check_int(s, name="size") for s in size)
+    else: raise TypeError(f"`size` must be an int or a tuple of ints; got {type(size).__name__} {size!r}")
     n = math.prod(shape)
     check_memory(8 * n, name="size", what=f"{n:,} noise draws")
     return shape, n
@@ -489,32 +492,38 @@ def discrete_gaussian(sigma2,  # sigma^2 > 0: an int, a fractions.Fraction, or a
     return _to_int64(z.astype(object) if any(p.dtype == object for p in parts) else z).reshape(shape)
 
 # %% ../nbs/00_core.ipynb #d5dc8304
-def _log_zcdp_delta(rho, epsilon):
+def _log_zcdp_delta(log_rho, epsilon):
     "log of the smallest delta at which rho-zCDP implies (epsilon, delta)-DP: min over alpha > 1 of (alpha-1)(alpha rho - epsilon) - log(alpha-1) + alpha log(1 - 1/alpha)"
+    rho = math.exp(min(log_rho, 700.0)) if log_rho > -745 else 0.0
     def f(u):                                            # u = log(alpha - 1); unimodal in u (convex in alpha)
         am1 = math.exp(u); a = am1 + 1
-        return am1 * (a * rho - epsilon) - u + a * (u - math.log1p(am1))   # a log(1 - 1/a) = a (log(a - 1) - log a)
-    hi = math.log(max(2.0, 4 * (epsilon / rho + 1)))     # the optimum lies below alpha = (epsilon + rho) / (2 rho) + 1
-    res = optimize.minimize_scalar(f, bounds=(-60.0, hi), method="bounded", options=dict(xatol=1e-10))
+        v = am1 * (a * rho - epsilon) - u + a * (u - math.log1p(am1))      # a log(1 - 1/a) = a (log(a - 1) - log a)
+        return min(max(v, -1e200), 1e200)                                  # overflow: kept finite for the minimiser
+    # the optimum lies below alpha = (epsilon + rho) / (2 rho) + 1; capped at alpha = e^700 (a smaller range: a larger delta, never smaller)
+    hi = min(700.0, math.log(4.0) + float(np.logaddexp(math.log(epsilon) - log_rho, 0.0)))
+    res = optimize.minimize_scalar(f, bounds=(-60.0, max(hi, -59.0)), method="bounded", options=dict(xatol=1e-10))
     return min(res.fun, 0.0)
 
 def zcdp_delta(rho, epsilon): # rho > 0, epsilon > 0
     "The delta at which a rho-zCDP mechanism is (epsilon, delta)-DP (Canonne, Kamath, Steinke 2020, Prop. 12)"
-    return math.exp(_log_zcdp_delta(rho, epsilon))
+    if not (rho > 0 and math.isfinite(rho)): raise ValueError(f"`rho` must be a positive finite number; got {rho!r}")
+    epsilon = check_epsilon(epsilon, scalar=True)
+    return math.exp(_log_zcdp_delta(math.log(rho), epsilon))
 
 def zcdp_sigma(epsilon, delta, sensitivity=1.0):
     "Smallest sigma whose Gaussian noise (continuous or discrete) on an l2-sensitivity query is rho = (sensitivity / sigma)^2 / 2 zCDP with zcdp_delta <= delta"
     epsilon, delta = check_epsilon(epsilon, scalar=True), check_delta(delta, positive=True)
     sensitivity = _check_sensitivity(sensitivity, "sensitivity")
     if sensitivity == 0: return 0.0
-    g = lambda lr: _log_zcdp_delta(math.exp(lr), epsilon) - math.log(delta)   # increasing in rho
-    lo, hi = -20.0, 20.0
+    g = lambda lr: _log_zcdp_delta(lr, epsilon) - math.log(delta)   # increasing in rho
+    lo, hi = -20.0, 20.0                                  # log rho, within [-1400, 700]
     while g(lo) > 0 and lo > -1400: lo -= 40.0
-    while g(hi) <= 0 and hi < 1400: hi += 40.0
+    while g(hi) <= 0 and hi < 700: hi = min(hi + 40.0, 700.0)
     if not (g(lo) <= 0 < g(hi)):
         raise ValueError(f"`epsilon`={epsilon!r} and `delta`={delta!r} are outside the range where the exact path's sigma is representable")
-    rho = math.exp(optimize.brentq(g, lo, hi, xtol=1e-13, rtol=1e-13)) * (1 - 1e-9)   # rounded toward more noise
-    sigma = sensitivity / math.sqrt(2 * rho)
+    log_rho = optimize.brentq(g, lo, hi, xtol=1e-13, rtol=1e-13) - 1e-9      # rounded toward more noise
+    log_sigma = math.log(sensitivity) - log_rho / 2 - math.log(2) / 2      # sigma = sensitivity / sqrt(2 rho), in log space
+    sigma = math.exp(log_sigma) if -745 < log_sigma < 709 else (0.0 if log_sigma < 0 else math.inf)
     if not math.isfinite(sigma) or sigma == 0:
         raise ValueError(f"`epsilon`={epsilon!r} and `delta`={delta!r}: the exact path's sigma is not a finite positive float")
     return sigma

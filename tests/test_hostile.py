@@ -1065,3 +1065,267 @@ def test_cli_known_defects(make, tmp_path):
     work = tmp_path / "work"; work.mkdir()
     argv = make(tmp_path)
     cli_refuses(argv[0], argv, work)
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# issue 11: safe by construction (core, kemeny, audit; the other modules' classes are in tests/test_hostile_*.py)
+from fractions import Fraction
+from privrank import audit
+
+TINY = 5e-324                                           # the smallest positive float
+
+
+# item 2: the exact samplers accept exactly what they can draw from exactly, and refuse the rest by name
+SCALES_OK = [1, 2, Fraction(3, 2), 0.1, 1e-30, TINY, 2 ** 20, 2 ** 40, 2 ** 52, np.int64(7), np.float32(0.5)]
+SCALES_BAD = [0, -1, -0.5, NAN, INF, -INF, True, "1", None, 1j, [1], 2 ** 52 + 1, 1e300]
+
+
+@pytest.mark.parametrize("law", ["discrete_laplace", "discrete_gaussian"])
+@SETTINGS
+@given(par=st.sampled_from(SCALES_OK), size=st.sampled_from([0, 1, 7, (2, 3)]), seed=st.integers(0, 2 ** 32))
+def test_exact_samplers_answer_integers(law, par, size, seed):
+    if law == "discrete_gaussian" and isinstance(par, int) and par >= 2 ** 20: par = par ** 2     # up to sigma^2 = 2^104
+    z = answers(law, lambda: getattr(core, law)(par, size, rng=seed))
+    assert z.dtype == np.int64 and z.shape == ((size,) if isinstance(size, int) else size)
+
+
+@pytest.mark.parametrize("law,name", [("discrete_laplace", "scale"), ("discrete_gaussian", "sigma2")])
+@pytest.mark.parametrize("par", SCALES_BAD, ids=repr)
+def test_exact_samplers_refuse(law, name, par):
+    if law == "discrete_gaussian" and par == 2 ** 52 + 1: par = 2 ** 104 + 1
+    refuses(law, lambda: getattr(core, law)(par, 3, rng=0), name)
+
+
+@pytest.mark.parametrize("size", [-1, 1.5, "3", (2, -1), 2 ** 40])
+def test_exact_samplers_refuse_sizes(size):
+    refuses("discrete_laplace", lambda: core.discrete_laplace(1, size, rng=0), "size")
+
+
+# item 3: the switch refuses what it does not know, is local to a thread, and is recorded in every private result
+@pytest.mark.parametrize("value", ["Exact", "exakt", "float", "EXACT", " exact", "1", "true"])
+def test_noise_switch_refuses_unknown_values(value, monkeypatch):
+    monkeypatch.setenv("PRIVRANK_NOISE", value)
+    msg = refuses("noise_mode", core.noise_mode)
+    assert "PRIVRANK_NOISE" in msg and "'fast', 'exact'" in msg
+    refuses("set_noise", lambda: core.set_noise(value), "mode")
+    refuses("use_noise", lambda: core.use_noise(value).__enter__(), "mode")
+    refuses("dp_borda_aggregate", lambda: core.dp_borda_aggregate(R, epsilon=1.0, rng=0))     # a run cannot fall back to "fast"
+
+
+def test_noise_mode_is_local_to_a_thread():
+    COUNTS["use_noise"] += 1
+    seen, go, done = {}, threading.Event(), threading.Event()
+    def other():
+        go.wait(); seen["other"] = core.noise_mode(); seen["borda"] = core.dp_borda_aggregate(R, epsilon=1.0, rng=0).noise; done.set()
+    th = threading.Thread(target=other); th.start()
+    with core.use_noise("exact"):
+        go.set(); done.wait(10)
+        assert core.dp_borda_aggregate(R, epsilon=1.0, rng=0).noise == "exact"
+    th.join()
+    assert seen == {"other": "fast", "borda": "fast"}
+
+
+@pytest.mark.parametrize("mode", ["fast", "exact"])
+def test_private_results_record_the_noise_mode(mode):
+    COUNTS["noise recorded"] += 1
+    r = valid_ranks(20, 5)
+    with core.use_noise(mode):
+        results = [core.dp_borda_aggregate(r, epsilon=1.0, rng=0), core.dp_borda_aggregate(r, epsilon=1.0, delta=1e-6, model="local", rng=0),
+                   kemeny.dp_kemeny_aggregate(r, epsilon=1.0, delta=0.0, rng=0), kemeny.dp_kemeny_aggregate(r, epsilon=1.0, delta=1e-6, rng=0),
+                   kemeny.noisy_margins_instance(r, epsilon=1.0, delta=0.0, rng=0), kemeny.bucketed_instance(r, epsilon=1.0, delta=0.0, rng=0),
+                   kemeny.clipped_noisy_instance(r, epsilon=1.0, delta=1e-6, rng=0)]
+    assert [x.noise for x in results] == [mode] * len(results)
+    assert core.borda_aggregate(r).noise == "none"
+
+
+# item 4: epsilon = inf is not private, and says so
+def test_borda_epsilon_inf_is_not_private():
+    COUNTS["dp_borda_aggregate"] += 1
+    res = core.dp_borda_aggregate(R, epsilon=INF, rng=0)
+    assert not res.private and res.model == "none" and res.noise == "none" and math.isinf(res.epsilon)
+
+
+# item 5: every private entry point answers (finite) or refuses `epsilon`/`delta` by name, down to the smallest positive float
+EPS_RANGE = st.one_of(st.sampled_from([TINY, 1e-320, 1e-300, 1e-100, 1e-16, 1e-8, 1e8, 1e100, 1e300, 1.7e308]),
+                      st.floats(TINY, 1e308, allow_nan=False, allow_infinity=False))
+DELTA_RANGE = st.one_of(st.just(0.0), st.sampled_from([TINY, 1e-300, 1e-12, 0.5, 1 - 1e-16]), st.floats(TINY, 0.999, allow_nan=False))
+PRIVATE = {
+    "dp_borda_aggregate": lambda r, e, d: core.dp_borda_aggregate(r, epsilon=e, delta=d, rng=0),
+    "dp_borda_aggregate(local)": lambda r, e, d: core.dp_borda_aggregate(r, epsilon=e, delta=d, model="local", rng=0),
+    "dp_kemeny_aggregate": lambda r, e, d: kemeny.dp_kemeny_aggregate(r, epsilon=e, delta=d, rng=0),
+    "dp_kemeny_aggregate(large_n)": lambda r, e, d: kemeny.dp_kemeny_aggregate(r, epsilon=e, delta=d, regime="large_n", method="ptas", rng=0),
+    "bucketed_instance(B=2)": lambda r, e, d: kemeny.bucketed_instance(r, epsilon=e, delta=d, n_buckets=2, rng=0),
+    "clipped_noisy_instance": lambda r, e, d: kemeny.clipped_noisy_instance(r, epsilon=e, delta=d or 1e-6, rng=0),
+}
+
+
+@pytest.mark.parametrize("fname", sorted(PRIVATE))
+@pytest.mark.parametrize("mode", ["fast", "exact"])
+@SETTINGS
+@given(e=EPS_RANGE, d=DELTA_RANGE, m=st.integers(2, 6), n=st.integers(1, 30), seed=st.integers(0, 99))
+def test_private_entry_points_answer_or_refuse_by_name(fname, mode, e, d, m, n, seed):
+    r = valid_ranks(n, m, seed)
+    COUNTS[fname] += 1
+    with core.use_noise(mode), time_limit():
+        try: res = PRIVATE[fname](r, e, d)
+        except (ValueError, TypeError) as err:
+            assert "`epsilon`" in str(err) or "`delta`" in str(err), f"{fname}: refusal names neither: {err}"
+            return
+    _nan_free(res)
+    arrays = [getattr(res, k) for k in ("scores", "w") if getattr(res, k, None) is not None]
+    assert all(np.isfinite(a).all() for a in arrays), f"{fname}: a non-finite release at epsilon={e}, delta={d}"
+    if hasattr(res, "order"): assert np.array_equal(np.sort(res.order), np.arange(m))
+
+
+@pytest.mark.parametrize("mode", ["fast", "exact"])
+@SETTINGS
+@given(e=EPS_RANGE, d=DELTA_RANGE, l1=st.floats(0, 1e300), l2=st.floats(0, 1e300))
+def test_calibrate_noise_answers_or_refuses(mode, e, d, l1, l2):
+    COUNTS["calibrate_noise"] += 1
+    try: law, scale = core.calibrate_noise(e, d, l1=l1, l2=l2, noise=mode)
+    except ValueError as err: assert "`epsilon`" in str(err) or "`delta`" in str(err), str(err); return
+    assert law in ("laplace", "gaussian") and math.isfinite(scale) and scale >= 0
+
+
+# item 6: arrays sized by the input are estimated and refused before they are built
+def test_memory_limit_is_checked_before_allocating(monkeypatch):
+    monkeypatch.setenv("PRIVRANK_MEMORY_LIMIT", "1M")
+    r = valid_ranks(3, 400)
+    refuses("preference_counts", lambda: core.preference_counts(r), "ranks")
+    refuses("dp_kemeny_aggregate", lambda: kemeny.dp_kemeny_aggregate(r, epsilon=1.0, delta=1e-6, rng=0), "ranks")
+    refuses("dp_borda_aggregate(local)", lambda: core.dp_borda_aggregate(valid_ranks(5000, 40), epsilon=1.0, model="local", rng=0), "ranks")
+    refuses("discrete_laplace", lambda: core.discrete_laplace(1, 10 ** 6, rng=0), "size")
+    monkeypatch.delenv("PRIVRANK_MEMORY_LIMIT")
+    refuses("kemeny_ilp", lambda: kemeny.kemeny_ilp(np.zeros((3000, 3000))), "w")
+
+
+# item 7: public helpers validate their arguments (NaN in, error out)
+HELPERS = [
+    ("gaussian_delta", lambda: core.gaussian_delta(NAN, 1.0), "epsilon"),
+    ("gaussian_delta", lambda: core.gaussian_delta(1.0, NAN), "sigma"),
+    ("gaussian_delta", lambda: core.gaussian_delta(1.0, 0.0), "sigma"),
+    ("gaussian_delta", lambda: core.gaussian_delta(1.0, 1.0, -1.0), "sensitivity"),
+    ("sample_laplace", lambda: core.sample_laplace(NAN, 3, rng=0), "scale"),
+    ("sample_laplace", lambda: core.sample_laplace(-1.0, 3, rng=0), "scale"),
+    ("sample_gaussian", lambda: core.sample_gaussian(INF, 3, rng=0), "sigma"),
+    ("calibrate_noise", lambda: core.calibrate_noise(-1.0, 0.0, l1=1, l2=1), "epsilon"),
+    ("calibrate_noise", lambda: core.calibrate_noise(1.0, 0.0, l1=NAN, l2=1), "l1"),
+    ("calibrate_noise", lambda: core.calibrate_noise(1.0, NAN, l1=1, l2=1), "delta"),
+    ("sample_noise", lambda: core.sample_noise("bogus", 1.0, 3, rng=0), "law"),
+    ("sample_noise", lambda: core.sample_noise("laplace", NAN, 3, rng=0), "scale"),
+    ("release", lambda: core.release([1, 2], "laplace", NAN, rng=0), "scale"),
+    ("release", lambda: core.release([1, 2], "bogus", 1.0, rng=0), "law"),
+    ("release", lambda: core.release([1.5], "laplace", 1.0, rng=0, noise="exact"), "counts"),
+    ("release", lambda: core.release(["a"], "laplace", 1.0, rng=0), "counts"),
+    ("release", lambda: core.release([1], "laplace", 1.0, denom=NAN, rng=0), "denom"),
+    ("release", lambda: core.release([1], "laplace", 1.0, rng=0, noise="Exact"), "noise"),
+    ("snap", lambda: core.snap([1.0], 0.3), "grid"),
+    ("snap", lambda: core.snap([NAN], 0.5), "x"),
+    ("snap_grid", lambda: core.snap_grid(NAN, 3), "l2"),
+    ("snap_grid", lambda: core.snap_grid(1.0, 0), "changed"),
+    ("zcdp_sigma", lambda: core.zcdp_sigma(NAN, 1e-6), "epsilon"),
+    ("zcdp_sigma", lambda: core.zcdp_sigma(1.0, 0.0), "delta"),
+    ("borda_sensitivity", lambda: core.borda_sensitivity(0), "m"),
+    ("borda_sensitivity", lambda: core.borda_sensitivity(2.5), "m"),
+    ("check_memory", lambda: core.set_memory_limit(-5), "nbytes"),
+    ("local_search", lambda: kemeny.local_search(np.zeros((3, 3)), max_moves=-1), "max_moves"),
+    ("local_search", lambda: kemeny.local_search(np.zeros((3, 3)), tol=NAN), "tol"),
+    ("kemeny_ilp", lambda: kemeny.kemeny_ilp(np.zeros((3, 3)), time_limit=NAN), "time_limit"),
+    ("kemeny_ilp", lambda: kemeny.kemeny_ilp(np.zeros((3, 3)), time_limit=-1), "time_limit"),
+    ("is_bounded", lambda: kemeny.is_bounded(np.zeros((3, 3)), lo=NAN), "lo"),
+    ("bucket_of", lambda: kemeny.bucket_of(5, 0), "n_buckets"),
+    ("bucket_of", lambda: kemeny.bucket_of(5, 6), "n_buckets"),
+    ("bucket_of", lambda: kemeny.bucket_of(0, 1), "m"),
+    ("same_bucket_pairs", lambda: kemeny.same_bucket_pairs(4, 1.5), "n_buckets"),
+    ("margin_sensitivity", lambda: kemeny.margin_sensitivity(0, 3), "n"),
+    ("margin_noise_scale", lambda: kemeny.margin_noise_scale(10, 3, epsilon=NAN, delta=0.0), "epsilon"),
+    ("large_n_ok", lambda: kemeny.large_n_ok(10, 3, epsilon=1.0, delta=-1.0), "delta"),
+    ("bucketed_noise", lambda: kemeny.bucketed_noise(10, 5, 2, epsilon=1.0, delta=NAN), "delta"),
+    ("choose_buckets", lambda: kemeny.choose_buckets(0, 5, epsilon=1.0, delta=0.0), "n"),
+    ("paper_buckets", lambda: kemeny.paper_buckets(10, 5, epsilon=NAN, delta=0.0), "epsilon"),
+    ("clopper_pearson", lambda: audit.clopper_pearson(5, 3, 0.05), "k"),
+    ("clopper_pearson", lambda: audit.clopper_pearson(1, 3, NAN), "alpha"),
+    ("clopper_pearson", lambda: audit.clopper_pearson(-1, 3, 0.05), "k"),
+    ("epsilon_from_counts", lambda: audit.epsilon_from_counts(1, 1, 10, 10, delta=NAN, alpha=0.1), "delta"),
+    ("exact_epsilon", lambda: audit.exact_epsilon([NAN, 1.0], [0.5, 0.5], delta=0.0), "p0"),
+    ("audit_epsilon", lambda: audit.audit_epsilon(lambda d, g: d, 0.0, 1.0, delta=0.0, alpha=NAN), "alpha"),
+    ("lattice_leaks", lambda: audit.lattice_leaks([[NAN]], [[1.0]], [1.0]), "x0"),
+]
+
+
+@pytest.mark.parametrize("fname,call,name", HELPERS, ids=[f"{f}-{i}" for i, (f, _, _) in enumerate(HELPERS)])
+def test_public_helpers_validate(fname, call, name):
+    refuses(fname, call, name)
+
+
+# item 10: no public function of core, kemeny or audit modifies its arguments. Every array argument is passed read-only
+# (an in-place write raises) and compared with a copy afterwards; the registry must cover every public function.
+RO_R = valid_ranks(12, 5, 3)
+RO_W = core.preference_matrix(RO_R)
+PILOT = np.random.default_rng(0).normal(size=(20, 2))
+CALLS = {
+    core: {"check_epsilon": lambda a: core.check_epsilon(a(np.array([0.5, 1.0]))), "check_ranks": lambda a: core.check_ranks(a(RO_R)),
+           "check_orders": lambda a: core.check_orders(a(RO_R)), "ranks_to_orders": lambda a: core.ranks_to_orders(a(RO_R)),
+           "orders_to_ranks": lambda a: core.orders_to_ranks(a(RO_R)),
+           "sample_plackett_luce": lambda a: core.sample_plackett_luce(a(np.linspace(1, 0, 5)), 4, rng=0),
+           "kendall_tau_distance": lambda a: core.kendall_tau_distance(a(RO_R), a(RO_R[::-1])),
+           "footrule_distance": lambda a: core.footrule_distance(a(RO_R), a(RO_R[::-1])),
+           "preference_counts": lambda a: core.preference_counts(a(RO_R)), "preference_matrix": lambda a: core.preference_matrix(a(RO_R)),
+           "borda_scores": lambda a: core.borda_scores(a(RO_R)), "borda_aggregate": lambda a: core.borda_aggregate(a(RO_R)),
+           "dp_borda_aggregate": lambda a: (core.dp_borda_aggregate(a(RO_R), epsilon=1.0, rng=0),
+                                            core.dp_borda_aggregate(a(RO_R), epsilon=1.0, model="local", rng=0)),
+           "release": lambda a: (core.release(a(np.arange(4)), "laplace", 1.0, rng=0), core.release(a(np.arange(4.0)), "gaussian", 1.0, rng=0, noise="exact")),
+           "snap": lambda a: core.snap(a(np.array([0.3, 1.7])), 0.5)},
+    kemeny: {"check_weights": lambda a: kemeny.check_weights(a(RO_W)), "check_order": lambda a: kemeny.check_order(a(np.arange(5)), 5),
+             "kemeny_cost": lambda a: kemeny.kemeny_cost(a(RO_W), a(np.arange(5))), "reduce_instance": lambda a: kemeny.reduce_instance(a(RO_W)),
+             "is_bounded": lambda a: kemeny.is_bounded(a(RO_W)), "kemeny_exact": lambda a: kemeny.kemeny_exact(a(RO_W)),
+             "kemeny_ilp": lambda a: kemeny.kemeny_ilp(a(RO_W)), "indegree_order": lambda a: kemeny.indegree_order(a(RO_W)),
+             "kwiksort": lambda a: kemeny.kwiksort(a(RO_W), rng=0), "local_search": lambda a: kemeny.local_search(a(RO_W), a(np.arange(5))),
+             "kemeny_ptas": lambda a: kemeny.kemeny_ptas(a(RO_W), window=3, rng=0), "kemeny_aggregate": lambda a: kemeny.kemeny_aggregate(a(RO_R)),
+             "noisy_margins_instance": lambda a: kemeny.noisy_margins_instance(a(RO_R), epsilon=1.0, delta=0.0, rng=0),
+             "clipped_noisy_instance": lambda a: kemeny.clipped_noisy_instance(a(RO_R), epsilon=1.0, delta=1e-6, rng=0),
+             "bucketed_instance": lambda a: kemeny.bucketed_instance(a(RO_R), epsilon=1.0, delta=1e-6, n_buckets=2, rng=0),
+             "dp_kemeny_aggregate": lambda a: kemeny.dp_kemeny_aggregate(a(RO_R), epsilon=1.0, delta=1e-6, rng=0)},
+    audit: {"clopper_pearson": lambda a: audit.clopper_pearson(a(np.array([1, 2])), a(np.array([5, 5])), 0.05),
+            "epsilon_from_counts": lambda a: audit.epsilon_from_counts(a(np.array([3])), a(np.array([1])), 10, 10, delta=0.0, alpha=0.1),
+            "run_mechanism": lambda a: audit.run_mechanism(lambda d, g: d + g.normal(size=2), a(np.zeros(2)), 3, rng=0),
+            **{k: (lambda f: lambda a: f(a(PILOT + 1), a(PILOT))(a(PILOT[:5])))(getattr(audit, k))
+               for k in ("projection_statistic", "laplace_statistic", "raw_laplace_statistic", "histogram_statistic",
+                         "gaussian_statistic", "raw_gaussian_statistic")},
+            "choose_event": lambda a: audit.choose_event(a(np.arange(50.0)), a(np.arange(50.0) + 3), 100, delta=0.0, alpha=0.1),
+            "audit_epsilon": lambda a: audit.audit_epsilon(lambda d, g, n: d + g.laplace(size=n), a(np.zeros(1)), a(np.ones(1)), delta=0.0,
+                                                           n_runs=100, batch=True, rng=0),
+            "exact_epsilon": lambda a: audit.exact_epsilon(a(np.array([0.4, 0.6])), a(np.array([0.6, 0.4])), delta=0.0),
+            "discrete_laplace_cdf": lambda a: audit.discrete_laplace_cdf(a(np.arange(-3, 4)), 2.0),
+            "discrete_gaussian_cdf": lambda a: audit.discrete_gaussian_cdf(a(np.arange(-3, 4)), 2.0),
+            "chi_square_law": lambda a: audit.chi_square_law(a(np.arange(-3, 4)), lambda z: audit.discrete_laplace_cdf(z, 2.0), a(np.arange(-2, 3))),
+            "tail_pvalue": lambda a: audit.tail_pvalue(a(np.arange(-3, 4)), lambda z: audit.discrete_laplace_cdf(z, 2.0), 2),
+            "lattice_leaks": lambda a: audit.lattice_leaks(a(np.ones((3, 2))), a(np.ones((3, 2))), a(np.array([0.5, 1.0])))},
+}
+NO_ARRAYS = {   # public functions that take no array argument (nothing to modify)
+    core: {"check_delta", "check_rng", "check_int", "memory_limit", "set_memory_limit", "check_memory", "analytic_gaussian_sigma",
+           "gaussian_delta", "noise_mode", "set_noise", "use_noise", "sample_laplace", "sample_gaussian", "discrete_laplace",
+           "discrete_gaussian", "zcdp_delta", "zcdp_sigma", "calibrate_noise", "sample_noise", "exact_noise", "snap_grid",
+           "snapped_sensitivity", "borda_sensitivity", "Consensus"},
+    kemeny: {"margin_sensitivity", "margin_noise_scale", "large_n_ok", "NoisyInstance", "bucket_of", "same_bucket_pairs",
+             "bucketed_noise", "choose_buckets", "paper_buckets"},
+    audit: {"scaled_noise", "AuditResult", "MechanismAudit", "standard_audits", "run_audit", "audit_results", "audit_table", "lattice_spacings"},
+}
+
+
+def test_immutability_registry_covers_every_public_function():
+    for mod, calls in CALLS.items():
+        public = {k for k in mod.__all__ if callable(getattr(mod, k))}
+        missing = public - set(calls) - NO_ARRAYS[mod]
+        assert not missing, f"{mod.__name__}: public functions with no immutability check: {sorted(missing)}"
+
+
+@pytest.mark.parametrize("mod,fname", [(m, f) for m, c in CALLS.items() for f in c], ids=lambda x: getattr(x, "__name__", x))
+def test_public_functions_leave_their_arguments_unchanged(mod, fname):
+    COUNTS["unchanged:" + fname] += 1
+    given_ = []
+    def ro(x):
+        x = np.array(x); copy = x.copy(); x.setflags(write=False); given_.append((x, copy)); return x
+    with time_limit(): CALLS[mod][fname](ro)
+    for x, copy in given_:
+        assert x.dtype == copy.dtype and np.array_equal(x, copy, equal_nan=True), f"{fname} modified an argument"
