@@ -15,16 +15,16 @@ from scipy import linalg, optimize, sparse, special
 from scipy.sparse import linalg as splinalg
 
 from .core import (check_epsilon, check_delta, check_rng, check_int, sample_gaussian,
-                           analytic_gaussian_sigma, gaussian_delta, MAX_ENTRIES)
+                           analytic_gaussian_sigma, gaussian_delta, MAX_ENTRIES, noise_mode)
 
 # %% auto #0
-__all__ = ['ACCOUNTANTS', 'SENSITIVITY_EXACT', 'SENSITIVITY_OJA_FRESH', 'MAX_ITER', 'METHODS', 'SENSITIVITY_PGD', 'epsilon_gdp',
-           'epsilon_rdp', 'epsilon_advanced', 'noise_multiplier', 'noise_schedule', 'check_ratings', 'Split',
-           'split_ratings', 'clip_rows', 'scaled_rows', 'sym_gaussian', 'gram', 'top_eig_exact',
-           'implicit_noise_matvec', 'top_eig_oja', 'top_eig_oja_fresh', 'top_eig_oja_stream', 'Completion',
-           'check_iter', 'frank_wolfe', 'private_frank_wolfe', 'synthetic_rank_one', 'project_l1_ball', 'private_pgd',
-           'svd_after_cleansing', 'complete', 'truncated_svd', 'rmse_against_epsilon', 'plot_rmse_against_epsilon',
-           'top_items']
+__all__ = ['ACCOUNTANTS', 'SENSITIVITY_EXACT', 'SENSITIVITY_OJA_FRESH', 'MAX_ITER', 'METHODS', 'SENSITIVITY_PGD',
+           'EVALUATION_LABEL', 'epsilon_gdp', 'epsilon_rdp', 'epsilon_advanced', 'noise_multiplier', 'noise_schedule',
+           'check_ratings', 'Split', 'split_ratings', 'clip_rows', 'scaled_rows', 'sym_gaussian', 'gram',
+           'top_eig_exact', 'implicit_noise_matvec', 'top_eig_oja', 'top_eig_oja_fresh', 'top_eig_oja_stream',
+           'Completion', 'check_iter', 'frank_wolfe', 'private_frank_wolfe', 'synthetic_rank_one', 'project_l1_ball',
+           'private_pgd', 'svd_after_cleansing', 'complete', 'truncated_svd', 'rmse_against_epsilon',
+           'plot_rmse_against_epsilon', 'top_items']
 
 # %% ../nbs/06_private_fw.ipynb #ff8a7824
 def _inv_sq_sum(noise_multipliers):
@@ -302,12 +302,15 @@ class Completion:
     delta: float
     privacy_unit: str = "user (whole row)"
     accountant: str = ""        # how the T releases were composed
+    noise: str = "none"         # the noise path of a private result, "fast" or "exact" (`privrank.core.use_noise`); "none" if not private
     noise_multiplier: np.ndarray | None = None   # z_t of each global step
     sigma: np.ndarray | None = None              # noise std of each release
     diagnostics: dict = field(default_factory=dict)
 
     @property
     def private(self): return math.isfinite(self.epsilon)
+    @property
+    def model(self): return "joint" if self.private else "none"   # joint DP: the billboard lemma (above)
     def predict(self, user_rows): # user indices (array)
         "Completed rows (len(user_rows), n) of the given users"
         u = np.asarray(user_rows); return self.coef[u] @ self.factors + self.user_mean[u][..., None]
@@ -384,7 +387,7 @@ def private_frank_wolfe(ratings,          # users x items, scipy.sparse; each ro
     with np.errstate(under="ignore"):
         d = dict(eigenvalue=d["eigenvalue"] * L * L, lambda_corrected=d["lambda_corrected"] * L, train_rmse=d["train_rmse"] * L,
                  released_sq=[w * L ** 4 for w in d["released_sq"]])   # ||w_k||^2 of each streaming release (empty otherwise)
-        return Completion(C * L, V, um, f"private-frank-wolfe/{method}", epsilon, delta, accountant=accountant,
+        return Completion(C * L, V, um, f"private-frank-wolfe/{method}", epsilon, delta, accountant=accountant, noise=noise_mode(),
                           noise_multiplier=z, sigma=sig, diagnostics=d)
 
 # %% ../nbs/06_private_fw.ipynb #a5e8737d
@@ -463,7 +466,7 @@ def private_pgd(ratings,          # users x items, scipy.sparse; each row as its
     with np.errstate(over="ignore"): sig = SENSITIVITY_PGD * row_norm * row_norm * z
     if not np.isfinite(sig).all(): raise ValueError(f"`row_norm` = {row_norm:g} makes the noise std overflow; use a bound on the ratings' scale")
     C, V, d = _pgd(R, rank_bound=rank_bound, n_iter=n_iter, row_norm=row_norm, step=step, sigmas=sig, max_rank=max_rank, rng=check_rng(rng))
-    return Completion(C, V.T, um, "private-pgd", epsilon, delta, accountant=accountant, noise_multiplier=z, sigma=sig, diagnostics=d)
+    return Completion(C, V.T, um, "private-pgd", epsilon, delta, accountant=accountant, noise=noise_mode(), noise_multiplier=z, sigma=sig, diagnostics=d)
 
 # %% ../nbs/06_private_fw.ipynb #c0e50158
 def _cleansing_releases(R, clip, sig, beta_items, rng):
@@ -501,31 +504,41 @@ def svd_after_cleansing(ratings,          # users x items, scipy.sparse (rows ce
     rhs = sparse.csr_array((R.data - b[cols], cols, R.indptr), shape=R.shape) @ V        # local: her own ratings
     c = np.linalg.solve(G.reshape(m, r, r) + ridge * np.eye(r), rhs[..., None])[..., 0]
     return Completion(np.column_stack([np.ones(m), c]), np.vstack([b, V.T]), um, "svd-after-cleansing", epsilon, delta,
-                      accountant=accountant, noise_multiplier=np.full(4, z[0]), sigma=sig,
+                      accountant=accountant, noise=noise_mode(), noise_multiplier=np.full(4, z[0]), sigma=sig,
                       diagnostics=dict(item_sums=S, item_weights=K, covariance=cov, weights=wgt))
 
 # %% ../nbs/06_private_fw.ipynb #34b51f1f
-def complete(ratings,              # users x items, scipy.sparse (raw ratings)
+EVALUATION_LABEL = "non-private: from raw held-out ratings"   # the label of `complete`'s evaluation keys
+
+def complete(ratings,              # users x items, scipy.sparse (raw ratings); its column count is the item universe
              *, epsilon, delta,    # joint DP per user
-             rank_bound=None, n_iter=10, row_norm=2.0, method="oja", max_per_user=80, test_fraction=0.01, rng=None):
-    "Split, fit private FW, and report the test RMSE and what was spent (a dict, for the CLI)"
+             rank_bound=None, n_iter=10, row_norm=2.0, method="oja", max_per_user=80,
+             test_fraction=0.01,   # with `evaluate`: the fraction of ratings held out
+             evaluate=False,       # also hold out ratings and report the test RMSE (not private: see `EVALUATION_LABEL`)
+             rng=None):
+    "Fit private FW and return the privacy record, public sizes and the released item factors (a dict, for the CLI); `evaluate=True` adds a labelled non-private test RMSE"
     epsilon, delta, rng = check_epsilon(epsilon, scalar=True), check_delta(delta, positive=True), check_rng(rng)
+    if not isinstance(evaluate, (bool, np.bool_)): raise TypeError(f"`evaluate` must be True or False; got {type(evaluate).__name__} {evaluate!r}")
     row_norm, n_iter = _check_positive(row_norm, "row_norm"), check_iter(n_iter, name="n_iter")   # before any work
     if rank_bound is not None: rank_bound = _check_positive(rank_bound, "rank_bound")
+    if not (_is_real(test_fraction) and 0 <= test_fraction < 1): raise ValueError(f"`test_fraction` must be a number in [0, 1); got {test_fraction!r}")
     _fw_noise(noise_multiplier(epsilon, delta, n_iter), row_norm, rank_bound or 1.0, method, 1)   # refuses overflowing noise
-    sp = split_ratings(ratings, test_fraction=test_fraction, max_per_user=max_per_user, rng=rng)
+    sp = split_ratings(ratings, test_fraction=test_fraction if evaluate else 0.0, max_per_user=max_per_user, rng=rng)
     (m, n), nnz = sp.train.shape, sp.train.nnz + len(sp.test_value)
-    if len(sp.test_value) == 0:
+    if evaluate and len(sp.test_value) == 0:
         raise ValueError(f"`test_fraction` = {test_fraction} held out none of the {nnz} ratings of {m} users (a user's only "
                          f"training rating is never held out, so at most {nnz - m} can be); the test RMSE needs a held-out rating: "
                          "raise `test_fraction` or use more ratings")
     k = row_norm * math.sqrt(m) if rank_bound is None else rank_bound    # default: data-independent, spends no privacy
     res = private_frank_wolfe(sp.train, epsilon=epsilon, delta=delta, rank_bound=k, n_iter=n_iter, row_norm=row_norm,
                               method=method, user_mean=sp.user_mean, rng=rng)
-    base = float(np.sqrt(np.mean((sp.user_mean[sp.test_user] - sp.test_value) ** 2)))
-    return dict(test_rmse=res.rmse(sp), baseline_rmse_user_mean=base, n_test=int(len(sp.test_value)), users=m, items=n,
-                epsilon=res.epsilon, delta=res.delta, privacy_unit=res.privacy_unit, accountant=res.accountant,
-                noise_multiplier=float(res.noise_multiplier[0]), rank_bound=k, n_iter=n_iter, row_norm=row_norm, method=method)
+    out = dict(users=m, items=n, epsilon=res.epsilon, delta=res.delta, model="joint", privacy_unit=res.privacy_unit, private=True,
+               noise=res.noise, accountant=res.accountant, noise_multiplier=float(res.noise_multiplier[0]), rank_bound=k,
+               n_iter=n_iter, row_norm=row_norm, method=method, item_factors=res.factors.tolist())
+    if evaluate:
+        base = float(np.sqrt(np.mean((sp.user_mean[sp.test_user] - sp.test_value) ** 2)))
+        out.update(evaluation=EVALUATION_LABEL, test_rmse=res.rmse(sp), baseline_rmse_user_mean=base, n_test=int(len(sp.test_value)))
+    return out
 
 # %% ../nbs/06_private_fw.ipynb #2806097a
 def truncated_svd(ratings,        # users x items, scipy.sparse (rows centred by their users)

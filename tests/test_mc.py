@@ -205,7 +205,7 @@ def test_hostile_arguments_named(kw, msg):
 def test_complete_refuses_empty_hold_out():
     R = sparse.csr_array(np.array([[1.0, 2.0], [3.0, 0.0]]))
     with pytest.raises(ValueError, match="`test_fraction` = 0.01 held out none of the 3 ratings of 2 users"):
-        mc.complete(R, epsilon=1.0, delta=1e-6, n_iter=2, rng=0)
+        mc.complete(R, epsilon=1.0, delta=1e-6, n_iter=2, evaluate=True, rng=0)
 
 
 # --- the streaming private Oja step ("oja", Results 8 and 9) ---
@@ -251,3 +251,20 @@ def test_oja_stream_matches_exact_on_synthetic():
     f = lambda meth, s: mc.private_frank_wolfe(sp.train, epsilon=1.0, delta=1e-6, rank_bound=k, n_iter=10, row_norm=2.0,
                                                method=meth, user_mean=sp.user_mean, rng=s).rmse(sp)
     assert np.mean([f("oja", s) for s in range(2)]) < np.mean([f("exact", s) for s in range(2)]) + 0.01
+
+
+def test_complete_reports_only_private_or_public_values():
+    """Without `evaluate` nothing is held out and no number computed from raw ratings is returned; the item count is the
+    matrix's declared column count; with `evaluate=True` the evaluation keys are labelled as non-private."""
+    R, _, _ = mc.synthetic_rank_one(2000, 40, per_user=10, rng=0)
+    out = mc.complete(R, epsilon=1.0, delta=1e-6, n_iter=3, rng=0)
+    assert not {"test_rmse", "baseline_rmse_user_mean", "n_test", "evaluation"} & set(out)
+    assert (out["users"], out["items"], out["model"], out["private"], out["noise"]) == (2000, 40, "joint", True, "fast")
+    assert np.shape(out["item_factors"]) == (3, 40) and np.isfinite(out["item_factors"]).all()
+    wide = sparse.csr_array(R, shape=(2000, 90))                       # 50 declared items that nobody rated
+    assert mc.complete(wide, epsilon=1.0, delta=1e-6, n_iter=3, rng=0)["items"] == 90
+    ev = mc.complete(R, epsilon=1.0, delta=1e-6, n_iter=3, evaluate=True, test_fraction=0.05, rng=0)
+    assert ev["evaluation"] == mc.EVALUATION_LABEL and ev["evaluation"].startswith("non-private")
+    assert ev["n_test"] > 0 and np.isfinite(ev["test_rmse"]) and np.isfinite(ev["baseline_rmse_user_mean"])
+    with pytest.raises(TypeError, match="`evaluate` must be True or False"):
+        mc.complete(R, epsilon=1.0, delta=1e-6, evaluate=1)
