@@ -268,3 +268,58 @@ def test_complete_reports_only_private_or_public_values():
     assert ev["n_test"] > 0 and np.isfinite(ev["test_rmse"]) and np.isfinite(ev["baseline_rmse_user_mean"])
     with pytest.raises(TypeError, match="`evaluate` must be True or False"):
         mc.complete(R, epsilon=1.0, delta=1e-6, evaluate=1)
+
+
+# --- the exact noise path (issue 11, item 1) ---
+
+def _snapped(l2, k):
+    from privrank.core import snap_grid, snapped_sensitivity
+    g = snap_grid(l2, k); return g, snapped_sensitivity(0.0, l2, k, g)[1]
+
+
+def test_exact_stream_releases_on_lattice_and_calibrated():
+    """Exact mode: the streaming eigenvalue releases are integers times their grid, and their variance is the one
+    calibrated from the RDP accountant and the snapped sensitivities (recomputed here), within 5 SE; half the noise fails."""
+    from privrank.core import use_noise
+    e, d, T, L, n = 1.1, 1e-6, 6, 2.0, ZERO_STREAM.shape[1]
+    z = mc.noise_multiplier(e, d, T, accountant="rdp")
+    (_, lv), (gs, ls) = _snapped(4.0, n), _snapped(4.0, 1)
+    with use_noise("exact"):
+        runs = [mc.private_frank_wolfe(ZERO_STREAM, epsilon=e, delta=d, rank_bound=3, n_iter=T, row_norm=L, rng=s) for s in range(60)]
+    assert {(r.noise, r.accountant) for r in runs} == {("exact", "rdp")}
+    lam = np.concatenate([r.diagnostics["eigenvalue"][1:] for r in runs])
+    k = lam / (gs * L * L)
+    assert (k == np.round(k)).all()                                       # on the lattice g Z
+    x = lam / np.tile(z[1:] * math.hypot(lv, ls) * L * L, 60); se = math.sqrt(2 / x.size)
+    assert abs(x.var() - 1) < 5 * se and abs(x.var() / 4 - 1) > 5 * se
+
+
+def test_exact_cleansing_releases_on_lattice():
+    r = mc.svd_after_cleansing(ZERO, epsilon=1.0, delta=1e-6, noise="exact", rng=0)
+    for key, g in r.diagnostics["grid"].items():
+        x = np.asarray(r.diagnostics[key]) / g
+        assert (x == np.round(x)).all(), key
+
+
+def test_exact_mode_accounting_and_fast_path_unchanged():
+    R = sparse.csr_array(np.eye(5) + 1)
+    args = dict(epsilon=1.0, delta=1e-6, rank_bound=1.0, n_iter=2, row_norm=1.0, rng=0)
+    with pytest.raises(ValueError, match="`accountant` = 'gdp' reads epsilon off the continuous Gaussian"):
+        mc.private_frank_wolfe(R, accountant="gdp", noise="exact", **args)
+    fast = mc.private_frank_wolfe(R, **args)
+    assert fast.noise == "fast" and fast.accountant == "gdp"
+    ref = mc.private_frank_wolfe(R, accountant="gdp", noise="fast", **args)
+    np.testing.assert_array_equal(fast.coef, ref.coef)
+    ex = mc.private_frank_wolfe(R, noise="exact", **args)
+    assert ex.noise == "exact" and ex.accountant == "rdp" and abs(mc.epsilon_rdp(ex.noise_multiplier, 1e-6) - 1.0) < 1e-7
+    assert (ex.sigma > fast.sigma).all()                                   # RDP and the snapping cost a little more noise
+
+
+def test_exact_gram_release_on_lattice_and_calibrated():
+    g, l2 = _snapped(mc.SENSITIVITY_EXACT, mc.changed_entries("gram", 8))
+    sigma = 3.0 * l2; iu = np.triu_indices(8)
+    W = np.array([mc._noisy_gram(np.full((8, 8), 0.1234567), sigma, rng=np.random.default_rng(s), mode="exact", grid=g)[iu]
+                  for s in range(60)])
+    assert (W / g == np.round(W / g)).all()
+    x = (W - round(0.1234567 / g) * g) / sigma; se = math.sqrt(2 / x.size)
+    assert abs(x.var() - 1) < 5 * se and abs(x.var() / 4 - 1) > 5 * se
