@@ -205,7 +205,7 @@ def test_hostile_arguments_named(kw, msg):
 def test_complete_refuses_empty_hold_out():
     R = sparse.csr_array(np.array([[1.0, 2.0], [3.0, 0.0]]))
     with pytest.raises(ValueError, match="`test_fraction` = 0.01 held out none of the 3 ratings of 2 users"):
-        mc.complete(R, epsilon=1.0, delta=1e-6, n_iter=2, rng=0)
+        mc.complete(R, epsilon=1.0, delta=1e-6, n_iter=2, evaluate=True, rng=0)
 
 
 # --- the streaming private Oja step ("oja", Results 8 and 9) ---
@@ -251,3 +251,75 @@ def test_oja_stream_matches_exact_on_synthetic():
     f = lambda meth, s: mc.private_frank_wolfe(sp.train, epsilon=1.0, delta=1e-6, rank_bound=k, n_iter=10, row_norm=2.0,
                                                method=meth, user_mean=sp.user_mean, rng=s).rmse(sp)
     assert np.mean([f("oja", s) for s in range(2)]) < np.mean([f("exact", s) for s in range(2)]) + 0.01
+
+
+def test_complete_reports_only_private_or_public_values():
+    """Without `evaluate` nothing is held out and no number computed from raw ratings is returned; the item count is the
+    matrix's declared column count; with `evaluate=True` the evaluation keys are labelled as non-private."""
+    R, _, _ = mc.synthetic_rank_one(2000, 40, per_user=10, rng=0)
+    out = mc.complete(R, epsilon=1.0, delta=1e-6, n_iter=3, rng=0)
+    assert not {"test_rmse", "baseline_rmse_user_mean", "n_test", "evaluation"} & set(out)
+    assert (out["users"], out["items"], out["model"], out["private"], out["noise"]) == (2000, 40, "joint", True, "fast")
+    assert np.shape(out["item_factors"]) == (3, 40) and np.isfinite(out["item_factors"]).all()
+    wide = sparse.csr_array(R, shape=(2000, 90))                       # 50 declared items that nobody rated
+    assert mc.complete(wide, epsilon=1.0, delta=1e-6, n_iter=3, rng=0)["items"] == 90
+    ev = mc.complete(R, epsilon=1.0, delta=1e-6, n_iter=3, evaluate=True, test_fraction=0.05, rng=0)
+    assert ev["evaluation"] == mc.EVALUATION_LABEL and ev["evaluation"].startswith("non-private")
+    assert ev["n_test"] > 0 and np.isfinite(ev["test_rmse"]) and np.isfinite(ev["baseline_rmse_user_mean"])
+    with pytest.raises(TypeError, match="`evaluate` must be True or False"):
+        mc.complete(R, epsilon=1.0, delta=1e-6, evaluate=1)
+
+
+# --- the exact noise path (issue 11, item 1) ---
+
+def _snapped(l2, k):
+    from privrank.core import snap_grid, snapped_sensitivity
+    g = snap_grid(l2, k); return g, snapped_sensitivity(0.0, l2, k, g)[1]
+
+
+def test_exact_stream_releases_on_lattice_and_calibrated():
+    """Exact mode: the streaming eigenvalue releases are integers times their grid, and their variance is the one
+    calibrated from the RDP accountant and the snapped sensitivities (recomputed here), within 5 SE; half the noise fails."""
+    from privrank.core import use_noise
+    e, d, T, L, n = 1.1, 1e-6, 6, 2.0, ZERO_STREAM.shape[1]
+    z = mc.noise_multiplier(e, d, T, accountant="rdp")
+    (_, lv), (gs, ls) = _snapped(4.0, n), _snapped(4.0, 1)
+    with use_noise("exact"):
+        runs = [mc.private_frank_wolfe(ZERO_STREAM, epsilon=e, delta=d, rank_bound=3, n_iter=T, row_norm=L, rng=s) for s in range(60)]
+    assert {(r.noise, r.accountant) for r in runs} == {("exact", "rdp")}
+    lam = np.concatenate([r.diagnostics["eigenvalue"][1:] for r in runs])
+    k = lam / (gs * L * L)
+    assert (k == np.round(k)).all()                                       # on the lattice g Z
+    x = lam / np.tile(z[1:] * math.hypot(lv, ls) * L * L, 60); se = math.sqrt(2 / x.size)
+    assert abs(x.var() - 1) < 5 * se and abs(x.var() / 4 - 1) > 5 * se
+
+
+def test_exact_cleansing_releases_on_lattice():
+    r = mc.svd_after_cleansing(ZERO, epsilon=1.0, delta=1e-6, noise="exact", rng=0)
+    for key, g in r.diagnostics["grid"].items():
+        x = np.asarray(r.diagnostics[key]) / g
+        assert (x == np.round(x)).all(), key
+
+
+def test_exact_mode_accounting_and_fast_path_unchanged():
+    R = sparse.csr_array(np.eye(5) + 1)
+    args = dict(epsilon=1.0, delta=1e-6, rank_bound=1.0, n_iter=2, row_norm=1.0, rng=0)
+    with pytest.raises(ValueError, match="`accountant` = 'gdp' reads epsilon off the continuous Gaussian"):
+        mc.private_frank_wolfe(R, accountant="gdp", noise="exact", **args)
+    fast = mc.private_frank_wolfe(R, **args)
+    assert fast.noise == "fast" and fast.accountant == "gdp"
+    ref = mc.private_frank_wolfe(R, accountant="gdp", noise="fast", **args)
+    np.testing.assert_array_equal(fast.coef, ref.coef)
+    ex = mc.private_frank_wolfe(R, noise="exact", **args)
+    assert ex.noise == "exact" and ex.accountant == "rdp" and abs(mc.epsilon_rdp(ex.noise_multiplier, 1e-6) - 1.0) < 1e-7
+    assert (ex.sigma > fast.sigma).all()                                   # RDP and the snapping cost a little more noise
+
+
+def test_exact_gram_release_on_lattice_and_calibrated():
+    g, l2 = _snapped(mc.SENSITIVITY_EXACT, mc.changed_entries("gram", 8))
+    sigma = 3.0 * l2; iu = np.triu_indices(8)
+    W = np.array([mc._noisy_gram(np.full((8, 8), 0.1234567), sigma, rng=np.random.default_rng(s), mode="exact", grid=g)[iu]
+                  for s in range(60)])
+    assert (W / g == np.round(W / g)).all()
+    x = (W - round(0.1234567 / g) * g) / sigma; se = math.sqrt(2 / x.size)
+    assert abs(x.var() - 1) < 5 * se and abs(x.var() / 4 - 1) > 5 * se
