@@ -881,7 +881,7 @@ BUGS = [
      ("accountant",), "mc.noise_multiplier(accountant=[]): TypeError 'unhashable type: list', not naming `accountant`"),
     ("split_ratings-test_fraction-str", "split_ratings", lambda: mc.split_ratings(RAT, test_fraction="0.1", rng=0), ("test_fraction",),
      "mc.split_ratings(test_fraction='0.1' or None): TypeError from '<=', not naming `test_fraction` (an array: 'ambiguous')"),
-    ("complete-no-test-ratings-nan", "complete", lambda: mc.complete(RAT, epsilon=1.0, delta=1e-5, n_iter=2, rng=0), ("test_fraction",),
+    ("complete-no-test-ratings-nan", "complete", lambda: mc.complete(RAT, epsilon=1.0, delta=1e-5, n_iter=2, evaluate=True, rng=0), ("test_fraction",),
      "mc.complete on a small matrix: test_fraction=0.01 holds out 0 ratings and test_rmse / baseline_rmse_user_mean are NaN, "
      "silently (the CLI prints 'test RMSE nan'); refuse (naming `test_fraction`) or report None"),
     ("kemeny_aggregate-method-list", "kemeny_aggregate", lambda: kemeny.kemeny_aggregate(R, method=["exact"]), ("method",),
