@@ -142,7 +142,8 @@ def _hess_vec(h, s: PairData, lam):
 
 # %% ../nbs/02_btl.ipynb #abc84230
 def _int_ids(x, name, n_items):
-    a = np.asarray(x)
+    a = rr._asarray(x, name) if x is not None and not isinstance(x, (str, bytes)) else None
+    if a is None: raise TypeError(f"`{name}` must be an integer array of item ids; got {type(x).__name__}")
     if a.ndim != 1: raise ValueError(f"`{name}` must be a 1-D array; got shape {a.shape}")
     if a.dtype.kind not in "iu" or a.dtype == bool:
         raise TypeError(f"`{name}` must be an integer array of item ids; got dtype {a.dtype}")
@@ -155,9 +156,10 @@ MAX_ITEMS = 1 << 26   # the solvers keep about 16 vectors of length m (8.6 GB at
 
 def check_comparisons(i, j, y, *, n_items, binary=False, weights=None):
     "Validated (i, j, y, weights) of equal length; `binary` requires y in {0, 1}"
+    if not isinstance(binary, (bool, np.bool_)): raise TypeError(f"`binary` must be True or False; got {binary!r}")
     m = check_int(n_items, name="n_items", minimum=1, maximum=MAX_ITEMS)
     i, j = _int_ids(i, "i", m), _int_ids(j, "j", m)
-    y = np.asarray(y)
+    y = rr._asarray(y, "y") if y is not None and not isinstance(y, (str, bytes)) else np.asarray(None)
     if y.dtype == bool: y = y.astype(np.int8)
     if y.ndim != 1 or y.dtype.kind not in "iuf": raise TypeError(f"`y` must be a 1-D real array; got dtype {y.dtype}, shape {y.shape}")
     if not (len(i) == len(j) == len(y)): raise ValueError(f"`i`, `j` and `y` must have equal lengths; got {len(i)}, {len(j)}, {len(y)}")
@@ -168,7 +170,7 @@ def check_comparisons(i, j, y, *, n_items, binary=False, weights=None):
         raise ValueError("`y` must hold raw outcomes 0 or 1 here")
     if (i == j).any(): raise ValueError(f"`i` and `j` must differ: comparison {np.flatnonzero(i == j)[0]} compares an item with itself")
     if weights is not None:
-        weights = _real_array(weights, "weights")
+        weights = rr._real(weights, "weights")
         if weights.shape != y.shape: raise ValueError(f"`weights` must have one entry per comparison ({len(y)}); got shape {weights.shape}")
         if not np.isfinite(weights).all() or (weights < 0).any(): raise ValueError("`weights` must be finite and non-negative")
     return i, j, y, weights

@@ -103,6 +103,7 @@ def matching_error_bound(noise): # (m, m) noise added to the position costs
     "D(N) = max_psi N(psi) - min_psi N(psi): the largest additive footrule error this noise can cause on any profile"
     noise = _check_square(noise, "noise")
     if len(noise) > MAX_MATCHING_M: raise ValueError(f"`noise` is {len(noise):,} x {len(noise):,}: the matching handles m <= {MAX_MATCHING_M:,}")
+    check_memory(32 * noise.size, name="noise", what=f"the two {len(noise):,} x {len(noise):,} assignments")
     hi, lo = _min_matching(noise, maximize=True), _min_matching(noise)
     D = _cost(noise, hi) - _cost(noise, lo)
     if not math.isfinite(D): raise ValueError("`noise`: the spread of its matchings overflows a float")

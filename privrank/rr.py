@@ -27,9 +27,18 @@ def flip_probability(epsilon): # privacy parameter(s) > 0; inf = no privacy
     return float(special.expit(-e)) if np.ndim(e) == 0 else special.expit(-e)
 
 # %% ../nbs/01_randomized_response.ipynb #70c55bb3
+def _asarray(x, name):
+    "np.asarray(x), with a ValueError naming `name` for a ragged nesting (numpy's own message names nothing)"
+    try: return np.asarray(x)
+    except ValueError: raise ValueError(f"`{name}` must be a rectangular array (its rows have different lengths)") from None
+
+def _real(x, name):
+    "core's `_real_array` (a float array, or a TypeError naming `name`), ragged nestings refused by name too"
+    return _real_array(x if x is None or isinstance(x, (str, bytes, bool, np.bool_)) else _asarray(x, name), name)
+
 def _check_epsilon_any(epsilon, name="epsilon"):
     "Validated epsilon (inf allowed): a float, or a float array of any shape"
-    arr = _real_array(epsilon, name)
+    arr = _real(epsilon, name)
     if arr.ndim == 0: return check_epsilon(arr, name=name, allow_inf=True)
     if arr.size == 0: raise ValueError(f"`{name}` must not be an empty array")
     check_epsilon(arr.ravel(), name=name, allow_inf=True)
@@ -37,7 +46,7 @@ def _check_epsilon_any(epsilon, name="epsilon"):
 
 def _finite(x, what, name="epsilon"):
     "x, or a ValueError naming `name` when an extreme (tiny) epsilon made `what` overflow; inf epsilon never does"
-    if not np.isfinite(x).all(): raise ValueError(f"`{name}` is too small: {what} overflows a float; use a larger epsilon")
+    if not np.isfinite(x).all(): raise ValueError(f"`{name}` is too small: {what} would not be a finite float; use a larger epsilon")
     return x
 
 def _broadcast(shapes, names):
@@ -49,7 +58,7 @@ def _broadcast(shapes, names):
 def _check_binary(y, name="y"):
     "`y` as an array of 0/1 (bool or integer dtype), or a clear error"
     if isinstance(y, (str, bytes)) or y is None: raise TypeError(f"`{name}` must be an array of 0/1 outcomes; got {type(y).__name__}")
-    a = np.asarray(y)
+    a = _asarray(y, name)
     if a.dtype == bool: return a
     if a.dtype.kind not in "iu":
         raise TypeError(f"`{name}` must hold 0/1 integers or booleans; got dtype {a.dtype}")
@@ -119,7 +128,7 @@ def _check_total(total, e, u):
 def _check_ids(x, name, upper=None):
     "Validated 1-D int64 id array with 0 <= x < upper"
     if isinstance(x, (str, bytes)) or x is None: raise TypeError(f"`{name}` must be an integer array; got {type(x).__name__}")
-    a = np.asarray(x)
+    a = _asarray(x, name)
     if a.dtype.kind not in "iu" or a.dtype == bool: raise TypeError(f"`{name}` must be an integer array; got dtype {a.dtype}")
     if a.ndim != 1: raise ValueError(f"`{name}` must be 1-D; got shape {a.shape}")
     a = a.astype(np.int64, copy=False)
@@ -146,7 +155,7 @@ def privatized_win_probability(p,           # P(y = 1), scalar or array
     return 0.5 + (2 * p - 1) * (0.5 - q)
 
 def _check_probability(p, name="p"):
-    a = _real_array(p, name)
+    a = _real(p, name)
     if np.isnan(a).any() or (a < 0).any() or (a > 1).any(): raise ValueError(f"`{name}` must lie in [0, 1]")
     return a
 
@@ -272,7 +281,7 @@ def _check_pairs(i, j, n_items):
 
 def _check_real(x, name, n):
     "Validated finite real 1-D float64 array of length n (no copy when it already is one)"
-    a = np.asarray(x) if not isinstance(x, (str, bytes, bool)) and x is not None else None
+    a = _asarray(x, name) if not isinstance(x, (str, bytes, bool)) and x is not None else None
     if a is None or a.dtype.kind not in "iuf": raise TypeError(f"`{name}` must be an array of real numbers; got {type(x).__name__}")
     a = a.astype(float, copy=False)
     if a.ndim != 1: raise ValueError(f"`{name}` must be 1-D; got shape {a.shape}")
