@@ -171,7 +171,6 @@ ENDS = {
     "btl-total-overflow": ("private_btl", lambda: btl.private_btl(I5, J5, Y5, np.zeros(6, int), n_items=5, epsilon=1e308, rng=0), ("epsilon",)),
     "apxmed-1e-320": ("private_apxmed", lambda: tree.private_apxmed(X5, 5, epsilon=1e-320, rng=0), ("epsilon",)),
     "range-1e-306": ("range_count_tree", lambda: tree.range_count_tree(X5, 5, epsilon=1e-306, rng=0), ("epsilon",)),
-    "exact-gaussian-1e300": ("private_position_costs", lambda: _exact(lambda: tree.private_position_costs(R5, epsilon=1e300, delta=1e-6)), ("epsilon",)),
     "exact-gaussian-5e-324": ("naive_dp_footrule_aggregate", lambda: _exact(lambda: footrule.naive_dp_footrule_aggregate(R5, epsilon=5e-324, delta=1e-6)), ("epsilon",)),
 }
 
