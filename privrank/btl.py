@@ -15,7 +15,8 @@ from scipy import linalg, optimize, special
 from scipy.sparse import coo_matrix
 from scipy.sparse.csgraph import connected_components
 
-from .core import check_rng, check_int, check_ranks, check_epsilon, kendall_tau_distance, _real_array, MAX_ENTRIES
+from .core import (check_rng, check_int, check_ranks, check_epsilon, check_memory, kendall_tau_distance, _real_array,
+                           MAX_ENTRIES)
 from . import rr
 
 # %% auto #0
@@ -26,18 +27,42 @@ __all__ = ['MAX_ITEMS', 'C_LAMBDA', 'win_probability', 'simulate_btl', 'PairData
 # %% ../nbs/02_btl.ipynb #62aeb53b
 _LINKS = {"logit": special.expit, "probit": special.ndtr}
 
+def _check_link(link):
+    if not isinstance(link, str) or link not in _LINKS: raise ValueError(f"`link` must be 'logit' or 'probit'; got {link!r}")
+    return link
+
+def _check_theta(theta, m=None):
+    "Validated finite, non-empty 1-D float theta (a copy), of length m when given"
+    if theta is None or isinstance(theta, (str, bytes)): raise TypeError(f"`theta` must be an array of real numbers; got {type(theta).__name__}")
+    try: t = _real_array(theta, "theta")
+    except ValueError: raise ValueError("`theta` must be a 1-D array of real numbers (its rows have different lengths)") from None
+    if t.ndim != 1 or t.size == 0: raise ValueError(f"`theta` must be a non-empty 1-D array; got shape {t.shape}")
+    if m is not None and t.size != m: raise ValueError(f"`theta` has {t.size} entries; expected one per item ({m})")
+    if not np.isfinite(t).all(): raise ValueError("`theta` must be finite (no NaN or inf)")
+    return t
+
+def _item_ids(x, name, m):
+    "Validated int64 item ids in 0..m-1, of any shape"
+    if x is None or isinstance(x, (str, bytes)): raise TypeError(f"`{name}` must be an integer array of item ids; got {type(x).__name__}")
+    try: a = np.asarray(x)
+    except ValueError: raise ValueError(f"`{name}` must be a rectangular integer array") from None
+    if a.dtype.kind not in "iu": raise TypeError(f"`{name}` must be an integer array of item ids; got dtype {a.dtype}")
+    if a.size and (a.min() < 0 or a.max() >= m): raise ValueError(f"`{name}` has ids outside 0..{m - 1}: min {a.min()}, max {a.max()}")
+    return a.astype(np.int64)
+
 def win_probability(theta, i, j, *, link="logit"):
     "P(i beats j) = F(theta_i - theta_j), F the logistic (BTL) or normal (Thurstone) cdf"
-    if link not in _LINKS: raise ValueError(f"`link` must be 'logit' or 'probit'; got {link!r}")
-    theta = np.asarray(theta, float)
+    link, theta = _check_link(link), _check_theta(theta)
+    i, j = _item_ids(i, "i", len(theta)), _item_ids(j, "j", len(theta))
+    if i.shape != j.shape: raise ValueError(f"`i` and `j` must have the same shape; got {i.shape} and {j.shape}")
     return _LINKS[link](theta[i] - theta[j])
 
 def simulate_btl(theta,     # (m,) true preferences
                  i, j,      # equal-length int arrays: the pairs compared (i vs j)
                  *, link="logit", rng=None):
     "Outcomes y (int8, 1 = i beat j) of the comparisons (i, j) under BTL (or Thurstone)"
-    rng = check_rng(rng)
-    return (rng.random(len(i)) < win_probability(theta, i, j, link=link)).astype(np.int8)
+    rng, p = check_rng(rng), win_probability(theta, i, j, link=link)
+    return (rng.random(p.shape) < p).astype(np.int8)
 
 # %% ../nbs/02_btl.ipynb #fa2ccfb5
 @dataclass(frozen=True, eq=False)
@@ -66,17 +91,30 @@ def _grad_sigma(theta, p, s: PairData, lam):
     r = s.weight * (p - s.zbar)
     return np.bincount(s.i, r, s.n_items) - np.bincount(s.j, r, s.n_items) + 2 * lam * theta
 
+def _check_pairdata(s, name="s"):
+    if not isinstance(s, PairData): raise TypeError(f"`{name}` must be a PairData (from `pair_data`); got {type(s).__name__}")
+    return s
+
+def _check_objective(theta, s, lam, link):
+    "Validated (theta, s, lam, link) of the objective: theta finite with one entry per item, lam >= 0 finite"
+    s = _check_pairdata(s)
+    return _check_theta(theta, s.n_items), s, _lam_number(lam), _check_link(link)
+
+def _lam_number(lam):
+    "Validated penalty: a non-negative finite number"
+    if lam is None or isinstance(lam, (str, bytes)): raise TypeError(f"`lam` must be a non-negative number; got {lam!r}")
+    a = _real_array(lam, "lam")
+    if a.ndim or not np.isfinite(a) or a < 0: raise ValueError(f"`lam` must be a non-negative finite number; got {a}")
+    return float(a)
+
 def btl_loss(theta, s: PairData, lam, link="logit"):
     "F_lambda(theta) of (R1) (link 'probit': of (T1))"
-    return _loss_sigma(theta, s, lam, _check_link(link))[0]
+    return _loss_sigma(*_check_objective(theta, s, lam, link))[0]
 
 def btl_grad(theta, s: PairData, lam, link="logit"):
     "Gradient (R2) of F_lambda"
-    return _grad_sigma(theta, _LINKS[_check_link(link)](theta[s.i] - theta[s.j]), s, lam)
-
-def _check_link(link):
-    if not isinstance(link, str) or link not in _LINKS: raise ValueError(f"`link` must be 'logit' or 'probit'; got {link!r}")
-    return link
+    theta, s, lam, link = _check_objective(theta, s, lam, link)
+    return _grad_sigma(theta, _LINKS[link](theta[s.i] - theta[s.j]), s, lam)
 
 # %% ../nbs/02_btl.ipynb #a1f581f2
 def _curvature(theta, s: PairData, link="logit"):
@@ -84,7 +122,9 @@ def _curvature(theta, s: PairData, link="logit"):
 
 def btl_hessian(theta, s: PairData, lam, link="logit"):
     "Dense Hessian (R2): the weighted Laplacian L_h plus 2 lam I"
-    return _hessian_h(_curvature(theta, s, _check_link(link)), s, lam)
+    theta, s, lam, link = _check_objective(theta, s, lam, link)
+    check_memory(24 * s.n_items ** 2, name="s", what=f"the dense {s.n_items:,} x {s.n_items:,} Hessian")
+    return _hessian_h(_curvature(theta, s, link), s, lam)
 
 def _hessian_h(h, s: PairData, lam):
     "The weighted Laplacian of curvatures h per pair, plus 2 lam I, as a dense matrix"
@@ -102,7 +142,8 @@ def _hess_vec(h, s: PairData, lam):
 
 # %% ../nbs/02_btl.ipynb #abc84230
 def _int_ids(x, name, n_items):
-    a = np.asarray(x)
+    a = rr._asarray(x, name) if x is not None and not isinstance(x, (str, bytes)) else None
+    if a is None: raise TypeError(f"`{name}` must be an integer array of item ids; got {type(x).__name__}")
     if a.ndim != 1: raise ValueError(f"`{name}` must be a 1-D array; got shape {a.shape}")
     if a.dtype.kind not in "iu" or a.dtype == bool:
         raise TypeError(f"`{name}` must be an integer array of item ids; got dtype {a.dtype}")
@@ -115,9 +156,10 @@ MAX_ITEMS = 1 << 26   # the solvers keep about 16 vectors of length m (8.6 GB at
 
 def check_comparisons(i, j, y, *, n_items, binary=False, weights=None):
     "Validated (i, j, y, weights) of equal length; `binary` requires y in {0, 1}"
+    if not isinstance(binary, (bool, np.bool_)): raise TypeError(f"`binary` must be True or False; got {binary!r}")
     m = check_int(n_items, name="n_items", minimum=1, maximum=MAX_ITEMS)
     i, j = _int_ids(i, "i", m), _int_ids(j, "j", m)
-    y = np.asarray(y)
+    y = rr._asarray(y, "y") if y is not None and not isinstance(y, (str, bytes)) else np.asarray(None)
     if y.dtype == bool: y = y.astype(np.int8)
     if y.ndim != 1 or y.dtype.kind not in "iuf": raise TypeError(f"`y` must be a 1-D real array; got dtype {y.dtype}, shape {y.shape}")
     if not (len(i) == len(j) == len(y)): raise ValueError(f"`i`, `j` and `y` must have equal lengths; got {len(i)}, {len(j)}, {len(y)}")
@@ -128,7 +170,7 @@ def check_comparisons(i, j, y, *, n_items, binary=False, weights=None):
         raise ValueError("`y` must hold raw outcomes 0 or 1 here")
     if (i == j).any(): raise ValueError(f"`i` and `j` must differ: comparison {np.flatnonzero(i == j)[0]} compares an item with itself")
     if weights is not None:
-        weights = _real_array(weights, "weights")
+        weights = rr._real(weights, "weights")
         if weights.shape != y.shape: raise ValueError(f"`weights` must have one entry per comparison ({len(y)}); got shape {weights.shape}")
         if not np.isfinite(weights).all() or (weights < 0).any(): raise ValueError("`weights` must be finite and non-negative")
     return i, j, y, weights
@@ -217,7 +259,7 @@ class BTLFit:
     theta: np.ndarray      # (m,) estimate, centred (1^T theta = 0, Lemma 3)
     lam: float             # ridge penalty used (sum-over-comparisons scale, see (R1))
     n_iter: int
-    grad_norm: float       # ||grad||_inf / max(1, max_i D_i) at the returned theta
+    grad_norm: float       # ||grad||_inf / (max(1, max_i D_i) max(1, max |zbar| / 1024)) at the returned theta
     converged: bool        # grad_norm <= tol
     method: str            # "newton", "newton-cg" or "lbfgs"
     tol: float
@@ -236,6 +278,7 @@ def _solve(s: PairData, lam, tol, method, max_iter, link="logit"):
     "Minimise (R1) (or (T1)) from theta = 0; returns (theta, n_iter, grad_norm)"
     m = s.n_items
     scale = max(1.0, (np.bincount(s.i, s.weight, m) + np.bincount(s.j, s.weight, m)).max())
+    scale *= max(1.0, float(np.abs(s.zbar).max(initial=0.0)) / 1024)   # outcomes of size |z| >> 1: g resolves only to ~1e-16 |z|
     gnorm = lambda g: float(np.abs(g).max() / scale)
     theta = np.zeros(m)
     if method == "lbfgs":
@@ -263,6 +306,7 @@ C_LAMBDA = 0.1
 
 def default_lambda(s: PairData):
     "lambda = C_LAMBDA * sqrt(Vbar log m), equation (R3)"
+    s = _check_pairdata(s)
     return C_LAMBDA * math.sqrt(2 * s.sum_w2_v / s.n_items * math.log(max(s.n_items, 2)))
 
 def _check_lam(lam, s):
@@ -281,10 +325,11 @@ def fit_btl_pairs(s: PairData,        # sufficient statistics from `pair_data`
                   max_iter=200,
                   link="logit"):      # "logit" (BTL, equation (3)) or "probit" (Thurstone, (T1))
     "Regularized BTL M-estimator (equation (3), in the form (R1)) from pair statistics"
+    s = _check_pairdata(s)
     lam, m, link = _check_lam(lam, s), s.n_items, _check_link(link)
     if method == "auto": method = "newton" if m <= 1000 else "newton-cg"
     if method not in ("newton", "newton-cg", "lbfgs"): raise ValueError(f"`method` must be 'auto', 'newton', 'newton-cg' or 'lbfgs'; got {method!r}")
-    if not (isinstance(tol, (int, float)) and tol > 0): raise ValueError(f"`tol` must be a positive number; got {tol!r}")
+    if isinstance(tol, bool) or not (isinstance(tol, (int, float)) and tol > 0): raise ValueError(f"`tol` must be a positive number; got {tol!r}")
     hub = (np.bincount(s.i, minlength=m) + np.bincount(s.j, minlength=m)).max() == m - 1   # one item meets all: connected
     ncomp = 1 if hub else connected_components(coo_matrix((np.ones(len(s.i)), (s.i, s.j)), shape=(m, m)), directed=False)[0]
     if lam == 0 and ncomp > 1:
@@ -371,7 +416,9 @@ def private_btl(i, j, y,              # equal-length arrays: raw 0/1 outcomes "i
     eu = np.atleast_1d(eps)
     vals, g = np.unique(eu, return_inverse=True)         # the distinct epsilons: each is a group of users
     k = rr._count_ids(u, 0 if np.ndim(eps) == 0 else eu.size)
-    per_user = np.where(k > 0, (eps if np.ndim(eps) == 0 else eu) * k, 0.0)
+    with np.errstate(over="ignore"): per_user = np.where(k > 0, (eps if np.ndim(eps) == 0 else eu) * k, 0.0)
+    if np.isinf(per_user).any():     # finite epsilons (inf is refused above) whose sum over a user's comparisons overflows
+        raise ValueError(f"`epsilon`: a user's total over her comparisons overflows a float (largest epsilon {np.max(eu):.3g}); use smaller epsilons")
     e = float(eps) if np.ndim(eps) == 0 else float(eu[k > 0].max())
     dense = len(vals) <= 64 and len(vals) * m * m <= 4 * len(y) + (1 << 22)
     c = _rr_win_counts(i, j, y, rr.flip_probability(vals), m, rng, None if len(vals) == 1 else (g, u)) if dense else None
@@ -395,6 +442,7 @@ def ranks_to_comparisons(ranks): # (n, m) ranks, 0 = best
     r = check_ranks(ranks)
     n, m = r.shape
     if n * (m * (m - 1) // 2) > MAX_ENTRIES: raise ValueError(f"`ranks` implies n m(m-1)/2 = {n * (m * (m - 1) // 2):,} comparisons, beyond the limit {MAX_ENTRIES:,}")
+    check_memory(40 * n * (m * (m - 1) // 2) + 8 * n * m, name="ranks", what=f"the {n * (m * (m - 1) // 2):,} comparisons of {n:,} rankings")
     I, J = np.triu_indices(m, 1)
     y = (r[:, I] < r[:, J]).astype(np.int8).ravel()
     return np.repeat(np.arange(n), len(I)), np.tile(I, n), np.tile(J, n), y

@@ -27,19 +27,38 @@ def flip_probability(epsilon): # privacy parameter(s) > 0; inf = no privacy
     return float(special.expit(-e)) if np.ndim(e) == 0 else special.expit(-e)
 
 # %% ../nbs/01_randomized_response.ipynb #70c55bb3
+def _asarray(x, name):
+    "np.asarray(x), with a ValueError naming `name` for a ragged nesting (numpy's own message names nothing)"
+    try: return np.asarray(x)
+    except ValueError: raise ValueError(f"`{name}` must be a rectangular array (its rows have different lengths)") from None
+
+def _real(x, name):
+    "core's `_real_array` (a float array, or a TypeError naming `name`), ragged nestings refused by name too"
+    return _real_array(x if x is None or isinstance(x, (str, bytes, bool, np.bool_)) else _asarray(x, name), name)
+
 def _check_epsilon_any(epsilon, name="epsilon"):
     "Validated epsilon (inf allowed): a float, or a float array of any shape"
-    arr = _real_array(epsilon, name)
+    arr = _real(epsilon, name)
     if arr.ndim == 0: return check_epsilon(arr, name=name, allow_inf=True)
     if arr.size == 0: raise ValueError(f"`{name}` must not be an empty array")
     check_epsilon(arr.ravel(), name=name, allow_inf=True)
     return arr
 
+def _finite(x, what, name="epsilon"):
+    "x, or a ValueError naming `name` when an extreme (tiny) epsilon made `what` overflow; inf epsilon never does"
+    if not np.isfinite(x).all(): raise ValueError(f"`{name}` is too small: {what} would not be a finite float; use a larger epsilon")
+    return x
+
+def _broadcast(shapes, names):
+    "The broadcast shape of the arguments, or a ValueError naming them"
+    try: return np.broadcast_shapes(*shapes)
+    except ValueError: raise ValueError(" and ".join(f"`{k}` of shape {s}" for k, s in zip(names, shapes)) + " do not broadcast") from None
+
 # %% ../nbs/01_randomized_response.ipynb #740af2a7
 def _check_binary(y, name="y"):
     "`y` as an array of 0/1 (bool or integer dtype), or a clear error"
     if isinstance(y, (str, bytes)) or y is None: raise TypeError(f"`{name}` must be an array of 0/1 outcomes; got {type(y).__name__}")
-    a = np.asarray(y)
+    a = _asarray(y, name)
     if a.dtype == bool: return a
     if a.dtype.kind not in "iu":
         raise TypeError(f"`{name}` must hold 0/1 integers or booleans; got dtype {a.dtype}")
@@ -68,8 +87,9 @@ def rr_output_probability(out,          # 0/1 output value(s)
                           y,            # 0/1 input value(s)
                           *, epsilon):  # privacy parameter(s)
     "P(A_{p_eps}(y) = out), computed from the mechanism's flip probability"
-    p = flip_probability(epsilon)
-    return np.where(_check_binary(out, "out") == _check_binary(y), 1 - p, p)
+    p = flip_probability(epsilon); o, yy = _check_binary(out, "out"), _check_binary(y)
+    _broadcast((o.shape, yy.shape, np.shape(p)), ("out", "y", "epsilon"))
+    return np.where(o == yy, 1 - p, p)
 
 # %% ../nbs/01_randomized_response.ipynb #3e7f781a
 def epsilon_of_comparisons(epsilon_user, # (n_users,) one epsilon per user
@@ -90,14 +110,25 @@ def composed_user_epsilon(epsilon,             # scalar, or (n,) epsilon of each
         raise ValueError(f"`epsilon` must be a scalar or one value per comparison ({len(u)}); got shape {e.shape}")
     n_bins = 0 if n_users is None else n_users
     if np.ndim(e) == 0:                                                # one epsilon: count, then scale
-        k = _count_ids(u, n_bins); return np.where(k > 0, e * k, 0.0)  # (inf * 0 would be NaN)
-    return np.bincount(u, weights=e, minlength=n_bins)
+        k = _count_ids(u, n_bins)
+        with np.errstate(over="ignore", invalid="ignore"): total = np.where(k > 0, e * k, 0.0)   # (inf * 0 would be NaN)
+    else: total = np.bincount(u, weights=e, minlength=n_bins)
+    return _check_total(total, e, u)
+
+def _check_total(total, e, u):
+    "Per-user totals, or a ValueError naming `epsilon` when a total of finite epsilons overflows (a total is inf only for an inf epsilon)"
+    if np.isinf(total).any():
+        inf_in = bool(np.isinf(e)) if np.ndim(e) == 0 else np.bincount(u, weights=np.isinf(e), minlength=len(total)) > 0
+        if (np.isinf(total) & ~np.asarray(inf_in)).any():
+            raise ValueError(f"`epsilon`: a user's total over her comparisons overflows a float (largest epsilon {np.max(e):.3g}); "
+                             "use smaller epsilons (above about 700 randomized response already reports the truth)")
+    return total
 
 # %% ../nbs/01_randomized_response.ipynb #e93051be
 def _check_ids(x, name, upper=None):
     "Validated 1-D int64 id array with 0 <= x < upper"
     if isinstance(x, (str, bytes)) or x is None: raise TypeError(f"`{name}` must be an integer array; got {type(x).__name__}")
-    a = np.asarray(x)
+    a = _asarray(x, name)
     if a.dtype.kind not in "iu" or a.dtype == bool: raise TypeError(f"`{name}` must be an integer array; got dtype {a.dtype}")
     if a.ndim != 1: raise ValueError(f"`{name}` must be 1-D; got shape {a.shape}")
     a = a.astype(np.int64, copy=False)
@@ -119,11 +150,12 @@ def _count_ids(u, n_bins=0):
 def privatized_win_probability(p,           # P(y = 1), scalar or array
                                *, epsilon): # privacy parameter(s)
     "P(A_{p_eps}(y) = 1) when P(y = 1) = p (Lemma 1): 1/2 + (2p - 1)(1/2 - p_eps)"
-    p = _check_probability(p)
-    return 0.5 + (2 * p - 1) * (0.5 - flip_probability(epsilon))
+    p, q = _check_probability(p), flip_probability(epsilon)
+    _broadcast((p.shape, np.shape(q)), ("p", "epsilon"))
+    return 0.5 + (2 * p - 1) * (0.5 - q)
 
 def _check_probability(p, name="p"):
-    a = _real_array(p, name)
+    a = _real(p, name)
     if np.isnan(a).any() or (a < 0).any() or (a > 1).any(): raise ValueError(f"`{name}` must lie in [0, 1]")
     return a
 
@@ -134,36 +166,43 @@ def debias(y_tilde,      # privatised 0/1 outcomes
     yt = _check_binary(y_tilde, "y_tilde")
     e = _check_epsilon_any(epsilon)
     if np.ndim(e) == 0: return _debias_table(e).take(yt.view(np.int8) if yt.dtype == bool else yt)
-    try: np.broadcast_shapes(e.shape, yt.shape)
-    except ValueError: raise ValueError(f"`epsilon` of shape {e.shape} does not broadcast to `y_tilde` of shape {yt.shape}") from None
-    return 0.5 + (yt - 0.5) / np.tanh(e / 2)
+    _broadcast((e.shape, yt.shape), ("epsilon", "y_tilde"))
+    with np.errstate(divide="ignore", over="ignore"): z = 0.5 + (yt - 0.5) / np.tanh(e / 2)
+    return _finite(z, "the debiased outcomes 1/2 +- 1/(2 tanh(eps/2))")
 
 def _debias_table(epsilon):
     "The two values (z for y_tilde = 0, z for y_tilde = 1) of equation (1); shape (2,) or (2, k)"
-    c = 0.5 / np.tanh(np.asarray(epsilon, float) / 2)
-    return np.stack([0.5 - c, 0.5 + c])
+    with np.errstate(divide="ignore", over="ignore"): c = 0.5 / np.tanh(np.asarray(epsilon, float) / 2)
+    return _finite(np.stack([0.5 - c, 0.5 + c]), "the debiased outcomes 1/2 +- 1/(2 tanh(eps/2))")
 
 # %% ../nbs/01_randomized_response.ipynb #6193ecef
 def privacy_variance(epsilon): # privacy parameter(s); inf gives 0
     "The p-free part of Var(z) added by RR + debiasing: e^eps/(e^eps - 1)^2 = 1/(4 sinh^2(eps/2))"
     e = _check_epsilon_any(epsilon)
-    return 0.25 / np.sinh(e / 2) ** 2
+    with np.errstate(divide="ignore", over="ignore"): v = 0.25 / np.sinh(e / 2) ** 2
+    return _finite(v, "the privacy variance 1/(4 sinh^2(eps/2))")
 
 def debiased_variance(p,            # P(y = 1), scalar or array
                       *, epsilon):  # privacy parameter(s), broadcast against `p`
     "Var(z) of the debiased outcome when P(y = 1) = p (Lemma 2): p(1 - p) + e^eps/(e^eps - 1)^2"
-    p = _check_probability(p)
-    v = p * (1 - p) + privacy_variance(epsilon)
+    p, pv = _check_probability(p), privacy_variance(epsilon)
+    _broadcast((p.shape, np.shape(pv)), ("p", "epsilon"))
+    v = p * (1 - p) + pv
     return float(v) if np.ndim(v) == 0 else v
 
 # %% ../nbs/01_randomized_response.ipynb #10259be7
 def variance_inflation(epsilon): # privacy parameter(s); inf gives 1
     "((e^eps + 1)/(e^eps - 1))^2 = 1/tanh^2(eps/2): worst-case (p = 1/2) Var(z) over the non-private 1/4"
-    return 1 / np.tanh(_check_epsilon_any(epsilon) / 2) ** 2
+    e = _check_epsilon_any(epsilon)
+    with np.errstate(divide="ignore", over="ignore"): v = 1 / np.tanh(e / 2) ** 2
+    return _finite(v, "the variance inflation 1/tanh^2(eps/2)")
 
 def g_epsilon(epsilon): # one epsilon per user (or a scalar for all users)
     "G(eps) = mean over users of ((e^eps_l + 1)/(e^eps_l - 1))^2, the averaged privacy factor of Theorem 1"
-    return float(np.mean(variance_inflation(epsilon)))
+    v = variance_inflation(epsilon)
+    with np.errstate(over="ignore"): g = float(np.mean(v))
+    if not math.isfinite(g): g = float(np.mean(v / v.max()) * v.max())       # the sum overflowed: average in units of the largest
+    return _finite(g, "the mean inflation G")
 
 # %% ../nbs/01_randomized_response.ipynb #780c9731
 def _pair_index(a, b, m):
@@ -242,7 +281,7 @@ def _check_pairs(i, j, n_items):
 
 def _check_real(x, name, n):
     "Validated finite real 1-D float64 array of length n (no copy when it already is one)"
-    a = np.asarray(x) if not isinstance(x, (str, bytes, bool)) and x is not None else None
+    a = _asarray(x, name) if not isinstance(x, (str, bytes, bool)) and x is not None else None
     if a is None or a.dtype.kind not in "iuf": raise TypeError(f"`{name}` must be an array of real numbers; got {type(x).__name__}")
     a = a.astype(float, copy=False)
     if a.ndim != 1: raise ValueError(f"`{name}` must be 1-D; got shape {a.shape}")
@@ -321,9 +360,12 @@ def privatize(i,              # (n,) first item of each comparison
         table, k = _debias_table(eu), np.bincount(u, minlength=len(eu))
         z = np.where(yt.view(bool), table[1][u], table[0][u])
     used = eu if np.ndim(eu) == 0 else eu[k > 0]
+    with np.errstate(over="ignore"): per_user = k * np.where(k > 0, eu, 0.0)
+    if (np.isinf(per_user) & np.isfinite(eu)).any():
+        raise ValueError(f"`epsilon`: a user's total over her comparisons overflows a float (largest epsilon {np.max(eu):.3g}); use smaller epsilons")
     return PrivatizedComparisons(i=i, j=j, user=u, y_tilde=yt, z=z, epsilon=e,
                                  epsilon_per_comparison=float(np.max(used)) if np.size(used) else 0.0,
-                                 epsilon_per_user=k * np.where(k > 0, eu, 0.0),
+                                 epsilon_per_user=per_user,
                                  diagnostics=dict(n_comparisons=len(u), n_users=len(k)))
 
 # %% ../nbs/01_randomized_response.ipynb #7c2c24ec
@@ -331,8 +373,9 @@ def inverse_variance_weights(epsilon,   # epsilon of each comparison (or user); 
                              *, p=0.5): # P(y = 1) assumed for the variance; 1/2 is the worst case
     "Weights 1/Var(z) (Lemma 2) at outcome probability p; at p = 1/2 this is 4 tanh^2(eps/2)"
     p, e = _check_probability(p), _check_epsilon_any(epsilon)
-    try: np.broadcast_shapes(np.shape(e), p.shape)
-    except ValueError: raise ValueError(f"`epsilon` of shape {np.shape(e)} and `p` of shape {p.shape} do not broadcast") from None
-    if np.any((p == 0) | (p == 1)) and np.any(np.isinf(e)):
-        raise ValueError("`p` must lie strictly inside (0, 1) when some `epsilon` is inf (the variance would be 0)")
-    return 1 / debiased_variance(p, epsilon=epsilon)
+    _broadcast((np.shape(e), p.shape), ("epsilon", "p"))
+    v = debiased_variance(p, epsilon=e)
+    if np.any(np.asarray(v) == 0):
+        raise ValueError("`p` must lie strictly inside (0, 1) where `epsilon` is so large (or inf) that the privacy variance "
+                         "e^eps/(e^eps - 1)^2 is 0: the weight 1/Var(z) would be infinite")
+    return 1 / v

@@ -110,3 +110,29 @@ def test_agrees_with_choix():
     mle = btl.fit_btl(i, j, y, n_items=m, lam=0.0).theta
     comp = np.bincount(winners * m + losers, minlength=m * m).reshape(m, m).astype(float)
     np.testing.assert_allclose(mle, choix.ilsr_pairwise_dense(comp, tol=1e-12), atol=1e-6)
+
+
+# issue 11: NaN in, error out; per-user epsilon arrays at the extremes (finite, converged, or refused by name)
+
+def test_win_probability_refuses_nan():
+    with pytest.raises(ValueError, match="`theta` must be finite"): btl.win_probability([0, np.nan], [0], [1])
+    with pytest.raises(TypeError, match="`s` must be a PairData"): btl.btl_loss(np.zeros(3), {"i": [0]}, 0.1)
+
+
+@pytest.mark.parametrize("weighting", ["inverse_variance", "uniform"])
+@pytest.mark.parametrize("eu", [[1e-100, 1.0], [1e-100, 1e300], [1e300, 1e300], [1e-100, 1e-100]], ids=str)
+def test_per_user_epsilon_extremes_converge(eu, weighting):
+    user, i, j = rr.complete_design(40, 6)
+    y = btl.simulate_btl(np.linspace(1, -1, 6), i, j, rng=0)
+    res = btl.private_btl(i, j, y, user, n_items=6, epsilon=np.tile(eu, 20), rng=1, weighting=weighting)
+    assert np.isfinite(res.theta).all() and np.isfinite(res.epsilon_per_user).all()
+    assert res.fit.converged and res.fit.n_iter < 20       # a user at 1e-100 once stalled the solver for 200 iterations
+
+
+def test_per_user_epsilon_overflow_refused():
+    user, i, j = rr.complete_design(4, 6)
+    y = btl.simulate_btl(np.zeros(6), i, j, rng=0)
+    with pytest.raises(ValueError, match="`epsilon`: a user's total"):
+        btl.private_btl(i, j, y, user, n_items=6, epsilon=np.array([1.0, 1e308, 1.0, 1.0]), rng=0)
+    with pytest.raises(ValueError, match="`epsilon` must be >= 1e-100"):
+        btl.private_btl(i, j, y, user, n_items=6, epsilon=np.array([1.0, 5e-324, 1.0, 1.0]), rng=0)

@@ -130,3 +130,77 @@ def test_huge_m_refused_before_m_by_m(f):
 
 def test_matching_size_cap():
     with pytest.raises(ValueError, match="handles m <= 10,000"): footrule.footrule_aggregate(np.arange(20_000)[None])
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# exact noise (issue 11): n gamma and n w are integer counts, released over n; the fast path unchanged
+
+from test_tree import lattice_agrees, on_lattice, grid_release, _neighbours
+
+
+def _draws(f, R, key, k, g, iu):
+    with core.use_noise("exact"):
+        out = [f(R, epsilon=k, rng=g) for _ in range(6)]
+    assert all(r.noise == "exact" and r.diagnostics["denom"] == len(R) for r in out)
+    return np.stack([r.diagnostics[key].ravel() if key == "gamma" else r.diagnostics[key][iu] for r in out])
+
+
+@pytest.mark.parametrize("m", [9, 100])
+@pytest.mark.parametrize("eps", [1.0, 1e-3])
+def test_baselines_exact_release_is_on_one_lattice(m, eps):
+    R0, R1 = _neighbours(m); n = len(R0); g = np.random.default_rng([m, int(1 / eps)]); iu = np.triu_indices(m, 1)
+    for f, key, counts in ((footrule.naive_dp_footrule_aggregate, "gamma", lambda R: np.rint(exact_position_costs(R) * n).ravel()),
+                           (footrule.dp_pairwise_indegree_aggregate, "w", lambda R: np.rint(core.preference_matrix(R)[iu] * n))):
+        X0, X1 = (_draws(f, R, key, eps, g, iu) for R in (R0, R1))
+        assert on_lattice(X0, n) and on_lattice(X1, n) and lattice_agrees(X0, X1, n), f.__name__
+        d = f(R0, epsilon=eps, rng=0).diagnostics                  # the former grid rule on the same counts: two lattices
+        O0, O1 = (np.stack([grid_release(counts(R), d["noise_law"], d["noise_scale"], n, g) for _ in range(6)]) for R in (R0, R1))
+        assert not lattice_agrees(O0, O1, n), f.__name__
+
+
+def test_algorithm2_records_the_mode_and_its_release():
+    R0, R1 = _neighbours(9); n = len(R0); g = np.random.default_rng(0)
+    with core.use_noise("exact"):
+        res = [[footrule.dp_footrule_aggregate(R, epsilon=1.0, rng=g) for _ in range(6)] for R in (R0, R1)]
+    assert all(r.noise == "exact" and r.diagnostics["position_costs"].noise == "exact" for side in res for r in side)
+    X0, X1 = (np.stack([np.concatenate([a.ravel() for vu in r.diagnostics["position_costs"].diagnostics["released_nodes"] for a in vu])
+                        for r in side]) for side in res)
+    assert on_lattice(X0, n) and on_lattice(X1, n) and lattice_agrees(X0, X1, n)
+    assert footrule.dp_footrule_aggregate(R0, epsilon=1.0, rng=0).noise == "fast"
+
+
+@pytest.mark.parametrize("delta", [0.0, 1e-6])
+def test_baselines_fast_path_is_the_former_release_bit_for_bit(delta):
+    R = np.argsort(np.random.default_rng(3).random((40, 7)), axis=1); iu = np.triu_indices(7, 1)
+    res = footrule.naive_dp_footrule_aggregate(R, epsilon=0.9, delta=delta, rng=1); d = res.diagnostics
+    assert np.array_equal(d["gamma"], exact_position_costs(R) + core.sample_noise(d["noise_law"], d["noise_scale"], (7, 7), rng=1))
+    res = footrule.dp_pairwise_indegree_aggregate(R, epsilon=0.9, delta=delta, rng=2); d = res.diagnostics
+    assert np.array_equal(d["w"][iu], core.preference_matrix(R)[iu] + core.sample_noise(d["noise_law"], d["noise_scale"], len(iu[0]), rng=2))
+
+
+def test_memory_estimated_before_m_by_m():
+    core.set_memory_limit(1 << 22)
+    try:
+        for f in (footrule.footrule_aggregate, lambda r: footrule.naive_dp_footrule_aggregate(r, epsilon=1.0),
+                  lambda r: footrule.dp_pairwise_indegree_aggregate(r, epsilon=1.0), lambda r: footrule.dp_footrule_aggregate(r, epsilon=1.0)):
+            with pytest.raises(ValueError, match=r"`ranks`: .* would need about"): f(np.arange(500)[None])
+        with pytest.raises(ValueError, match=r"`m`: .* would need about"): footrule.cost_matrix_sensitivity(500)
+    finally:
+        core.set_memory_limit(None)
+
+
+@pytest.mark.parametrize("call, exc, name", [
+    (lambda: footrule.footrule_cost(np.full((3, 3), np.nan), [0, 1, 2]), ValueError, "`gamma`"),
+    (lambda: footrule.footrule_cost(np.zeros((3, 4)), [0, 1, 2]), ValueError, "`gamma`"),
+    (lambda: footrule.footrule_cost(np.zeros((3, 3)), [[0, 1, 2]]), ValueError, "`consensus`"),
+    (lambda: footrule.footrule_cost(np.zeros((3, 3), object), [0, 1, 2]), TypeError, "`gamma`"),
+    (lambda: footrule.kemeny_cost_ranks([[0, np.nan], [1, 0]], [0, 1]), ValueError, "`w`"),
+    (lambda: footrule.kemeny_cost_ranks(np.zeros((3, 3)), [0, 1]), ValueError, "`w`"),
+    (lambda: footrule.matching_error_bound(np.full((2, 2), np.inf)), ValueError, "`noise`"),
+    (lambda: footrule.matching_error_bound("noise"), TypeError, "`noise`"),
+    (lambda: footrule.cost_matrix_sensitivity(-1), ValueError, "`m`"),
+    (lambda: footrule.cost_matrix_sensitivity(20_000), ValueError, "`m`"),
+    (lambda: footrule.pairwise_sensitivity(1.5), TypeError, "`m`"),
+])
+def test_helpers_validate(call, exc, name):
+    with pytest.raises(exc, match=name): call()

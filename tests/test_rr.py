@@ -171,3 +171,32 @@ def test_sampler_likelihood_ratio_and_miscalibration(eps):
 
     lr_bad, se_bad = _measured_log_ratio(too_few_flips, eps)
     assert np.any(lr_bad - eps > 5 * se_bad), (lr_bad, se_bad)
+
+
+# extreme budgets (issue 11, item 5): a finite answer, or a refusal naming `epsilon` (never -inf/inf/NaN)
+
+@pytest.mark.parametrize("call", [lambda: rr.debias([0, 1], epsilon=1e-320), lambda: rr.debias([0, 1], epsilon=[1.0, 5e-324]),
+                                  lambda: rr.privacy_variance(1e-200), lambda: rr.variance_inflation(1e-160),
+                                  lambda: rr.g_epsilon([1e-160, 1.0]), lambda: rr.debiased_variance(0.3, epsilon=1e-200),
+                                  lambda: rr.privatize([0], [1], [1], [0], epsilon=1e-320, rng=0),
+                                  lambda: rr.composed_user_epsilon(1e308, [0, 0]), lambda: rr.composed_user_epsilon([1e308, 1e308], [0, 0]),
+                                  lambda: rr.privatize([0, 1], [1, 2], [1, 0], [0, 0], epsilon=1e308, rng=0)])
+def test_extreme_epsilon_refused_by_name(call):
+    with pytest.raises(ValueError, match="`epsilon`"): call()
+
+
+def test_extreme_epsilon_answers_where_finite():
+    for e in (6e-309, 1e-300, 1e300, 1.7e308):
+        assert np.isfinite(rr.debias([0, 1], epsilon=e)).all()
+    assert np.isfinite(rr.privacy_variance(1e-153)) and rr.privacy_variance(1e300) == 0.0
+    assert rr.composed_user_epsilon(np.inf, [0, 0], n_users=2).tolist() == [np.inf, 0.0]     # inf = no privacy, kept
+    with pytest.raises(ValueError, match="`p` must lie strictly inside"):                      # the variance underflows to 0
+        rr.inverse_variance_weights(800.0, p=1.0)
+
+
+@pytest.mark.parametrize("call, name", [(lambda: rr.randomized_response([[0, 1], [1]], epsilon=1.0), "`y`"),
+                                        (lambda: rr.pair_statistics([[0], [1, 2]], [1, 2], [1.0, 0.0], n_items=3), "`i`"),
+                                        (lambda: rr.debiased_variance([0.3, 0.4], epsilon=[1.0, 2.0, 3.0]), "`p`"),
+                                        (lambda: rr.rr_output_probability([0, 1, 1], [1, 1], epsilon=1.0), "`out`")])
+def test_shapes_named(call, name):
+    with pytest.raises(ValueError, match=name): call()
