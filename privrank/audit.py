@@ -344,22 +344,23 @@ def standard_audits(scale=1.0): # multiply the default run counts (tests use 1; 
         real = lambda r, rng: _flat(tree.private_position_costs(r, epsilon=e, delta=delta, rng=rng).diagnostics["released_nodes"])
         def batch(r, rng, n):
             pc = tree.private_position_costs(r, epsilon=e, delta=delta, rng=0)         # its calibration (claimed scales)
-            nodes = [tuple(np.tile(a, (n, 1)) for a in vu) for vu in tree.tree_node_values(tree.position_histograms(r), len(r))]
-            return _flat(tree._noisy(nodes, pc.noise, pc.noise_scale, rng=rng), n)
+            nodes = [tuple(np.tile(a, (n, 1)) for a in vu) for vu in tree.tree_node_counts(tree.position_histograms(r))]
+            return _flat(tree._noisy(nodes, pc.noise_law, pc.noise_scale, rng=rng, denom=len(r)), n)
         return batch, _replayer(batch, real)
     for delta, m in ((0.0, 2), (d, 4)):
         b, rp = tree_central(delta)
         out.append(MechanismAudit(f"tree, position costs ({'Gaussian' if delta else 'Laplace'}), m = {m}", "central", "voter", b,
                                   _ident(m, 2), _rev(m, 2), e, delta, "gaussian" if delta else "laplace", N(200_000 if delta else 40_000), batch=True, replay=rp))
-    loc = tree.private_position_costs(_ident(4, 4), epsilon=e, model="local", rng=0)  # its calibration of one voter's report
-    out.append(MechanismAudit("tree, one voter's local report, m = 4", "local", "voter",
-                              lambda x, rng, n: _flat(tree.local_reports(np.full(n, x), 4, loc.noise, loc.noise_scale, rng=rng), n),
+    def local_batch(x, rng, n):
+        loc = tree.private_position_costs(_ident(4, 4), epsilon=e, model="local", rng=0)  # its calibration of one voter's report
+        return _flat(tree.local_reports(np.full(n, x), 4, loc.noise_law, loc.noise_scale, rng=rng), n)
+    out.append(MechanismAudit("tree, one voter's local report, m = 4", "local", "voter", local_batch,
                               1, 3, e, 0.0, "laplace", N(100_000), batch=True))
     def apx_batch(x, rng, n, m=4):
         l1, l2 = tree.tree_sensitivity(m, scope="value")
         law, sc = tree.level_noise_scales(l1 / len(x), l2 / len(x), epsilon=e, delta=0.0)
-        nodes = [tuple(np.tile(a, (n, 1)) for a in vu) for vu in tree.tree_node_values(np.bincount(x, minlength=m)[None], len(x))]
-        return _flat(tree._noisy(nodes, law, sc, rng=rng), n)
+        nodes = [tuple(np.tile(a, (n, 1)) for a in vu) for vu in tree.tree_node_counts(np.bincount(x, minlength=m)[None])]
+        return _flat(tree._noisy(nodes, law, sc, rng=rng, denom=len(x)), n)
     apx_replay = _replayer(lambda x, rng, n: tree.reconstruct_costs([(a[None], b[None]) for a, b in _split_nodes(apx_batch(x, rng, 1)[0], 4)], 4)[0][None],
                            lambda x, rng: tree.private_apxmed(x, 4, epsilon=e, rng=rng)[0])
     out.append(MechanismAudit("tree, ApxMed (one value per voter), m = 4", "central", "value", apx_batch,
@@ -389,15 +390,19 @@ def standard_audits(scale=1.0): # multiply the default run counts (tests use 1; 
     out.append(MechanismAudit("Kemeny, bucketed two-way marginals (Laplace)", "central", "voter", buck_batch, _ident(3, 2), _rev(3, 2),
                               e, 0.0, "laplace", N(400_000), batch=True, replay=_replayer(buck_batch, buck_real)))
     def foot_batch(r, rng, n):
-        sc = footrule.naive_dp_footrule_aggregate(r, epsilon=e, rng=0).diagnostics["noise_scale"]   # its calibration (claimed)
-        return (footrule.exact_position_costs(r) + lap(sc, (n,) + (r.shape[1],) * 2, rng=rng)).reshape(n, -1)
+        dg = footrule.naive_dp_footrule_aggregate(r, epsilon=e, rng=0).diagnostics                   # its calibration (claimed)
+        counts = np.rint(footrule.exact_position_costs(r) * len(r)).astype(np.int64)                # n gamma: integers
+        return core.release(np.tile(counts, (n, 1, 1)), dg["noise_law"], dg["noise_scale"], denom=len(r), rng=rng).reshape(n, -1)
     foot_real = lambda r, rng: footrule.naive_dp_footrule_aggregate(r, epsilon=e, rng=rng).diagnostics["gamma"]
     out.append(MechanismAudit("footrule, naive noisy cost matrix (Laplace)", "central", "voter", foot_batch,
                               _ident(3, 2), np.array([np.arange(3), _footrule_worst(3)]), e, 0.0, "laplace", N(200_000), batch=True,
                               replay=_replayer(foot_batch, foot_real)))
-    out.append(MechanismAudit("footrule, pairwise in-degree (Laplace)", "central", "voter",
-                              lambda r, rng: footrule.dp_pairwise_indegree_aggregate(r, epsilon=e, rng=rng).diagnostics["w"][iu],
-                              _ident(3, 2), _rev(3, 2), e, 0.0, "laplace", N(8000)))
+    def indeg_batch(r, rng, n):
+        dg = footrule.dp_pairwise_indegree_aggregate(r, epsilon=e, rng=0).diagnostics                # its calibration (claimed)
+        return core.release(np.tile(core.preference_counts(r)[iu], (n, 1)), dg["noise_law"], dg["noise_scale"], denom=len(r), rng=rng)
+    indeg_real = lambda r, rng: footrule.dp_pairwise_indegree_aggregate(r, epsilon=e, rng=rng).diagnostics["w"][iu]
+    out.append(MechanismAudit("footrule, pairwise in-degree (Laplace)", "central", "voter", indeg_batch,
+                              _ident(3, 2), _rev(3, 2), e, 0.0, "laplace", N(40_000), batch=True, replay=_replayer(indeg_batch, indeg_real)))
     L = 1.0
     sig = float(mc.private_frank_wolfe(sp.csr_matrix(np.eye(2)), epsilon=e, delta=d, rank_bound=1.0, n_iter=1, row_norm=L, method="exact", rng=0).sigma[0])
     fw_real = lambda A, rng: (mc.gram(A) + mc.sym_gaussian(sig, A.shape[1], rng=rng))[np.triu_indices(A.shape[1])]
@@ -429,9 +434,20 @@ def standard_audits(scale=1.0): # multiply the default run counts (tests use 1; 
     lam_batch = lambda A, rng, n: np.sum((A @ v0) ** 2) + core.sample_gaussian(sig, (n, 1), rng=rng)
     out.append(MechanismAudit("private Frank–Wolfe, streaming Oja: eigenvalue release", "central (joint DP)", "user", lam_batch, A0, A1,
                               e_r, d, "gaussian", N(200_000), batch=True))
-    exact = [a for a in out if a.name.startswith(("DP Borda", "Kemeny"))]   # the same setups on the exact path, audited with raw float statistics
-    out += [dataclasses.replace(a, name=a.name + " [exact]", noise="exact", statistic="raw_" + a.statistic, n_runs=min(a.n_runs, N(150_000)))
-            for a in exact]
+    exact = [a for a in out if not a.name.startswith(("randomized response", "private Frank"))]   # the same setups on the exact path,
+    out += [dataclasses.replace(a, name=a.name + " [exact]", noise="exact", statistic="raw_" + a.statistic,   # audited with raw statistics
+                                n_runs=min(a.n_runs, N(100_000))) for a in exact]
+    # private Frank-Wolfe on the exact path: the statistic is real, so it is snapped to the grid the step was calibrated for;
+    # the claim of one release is what its discrete Gaussian spends as rho-zCDP, rho = (snapped sensitivity / sigma)^2 / 2
+    fw = mc.private_frank_wolfe(sp.csr_matrix(np.eye(2)), epsilon=e, delta=d, rank_bound=1.0, n_iter=1, row_norm=L, method="exact", noise="exact", rng=0)
+    sig_x, g = float(fw.sigma[0]), fw.diagnostics["grid"]["gram"]
+    iu2 = np.triu_indices(2)
+    fwx_real = lambda A, rng: mc._noisy_gram(mc.gram(A), sig_x, rng=rng, mode="exact", grid=g)[iu2]
+    fwx_batch = lambda A, rng, n: core.release(np.tile(core.snap(mc.gram(A)[iu2], g), (n, 1)), "gaussian", sig_x, denom=1 / g, rng=rng)
+    A0, A1 = sp.csr_matrix(np.array([[2 * L, 0.0], [0.0, 0.0]])), sp.csr_matrix(np.array([[0.0, 2 * L], [0.0, 0.0]]))
+    out.append(MechanismAudit("private Frank–Wolfe, one global step (worst case of Result 2) [exact]", "central (joint DP)", "user",
+                              fwx_batch, A0, A1, e, d, "raw_gaussian", N(150_000), batch=True, replay=_replayer(fwx_batch, fwx_real),
+                              noise="exact", note="sigma from the RDP accountant (the exact path's), so the claim has slack"))
     return out
 
 def _split_nodes(x, m): # a flat release of one tree -> per level (v, u), the inverse of `_flat`

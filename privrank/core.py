@@ -574,13 +574,18 @@ def _check_counts(counts, name):
                          "residue in every release; put it on a grid first (`snap`, with the rounding in the sensitivity)")
     return c.astype(np.int64)
 
+def _round_up_sigma2(q):
+    "sigma^2 rounded up to a multiple of 2^-(20 - floor(log2 sigma^2)) (an integer from 2^20 on): at most 2^-20 relative"
+    k = max(0, 20 - (q.numerator.bit_length() - q.denominator.bit_length()))
+    return fractions.Fraction(-((-q.numerator << k) // q.denominator), 1 << k)
+
 def exact_noise(law, scale, size, *, rng): # law from `calibrate_noise`; scale in integer units (any positive real)
-    "Integer noise of `law` at (at least) `scale`: discrete Laplace / discrete Gaussian, the scale rounded up to EXACT_BITS bits"
+    "Integer noise of `law` at (at least) `scale`: discrete Laplace (scale rounded up to EXACT_BITS bits) or discrete Gaussian (sigma^2 rounded up, `_round_up_sigma2`)"
     law, scale = _check_law(law, scale)
     if law == "none" or scale == 0: return np.zeros(size, np.int64)
     q = fractions.Fraction(scale)
     if law == "laplace": return discrete_laplace(_round_up(q), size, rng=rng)
-    return discrete_gaussian(_round_up(q * q), size, rng=rng)
+    return discrete_gaussian(_round_up_sigma2(q * q), size, rng=rng)
 
 def release(counts,      # the statistic in integer units: ints, or floats holding whole numbers
             law,         # "laplace", "gaussian" or "none", from `calibrate_noise`
@@ -596,7 +601,8 @@ def release(counts,      # the statistic in integer units: ints, or floats holdi
     if mode == "fast":
         c = np.asarray(counts)
         if c.dtype.kind not in "iuf": raise TypeError(f"`counts` must be a real array; got dtype {c.dtype}")
-        return c / denom + sample_noise(law, scale, c.shape, rng=rng)
+        with use_noise("fast"): z = sample_noise(law, scale, c.shape, rng=rng)   # asked for explicitly: fast even inside an exact block
+        return c / denom + z
     c = _check_counts(counts, "counts")
     units = fractions.Fraction(scale) * fractions.Fraction(denom)      # exact: the noise scale in count units
     if law != "none" and units > MAX_NOISE_UNITS:

@@ -13,9 +13,9 @@ import numpy as np
 from scipy.optimize import linear_sum_assignment
 
 from .core import (Consensus, check_ranks, check_epsilon, check_delta, check_rng, check_int, check_memory, _invert,
-                           MAX_ENTRIES, preference_matrix, noise_mode, release)
+                           MAX_ENTRIES, preference_matrix, preference_counts, calibrate_noise, noise_mode, release)
 from .tree import (exact_position_costs, private_position_costs, _histograms, _cost_counts, _check_cost_memory,
-                           _noise_bytes, _check_scale, _calibrate, _real, _array)
+                           _noise_bytes, _check_scale, _real, _array)
 
 # %% auto #0
 __all__ = ['MAX_MATCHING_M', 'footrule_cost', 'check_matching_size', 'footrule_aggregate', 'kemeny_cost_ranks',
@@ -133,7 +133,7 @@ def naive_dp_footrule_aggregate(ranks,       # (n, m) ranks
     epsilon, delta, rng, mode = check_epsilon(epsilon, scalar=True), check_delta(delta), check_rng(rng), noise_mode()
     _check_cost_memory(n, m, 32 * m * m + _noise_bytes(m * m, mode))
     l1, l2 = cost_matrix_sensitivity(m)
-    law, scale = _calibrate(epsilon, delta, l1=l1 / n, l2=l2 / n, noise=mode)
+    law, scale = calibrate_noise(epsilon, delta, l1=l1 / n, l2=l2 / n, noise=mode)
     _check_scale(scale, m, "a matching's sum of m noisy costs")
     gamma = release(_cost_counts(_histograms(r)), law, scale, rng=rng, denom=n, noise=mode)   # (n gamma + noise) / n
     psi = _min_matching(gamma)
@@ -159,10 +159,10 @@ def dp_pairwise_indegree_aggregate(ranks,       # (n, m) ranks
     if m * m > MAX_ENTRIES: raise ValueError(f"`ranks` has m = {m:,} candidates: the m x m preference matrix would exceed {MAX_ENTRIES:,} entries")
     check_memory(8 * n * m + 48 * m * m + _noise_bytes(m * m // 2, mode), name="ranks", what=f"the m x m pairwise matrix at m = {m:,}")
     l1, l2 = pairwise_sensitivity(m)
-    law, scale = _calibrate(epsilon, delta, l1=l1 / n, l2=l2 / n, noise=mode)
+    law, scale = calibrate_noise(epsilon, delta, l1=l1 / n, l2=l2 / n, noise=mode)
     _check_scale(scale, m, "an in-degree (a sum of m noisy weights)")
     iu = np.triu_indices(m, 1)
-    counts = np.rint(preference_matrix(r)[iu] * n).astype(np.int64)   # n w[u, v]: the number of voters placing u before v (exact)
+    counts = preference_counts(r)[iu]                          # n w[u, v]: the number of voters placing u before v
     w = np.zeros((m, m)); w[iu] = release(counts, law, scale, rng=rng, denom=n, noise=mode)
     w[iu[1], iu[0]] = 1 - w[iu]
     indegree = w.sum(axis=0)                                   # sum_v w[v, u]: weight of "v before u"

@@ -8,7 +8,6 @@ Docs: https://privrank.github.io/privrank/tree_mechanism.html.md"""
 from __future__ import annotations
 import math
 import numbers
-import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -61,15 +60,7 @@ def _check_scale(scale, terms, what):
     if not top * _TAIL * terms <= np.finfo(float).max:
         raise ValueError(f"`epsilon` is too small: the noise scale {top:.3g} makes {what} overflow floating point; use a larger epsilon")
 
-def _calibrate(epsilon, delta, *, l1, l2, noise):
-    "core.calibrate_noise; where its numerics fail at the ends of the range (an exception, or a floating-point warning) the call is refused by name"
-    with warnings.catch_warnings():
-        warnings.simplefilter("error", RuntimeWarning)
-        try: return calibrate_noise(epsilon, delta, l1=l1, l2=l2, noise=noise)
-        except (ArithmeticError, ValueError, RuntimeWarning) as e:
-            if isinstance(e, ValueError) and "`" in str(e): raise        # already refused by name
-            raise ValueError(f"`epsilon` = {epsilon:g} and `delta` = {delta:g} are outside the range where the {noise_mode(noise)} path's "
-                             f"noise can be calibrated ({type(e).__name__}: {e})") from None
+
 
 # %% ../nbs/03_tree_mechanism.ipynb #4f0bf3f8
 def tree_depth(m): # number of positions, >= 1
@@ -157,7 +148,7 @@ def range_count_tree(x,              # (n,) ints in 0..m-1
     d = tree_depth(m)
     if 2 ** d > MAX_ENTRIES: raise ValueError(f"`m` = {m:,}: the tree's 2^{d} leaves would exceed {MAX_ENTRIES:,} entries")
     check_memory(24 * 2 ** d + _noise_bytes(2 ** d, mode), name="m", what=f"the tree over m = {m:,} positions ({2 ** d:,} leaves)")
-    law, scale = _calibrate(epsilon, delta, l1=2 * d, l2=math.sqrt(2 * d), noise=mode)
+    law, scale = calibrate_noise(epsilon, delta, l1=2 * d, l2=math.sqrt(2 * d), noise=mode)
     _check_scale(scale, 2 * d, "a range answer (a sum of up to 2d noisy counts)")
     h = np.bincount(x, minlength=2 ** d); levels = []
     for l in range(d + 1):
@@ -291,7 +282,7 @@ def level_noise_scales(l1, l2,        # per-level sensitivities, as from `tree_s
     l1, l2 = _check_sensitivities(l1, l2); d = len(l1)
     delta = check_delta(delta)
     w = level_shares(d, (2 ** (-2 / 3) if delta == 0 else 0.5) if kappa is None else kappa)
-    law, unit = _calibrate(check_epsilon(epsilon, allow_inf=True, scalar=True), delta, l1=1.0, l2=1.0, noise=noise)   # unit sensitivity: 1/epsilon, or the Gaussian's 1/mu
+    law, unit = calibrate_noise(check_epsilon(epsilon, allow_inf=True, scalar=True), delta, l1=1.0, l2=1.0, noise=noise)   # unit sensitivity: 1/epsilon, or the Gaussian's 1/mu
     with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
         scales = l1 * unit / w if law == "laplace" else l2 * unit / np.sqrt(w)
     scales = np.where((l1 if law == "laplace" else l2) == 0, 0.0, scales) if law != "none" else np.zeros(d)   # nothing to hide: no noise
