@@ -13,6 +13,7 @@ import math
 import os
 import sys
 import time
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
@@ -534,8 +535,14 @@ def _run(argv, out):
     if args.command is None: raise CLIError("choose a command: demo, aggregate or complete (see privrank --help)")
     if out is None: raise CLIError("standard output is closed: the result would be lost; run privrank with a standard output (or redirect it to a file)")
     core.noise_mode()                                                    # an invalid PRIVRANK_NOISE is refused before any work
-    with core.use_noise(args.noise) if args.noise else contextlib.nullcontext(), np.errstate(over="ignore", under="ignore"):
-        return _COMMANDS[args.command](args)
+    with (core.use_noise(args.noise) if args.noise else contextlib.nullcontext(), np.errstate(over="ignore", under="ignore"),
+          warnings.catch_warnings(record=True) as caught):
+        warnings.simplefilter("always")
+        text = _COMMANDS[args.command](args)
+    notes = list(dict.fromkeys(" ".join(str(w.message).split()) for w in caught))   # each once, in order
+    if not notes: return text
+    if args.json: return _json({**json.loads(text), "warnings": notes})
+    return "\n".join([text] + [f"warning: {printable(n)}" for n in notes])
 
 def main(argv=None, out=None, err=None):
     "Entry point of the `privrank` command; returns the exit status (0; 2 refused; 130 interrupted; 141 the pipe's reader went away)"
