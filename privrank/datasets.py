@@ -556,14 +556,15 @@ def item_universe(path:str|os.PathLike, # a ratings file; its folder is searched
                  ) -> int|None:
     "Items 1..N of the MovieLens catalogue beside `path` (u.info, u.item, movies.dat or movies.csv, gzip accepted): N, or None if there is none."
     folder = _check_path(path).parent
+    present = lambda f: f.exists() or f.is_symlink()      # a catalogue that is not a regular file is refused by the reader, not skipped
     for name in ('u.info', 'u.info.gz'):
-        if (folder/name).is_file():
+        if present(folder/name):
             info, text = _read_text(folder/name, max_bytes=max_bytes)
             if (mt := re.search(r'^\s*([0-9]{1,12})\s+items\s*$', text, re.M)) and 1 <= int(mt[1]) <= MAX_N_ITEMS: return int(mt[1])
             raise ValueError(f"{info}: expected a line 'N items' (MovieLens 100K's u.info) with N in 1..{MAX_N_ITEMS:,}")
     for name, sep in _CATALOGUES:
         for f in (folder/name, folder/(name + '.gz')):
-            if not f.is_file(): continue
+            if not present(f): continue
             f, data = _read_bytes(f, max_bytes=max_bytes)          # u.item is Latin-1: only the first field is read
             first = [l.split(sep, 1)[0].strip().strip(b'"') for l in data.split(b'\n') if l.strip()]
             if first and first[0].lower() == b'movieid': first = first[1:]
