@@ -435,12 +435,18 @@ def _universe(args):
                        f"a MovieLens catalogue, u.info/u.item/movies.dat/movies.csv, is read from beside the ratings file)")
     return n, "the MovieLens catalogue beside the ratings file"
 
+def _fw_bytes(n_items, n_iter, solver):
+    "Estimated peak memory of private Frank-Wolfe's dense item-side arrays: a (64, n) noise block, the T factors, n x n for 'exact'"
+    return 8 * n_items * (64 + n_iter + 16) + (24 * n_items * n_items if solver == "exact" else 0)
+
 def _cmd_complete(args):
     "privrank complete RATINGS --epsilon E --delta D ...: the text to print"
     if args.test_fraction is not None and not args.evaluate:
         raise CLIError("--test-fraction needs --evaluate: without it nothing is held out and no evaluation is printed")
     try:
         n_items, items_from = _universe(args)
+        core.check_memory(_fw_bytes(n_items, args.iterations, args.solver), name="n_items",
+                          what=f"private Frank-Wolfe's dense arrays over the {n_items:,} items of the universe")
         r = load_ratings(args.file, n_items=n_items)
         rng, mode, t0 = check_rng(args.seed), core.noise_mode(), time.perf_counter()
         if args.evaluate:

@@ -248,6 +248,15 @@ class Preferences:
     is_complete_strict = property(lambda self: all(len(o) == self.n_items for o in self.orders),
                                   doc="True if every order ranks all items without ties.")
 
+    def __post_init__(self):
+        if not (isinstance(self.orders, tuple) and self.orders): raise TypeError("`orders` must be a non-empty tuple (one entry per order)")
+        c = np.asarray(self.counts)
+        if c.dtype.kind not in "iu" or c.shape != (len(self.orders),) or (c < 1).any():
+            raise ValueError(f"`counts` must hold one positive integer per order ({len(self.orders)}); got dtype {c.dtype}, shape {c.shape}")
+        if len(self.item_names) != len(self.item_ids): raise ValueError("`item_names` must have one entry per item (`item_ids`)")
+        if not (isinstance(self.data_type, str) and self.data_type in _TYPES): raise ValueError(f"`data_type` must be one of {_TYPES}; got {self.data_type!r}")
+        if self.lineno is not None and np.shape(self.lineno) != (len(self.orders),): raise ValueError("`lineno` must have one entry per order")
+
     def __repr__(self): return (f"Preferences({self.title!r}, {self.data_type}: {self.n_voters} voters, "
                                 f"{self.n_items} items, {self.n_orders} distinct orders)")
 
@@ -406,6 +415,17 @@ class Comparisons:
     n_comparisons = property(lambda self: len(self.user), doc="Number of comparisons.")
     n_users = property(lambda self: len(self.user_ids), doc="Number of distinct users.")
     n_items = property(lambda self: len(self.item_ids), doc="Number of distinct items.")
+    def __post_init__(self):
+        k, L, m = len(self.user), len(self.user_ids), len(self.item_ids)
+        for name in ('user', 'winner', 'loser'):
+            a = np.asarray(getattr(self, name))
+            if a.dtype.kind not in 'iu' or a.shape != (k,): raise ValueError(f"`{name}` must be {k} integer indices; got dtype {a.dtype}, shape {a.shape}")
+        if np.asarray(self.tie).shape != (k,) or np.asarray(self.tie).dtype != bool: raise ValueError(f"`tie` must be {k} booleans")
+        if k and (np.min(self.user) < 0 or np.max(self.user) >= L): raise ValueError(f"`user` must index `user_ids` (0..{L - 1})")
+        if k and (min(np.min(self.winner), np.min(self.loser)) < 0 or max(np.max(self.winner), np.max(self.loser)) >= m):
+            raise ValueError(f"`winner` and `loser` must index `item_ids` (0..{m - 1})")
+        if (np.asarray(self.winner) == np.asarray(self.loser)).any(): raise ValueError("`winner` and `loser` must differ")
+
     def __repr__(self): return f"Comparisons({self.n_comparisons} comparisons, {self.n_users} users, {self.n_items} items, {int(self.tie.sum())} ties)"
 
 # %% ../nbs/07_datasets.ipynb #199adfd1
@@ -453,6 +473,12 @@ class Ratings:
     n_users = property(lambda self: self.ratings.shape[0], doc="Number of users (rows).")
     n_items = property(lambda self: self.ratings.shape[1], doc="Number of items (columns).")
     n_ratings = property(lambda self: self.ratings.nnz, doc="Number of observed ratings.")
+    def __post_init__(self):
+        if not (sparse.issparse(self.ratings) and self.ratings.format == 'csr'): raise TypeError(f"`ratings` must be a scipy.sparse CSR array; got {type(self.ratings).__name__}")
+        if self.ratings.shape != (len(self.user_ids), len(self.item_ids)):
+            raise ValueError(f"`ratings` has shape {self.ratings.shape}; expected (len(user_ids), len(item_ids)) = ({len(self.user_ids)}, {len(self.item_ids)})")
+        if self.ratings.dtype.kind != 'f' or not np.isfinite(self.ratings.data).all(): raise ValueError("`ratings` must hold finite floats")
+
     def __repr__(self): return (f"Ratings({self.n_ratings} ratings, {self.n_users} users x {self.n_items} items, "
                                 f"density {self.n_ratings / (self.n_users * self.n_items):.1%})")
 

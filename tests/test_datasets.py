@@ -495,6 +495,12 @@ BAD_CALLS = [
     (lambda p: data_home(3.5), TypeError, 'data_home'),
     (lambda p: load_demo().to_ranks(tie_break=3), TypeError, 'tie_break'), (lambda p: load_demo().to_ranks(tie_break='x'), ValueError, 'tie_break'),
     (lambda p: load_demo().to_ranks(rng='x'), TypeError, 'rng'), (lambda p: load_demo().expanded_bytes(math.nan), TypeError, 'per_entry'),
+    (lambda p: Preferences((([0, 1],),), np.array([0]), np.arange(1, 3), ('a', 'b'), 'soc'), ValueError, 'counts'),
+    (lambda p: Preferences((([0, 1],),), np.array([1]), np.arange(1, 3), ('a', 'b'), 'xyz'), ValueError, 'data_type'),
+    (lambda p: datasets.Comparisons(np.array([0]), np.array([0]), np.array([0]), np.array([False]), np.array(['u']), np.array(['a', 'b'])), ValueError, 'winner'),
+    (lambda p: datasets.Comparisons(np.array([0]), np.array([0]), np.array([5]), np.array([False]), np.array(['u']), np.array(['a', 'b'])), ValueError, 'winner'),
+    (lambda p: datasets.Ratings(np.ones((2, 2)), np.arange(2), np.arange(2)), TypeError, 'ratings'),
+    (lambda p: datasets.Ratings(__import__('scipy').sparse.csr_array(np.full((1, 2), np.nan)), np.arange(1), np.arange(2)), ValueError, 'ratings'),
 ]
 
 @pytest.mark.parametrize('k', range(len(BAD_CALLS)))
