@@ -445,6 +445,7 @@ def _cmd_complete(args):
         raise CLIError("--test-fraction needs --evaluate: without it nothing is held out and no evaluation is printed")
     try:
         n_items, items_from = _universe(args)
+        mc.check_iter(args.iterations, name="n_iter")                     # before the estimate that uses it
         core.check_memory(_fw_bytes(n_items, args.iterations, args.solver), name="n_items",
                           what=f"private Frank-Wolfe's dense arrays over the {n_items:,} items of the universe")
         r = load_ratings(args.file, n_items=n_items)

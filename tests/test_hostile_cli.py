@@ -327,6 +327,7 @@ def test_csv_labels_compared_as_strings(tmp_path_factory, rows):
     ("user,joke,rating\n1,5,2.5\n", "j.csv", ["--items", str(10 ** 8)], "`--items`: private Frank-Wolfe's dense arrays over the 100,000,000 items"),
     ("user,joke,rating\n1,5,2.5\n", "j.csv", ["--items", str(2 ** 31 - 1)], "GiB, over privrank's memory limit"),
     ("user,joke,rating\n1,5,2.5\n", "j.csv", ["--items", "100000", "--solver", "exact"], "`--items`: private Frank-Wolfe's dense arrays"),
+    ("user,joke,rating\n1,5,2.5\n", "j.csv", ["--iterations", str(10 ** 12)], "`--iterations` must be at most"),
     ("user,joke,rating\n1,5,2.5\n", "j.csv", ["--test-fraction", "0.5"], "--test-fraction needs --evaluate")])
 def test_complete_universe_refusals(tmp_path, text, name, extra, msg):
     f = tmp_path / name; f.write_text(text)
