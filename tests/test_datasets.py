@@ -349,3 +349,172 @@ def test_movielens_counts():
 def test_jester_counts():
     r = read_jester(shared('jester5k/jester5k_ratings.csv.gz'))
     assert (r.n_ratings, r.n_users, r.n_items, int((r.ratings.data == 0).sum())) == (363_209, 5000, 100, 1025)
+
+# ---------------------------------------------------------------- issue 11: caps, special files, memory, labels, universe
+import math, stat as _stat
+from fractions import Fraction
+from privrank import core, datasets
+from privrank.datasets import (item_universe, max_file_bytes, ratings_format, read_ratings, set_max_file_bytes, JESTER_JOKES,
+                               DEFAULT_MAX_FILE_BYTES)
+
+READERS = [read_preflib, read_pairwise_csv, read_movielens, read_jester, read_ratings]
+
+@pytest.mark.skipif(not os.path.exists('/dev/zero'), reason='needs /dev/zero')
+@pytest.mark.parametrize('reader', READERS, ids=lambda r: r.__name__)
+def test_symlink_to_endless_device_refused(tmp, reader):
+    link = tmp/f'zero-{reader.__name__}.soc'
+    if not link.exists(): link.symlink_to('/dev/zero')
+    with pytest.raises(ValueError, match=r'is a character device, reached through a symbolic link, not a regular file'): reader(link)
+    with pytest.raises(ValueError, match='is more than 4,096 bytes'): reader(link, allow_special=True, max_bytes=4096)
+
+@pytest.mark.skipif(not hasattr(os, 'mkfifo'), reason='needs FIFOs')
+@pytest.mark.parametrize('reader', READERS, ids=lambda r: r.__name__)
+def test_fifo_refused_without_blocking(tmp, reader):
+    fifo = tmp/f'pipe-{reader.__name__}'
+    if not fifo.exists(): os.mkfifo(fifo)
+    with pytest.raises(ValueError, match=r'is a FIFO \(named pipe\), not a regular file'): reader(fifo)   # no writer: must not block
+
+@pytest.mark.parametrize('reader', READERS, ids=lambda r: r.__name__)
+def test_folder_refused(tmp, reader):
+    with pytest.raises(IsADirectoryError, match='is a folder, not a data file'): reader(tmp)
+
+def test_size_cap_plain_and_gzip(tmp, monkeypatch):
+    text = preflib_text('soc', 3, [[[1], [2], [3]]], [1], ['a', 'b', 'c'])
+    f = write(tmp, 'cap.soc', text)
+    assert read_preflib(f, max_bytes=len(text.encode())).n_voters == 1
+    with pytest.raises(ValueError, match=rf'cap.soc: is more than {len(text.encode()) - 1:,} bytes'): read_preflib(f, max_bytes=len(text.encode()) - 1)
+    bomb = write(tmp, 'bomb.csv.gz', gzip.compress(b'user,winner,loser\n' + b'1,a,b\n' * 2_000_000))   # 12 MB in ~25 KB
+    assert bomb.stat().st_size < 100_000
+    with pytest.raises(ValueError, match='bomb.csv.gz: decompresses to more than 1,000,000 bytes'): read_pairwise_csv(bomb, max_bytes=1_000_000)
+    monkeypatch.setenv('PRIVRANK_MAX_FILE_BYTES', '1K')
+    assert max_file_bytes() == 1024
+    with pytest.raises(ValueError, match='bomb.csv.gz: is more than 1,024 bytes'): read_pairwise_csv(bomb)   # on disk already
+    monkeypatch.setenv('PRIVRANK_MAX_FILE_BYTES', '100K')
+    with pytest.raises(ValueError, match='decompresses to more than 102,400 bytes'): read_pairwise_csv(bomb)
+    monkeypatch.setenv('PRIVRANK_MAX_FILE_BYTES', 'lots')
+    with pytest.raises(ValueError, match='PRIVRANK_MAX_FILE_BYTES must be a positive number of bytes'): read_preflib(f)
+    monkeypatch.delenv('PRIVRANK_MAX_FILE_BYTES')
+    try:
+        set_max_file_bytes(10)
+        with pytest.raises(ValueError, match='is more than 10 bytes'): read_preflib(f)
+    finally: set_max_file_bytes(None)
+    assert max_file_bytes() == DEFAULT_MAX_FILE_BYTES == 1 << 30
+
+def test_parse_memory_checked_before_reading(tmp):
+    f = write(tmp, 'mem.csv', 'user,winner,loser\n' + '1,a,b\n' * 1000)
+    try:
+        core.set_memory_limit(10_000)
+        with pytest.raises(ValueError, match=r'mem.csv: `path`: parsing 6,018 bytes of text'): read_pairwise_csv(f)
+    finally: core.set_memory_limit(None)
+
+def test_wide_field_table_checked(tmp):
+    "One absurdly wide field would make the fixed-width table of all fields huge: refused, naming its line"
+    f = write(tmp, 'wide.csv', 'user,winner,loser\n' + '1,a,b\n' * 2000 + '1,' + 'x' * 20_000 + ',b\n')
+    try:
+        core.set_memory_limit(100 << 20)
+        with pytest.raises(ValueError, match=r'wide.csv line 2002: `path`: a table of 6,003 fields as wide as the widest \(20,000'): read_pairwise_csv(f)
+    finally: core.set_memory_limit(None)
+
+def test_expansion_memory_estimated_before_allocating(tmp):
+    "4 lines declaring 400,000,000 voters: reading is cheap, expanding is refused with the line and the estimate"
+    f = write(tmp, 'bomb.soc', '# DATA TYPE: soc\n# NUMBER ALTERNATIVES: 2\n# NUMBER VOTERS: 400000000\n400000000: 1,2\n')
+    p = read_preflib(f)
+    assert p.expanded_bytes() == 24 * 400_000_000 * 2
+    for expand in (lambda: p.ranks, lambda: p.to_ranks(), lambda: p.to_ranks(tie_break='random', rng=0)):
+        with pytest.raises(ValueError, match=r'bomb.soc line 4 \(400,000,000 voters on this line\): `orders`: expanding the orders to ranks '
+                                             r'\(400,000,000 voters x 2 items\) would need about (17.9|23.8) GiB'):
+            expand()
+    try:      # the budget is the settable core.memory_limit(): a small one refuses a small file, raising it lets it through
+        small = read_preflib(write(tmp, 'many.soc', '# DATA TYPE: soc\n# NUMBER ALTERNATIVES: 2\n# NUMBER VOTERS: 3000\n3000: 1,2\n'))
+        core.set_memory_limit(24 * 3000 * 2 - 1)
+        with pytest.raises(ValueError, match='many.soc line 4'): small.ranks
+        core.set_memory_limit(24 * 3000 * 2)
+        assert small.ranks.shape == (3000, 2)
+    finally: core.set_memory_limit(None)
+
+@ROUND_TRIP
+@given(st.lists(st.tuples(labels, labels, labels).filter(lambda r: r[1] != r[2]), max_size=8))
+def test_label_identity_does_not_depend_on_other_rows(tmp, others):
+    "'01', '1', '+1' are different items and stay so whatever the other rows hold"
+    text = 'user,winner,loser\nu,01,1\nu,+1,1\n' + ''.join(f'{a},{b},{c}\n' for a, b, c in others)
+    c = read_pairwise_csv(write(tmp, 'lab.csv', text))
+    assert [(c.item_ids[c.winner[k]], c.item_ids[c.loser[k]]) for k in (0, 1)] == [('01', '1'), ('+1', '1')]
+    assert c.item_ids.dtype.kind == 'U' and c.user_ids.dtype.kind == 'U'
+
+def test_labels_strip_spaces_and_quotes(tmp):
+    c = read_pairwise_csv(write(tmp, 'q.csv', 'user,winner,loser\n"u1", "C26" ,C02\n'))
+    assert (c.user_ids.tolist(), c.item_ids.tolist()) == (['u1'], ['C02', 'C26'])
+    with pytest.raises(ValueError, match=r'line 2: `winner` and `loser` are the same item'): read_pairwise_csv(write(tmp, 'q2.csv', 'user,winner,loser\n1,"a",a\n'))
+    with pytest.raises(ValueError, match='line 2: empty label'): read_pairwise_csv(write(tmp, 'q3.csv', 'user,winner,loser\n1,"",a\n'))
+
+@ROUND_TRIP
+@given(ratings(-10, 10, 0.01), st.integers(1, 80))
+def test_item_universe_argument(tmp, rows, n_items):
+    text = 'user,joke,rating\n' + ''.join(f'{u},{i},{v:.2f}\n' for u, i, v in rows)
+    f = write(tmp, 'ju.csv', text)
+    if max(i for _, i, _ in rows) > n_items:
+        with pytest.raises(ValueError, match=rf'item \d+ is outside the item universe 1..{n_items} \(`n_items`\)'): read_jester(f, n_items=n_items)
+        return
+    r = read_jester(f, n_items=n_items)
+    assert r.ratings.shape == (len({u for u, _, _ in rows}), n_items) and r.item_ids.tolist() == list(range(1, n_items + 1))
+    assert {(int(r.user_ids[u]), j + 1) for u, j in zip(*r.ratings.nonzero())} <= {(u, i) for u, i, _ in rows}
+    assert r.n_ratings == len(rows)
+    assert (read_ratings(f, n_items=n_items).ratings != r.ratings).nnz == 0 and ratings_format(f) == 'jester'
+
+def test_item_universe_from_movielens_catalogues(tmp):
+    for name, content, want in [('u.info', b'943 users\n1682 items\n100000 ratings\n', 1682),
+                                ('u.item', b'1|Toy Story (1995)|x\n2|Golden\xe9ye|x\n1682|Sliding Doors|x\n', 1682),
+                                ('movies.dat', b'1::Toy Story (1995)::Animation\n3952::Contender::Drama\n', 3952),
+                                ('movies.csv', b'movieId,title,genres\n1,"Toy Story, The",A\n209171,Z,B\n', 209171),
+                                ('movies.csv.gz', gzip.compress(b'movieId,title,genres\n7,A,B\n'), 7)]:
+        d = tmp/f'cat-{name}'; d.mkdir(exist_ok=True)
+        (d/'ratings').write_text('1\t1\t5\t1\n')
+        assert item_universe(d/'ratings') is None
+        (d/name).write_bytes(content)
+        assert item_universe(d/'ratings') == want, name
+    d = tmp/'cat-bad'; d.mkdir(exist_ok=True); (d/'u.info').write_text('many items\n')
+    with pytest.raises(ValueError, match="expected a line 'N items'"): item_universe(d/'ratings')
+
+def test_jester_and_movielens_universe_real():
+    jr = read_ratings(shared('jester5k/jester5k_ratings.csv.gz'), n_items=JESTER_JOKES)
+    assert (jr.n_users, jr.n_items, jr.n_ratings) == (5000, 100, 363_209)
+    ml = shared('movielens-100k/u.data.gz')
+    assert item_universe(ml) == 1682 and ratings_format(ml) == 'movielens'
+    assert read_ratings(ml, n_items=1682).ratings.shape == (943, 1682)
+
+# ---------------------------------------------------------------- every public function validates its arguments ...
+BAD_CALLS = [
+    (lambda p: read_preflib(p, max_bytes=math.nan), TypeError, 'max_bytes'), (lambda p: read_preflib(p, max_bytes=0), ValueError, 'max_bytes'),
+    (lambda p: read_preflib(p, max_bytes='10'), TypeError, 'max_bytes'), (lambda p: read_preflib(p, allow_special='yes'), TypeError, 'allow_special'),
+    (lambda p: read_pairwise_csv(p, max_bytes=1.5), TypeError, 'max_bytes'), (lambda p: read_movielens(p, n_items=math.nan), TypeError, 'n_items'),
+    (lambda p: read_jester(p, n_items=0), ValueError, 'n_items'), (lambda p: read_jester(p, n_items=True), TypeError, 'n_items'),
+    (lambda p: read_ratings(p, n_items='100'), TypeError, 'n_items'), (lambda p: read_ratings(p, n_items=2**40), ValueError, 'n_items'),
+    (lambda p: read_preflib(b'/tmp/x'), TypeError, 'path'), (lambda p: item_universe(3), TypeError, 'path'),
+    (lambda p: ratings_format(None), TypeError, 'path'), (lambda p: set_max_file_bytes(math.nan), TypeError, 'nbytes'),
+    (lambda p: set_max_file_bytes(0), ValueError, 'nbytes'), (lambda p: find_data_file(3), TypeError, 'name'),
+    (lambda p: data_home(3.5), TypeError, 'data_home'),
+    (lambda p: load_demo().to_ranks(tie_break=3), TypeError, 'tie_break'), (lambda p: load_demo().to_ranks(tie_break='x'), ValueError, 'tie_break'),
+    (lambda p: load_demo().to_ranks(rng='x'), TypeError, 'rng'), (lambda p: load_demo().expanded_bytes(math.nan), TypeError, 'per_entry'),
+    (lambda p: Preferences((([0, 1],),), np.array([0]), np.arange(1, 3), ('a', 'b'), 'soc'), ValueError, 'counts'),
+    (lambda p: Preferences((([0, 1],),), np.array([1]), np.arange(1, 3), ('a', 'b'), 'xyz'), ValueError, 'data_type'),
+    (lambda p: datasets.Comparisons(np.array([0]), np.array([0]), np.array([0]), np.array([False]), np.array(['u']), np.array(['a', 'b'])), ValueError, 'winner'),
+    (lambda p: datasets.Comparisons(np.array([0]), np.array([0]), np.array([5]), np.array([False]), np.array(['u']), np.array(['a', 'b'])), ValueError, 'winner'),
+    (lambda p: datasets.Ratings(np.ones((2, 2)), np.arange(2), np.arange(2)), TypeError, 'ratings'),
+    (lambda p: datasets.Ratings(__import__('scipy').sparse.csr_array(np.full((1, 2), np.nan)), np.arange(1), np.arange(2)), ValueError, 'ratings'),
+]
+
+@pytest.mark.parametrize('k', range(len(BAD_CALLS)))
+def test_public_functions_validate(tmp, k):
+    call, exc, name = BAD_CALLS[k]
+    p = write(tmp, 'v.soc', preflib_text('soc', 2, [[[1], [2]]], [1], ['a', 'b']))
+    with pytest.raises(exc, match=f'`{name}`'): call(p)
+
+# ---------------------------------------------------------------- ... and modifies none of them
+def test_preferences_methods_leave_the_data_alone():
+    p = load_demo()
+    counts, orders = p.counts.copy(), [[t.copy() for t in o] for o in p.orders]
+    p.counts.flags.writeable = False
+    for o in p.orders:
+        for t in o: t.flags.writeable = False
+    p.ranks; p.to_ranks(); p.to_ranks(tie_break='random', rng=0); p.expanded_bytes()
+    assert (p.counts == counts).all() and all((a == b).all() for o, oo in zip(p.orders, orders) for a, b in zip(o, oo))
