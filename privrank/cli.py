@@ -445,23 +445,16 @@ def _cmd_complete(args):
         raise CLIError("--test-fraction needs --evaluate: without it nothing is held out and no evaluation is printed")
     try:
         n_items, items_from = _universe(args)
-        mc.check_iter(args.iterations, name="n_iter")                     # before the estimate that uses it
+        mc._check_iter(args.iterations, name="n_iter")                    # before the estimate that uses it
         core.check_memory(_fw_bytes(n_items, args.iterations, args.solver), name="n_items",
                           what=f"private Frank-Wolfe's dense arrays over the {n_items:,} items of the universe")
         r = load_ratings(args.file, n_items=n_items)
         rng, mode, t0 = check_rng(args.seed), core.noise_mode(), time.perf_counter()
-        if args.evaluate:
-            ev = mc.complete(r.ratings, epsilon=args.epsilon, delta=args.delta, rank_bound=args.rank_bound, n_iter=args.iterations,
-                             row_norm=args.row_norm, method=args.solver, max_per_user=args.max_per_user,
-                             test_fraction=0.01 if args.test_fraction is None else args.test_fraction, rng=rng)
-            rec = {k: ev[k] for k in ("epsilon", "delta", "privacy_unit", "accountant", "noise_multiplier", "rank_bound", "n_iter")}
-        else:
-            sp = mc.split_ratings(r.ratings, test_fraction=0.0, max_per_user=args.max_per_user, rng=rng)
-            k = args.rank_bound if args.rank_bound is not None else args.row_norm * math.sqrt(r.n_users)   # as mc.complete: data-independent
-            res = mc.private_frank_wolfe(sp.train, epsilon=args.epsilon, delta=args.delta, rank_bound=k, n_iter=args.iterations,
-                                         row_norm=args.row_norm, method=args.solver, user_mean=sp.user_mean, rng=rng)
-            rec = dict(epsilon=res.epsilon, delta=res.delta, privacy_unit=res.privacy_unit, accountant=res.accountant,
-                       noise_multiplier=float(res.noise_multiplier[0]), rank_bound=k, n_iter=args.iterations)
+        out = mc.complete(r.ratings, epsilon=args.epsilon, delta=args.delta, rank_bound=args.rank_bound, n_iter=args.iterations,
+                          row_norm=args.row_norm, method=args.solver, max_per_user=args.max_per_user, evaluate=args.evaluate,
+                          test_fraction=0.01 if args.test_fraction is None else args.test_fraction, noise=mode, rng=rng)
+        rec = {k: out[k] for k in ("epsilon", "delta", "privacy_unit", "accountant", "noise_multiplier", "rank_bound", "n_iter")}
+        ev = out
     except (ValueError, TypeError) as e: raise _flag_names(e, _COMPLETE_FLAGS) from None
     d = dict(file=Path(args.file).name, users=r.n_users, items=n_items, items_from=items_from, private=True, **rec, model="joint",
              noise=mode, row_norm=args.row_norm, solver=args.solver, max_per_user=args.max_per_user, seed=args.seed, evaluation=None)

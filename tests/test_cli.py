@@ -298,7 +298,6 @@ def test_complete_movielens_universe_from_catalogue(shared_data):
     assert (d["users"], d["items"]) == (943, 1682) and d["evaluation"] is None
 
 
-@pytest.mark.xfail(strict=False, reason="mc.noise_multiplier's root bracket (f(a) and f(b) must have different signs); fix on the mc branch")
 @pytest.mark.parametrize("eps", ["1e6", "1e16", "1e300"])
 def test_complete_huge_epsilon_answers_or_names_the_parameter(tmp_path, eps):
     f = jester_file(tmp_path)
@@ -320,7 +319,6 @@ def test_complete_huge_epsilon_is_one_line():
 
 # ------------------------------------------------------------------ the reproducers of item 5
 
-@pytest.mark.xfail(strict=False, reason="kemeny's Laplace path at tiny epsilon (IndexError); fix on branch main")
 @pytest.mark.parametrize("argv", [["demo", "--epsilon", "1e-300"], ["aggregate", DEMO, "--method", "kemeny", "--epsilon", "1e-16"]],
                          ids=["demo-1e-300", "kemeny-1e-16"])
 def test_tiny_epsilon_reproducers(argv):

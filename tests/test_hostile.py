@@ -938,12 +938,16 @@ def test_core_fixed_defects(fname, call, names):
     refuses(fname, call, *names)
 
 
-def test_read_pairwise_csv_self_comparison_refused():
-    "Fixed in 07_datasets: '1,01,1' is item 1 against itself once labels are read as ints, and is refused"
+def test_read_pairwise_csv_labels_are_strings():
+    "Once '1,01,1' was refused as a self-comparison when the labels happened to parse as ints; labels are strings now (issue 11 item 8):"
+    "'01' and '1' are two items whatever the other rows hold, and a true self-comparison is refused"
     COUNTS["read_pairwise_csv"] += 1
     with tempfile.TemporaryDirectory() as d:
         p = Path(d) / "p.csv"; p.write_text("user,winner,loser\n1,01,1\n1,2,3\n")
-        with pytest.raises(ValueError, match="line 2: `winner` and `loser` are the same item"): datasets.read_pairwise_csv(p)
+        c = datasets.read_pairwise_csv(p)
+        assert sorted(map(str, c.item_ids)) == ["01", "1", "2", "3"]
+        p.write_text("user,winner,loser\n1,01,01\n")
+        with pytest.raises(ValueError, match="same item"): datasets.read_pairwise_csv(p)
 
 
 def test_analytic_gaussian_sigma_tiny_epsilon_and_delta():

@@ -6,8 +6,7 @@ call under a SIGALRM time limit (a read that never ends, or a FIFO that blocks, 
 
 The contract checked everywhere: `privrank ...` answers exit status 0 with a whole result on stdout and nothing on
 stderr (a JSON result parses with a strict parser: no NaN / Infinity), or exit status 2 with exactly one line
-`privrank: error: ...` on stderr, nothing on stdout, never "unexpected error", never a traceback. Cases that fail only
-because of a library defect owned by another branch are `xfail(strict=False)` with the reason. The number of cases
+`privrank: error: ...` on stderr, nothing on stdout, never "unexpected error", never a traceback. The number of cases
 tried per group is printed at the end of the module (shown with -q as well)."""
 import collections, contextlib, gzip, io, json, math, os, signal, subprocess, sys
 from pathlib import Path
@@ -113,8 +112,6 @@ def test_aggregate_gaussian_epsilon_delta_range(method, model, e, delta):
     if code == 0: check_record(d, e, delta, model)
 
 
-@pytest.mark.xfail(strict=False, reason="core.analytic_gaussian_sigma: math.exp overflows (OverflowError, 'unexpected error') for "
-                                        "epsilon >~ 1e20 with an l2 sensitivity > 1 (borda/footrule at delta > 0); core fix on branch main")
 @pytest.mark.parametrize("method,model", CENTRAL_LOCAL)
 @FEW
 @given(e=st.one_of(st.floats(min_value=1e6, max_value=LARGEST), st.sampled_from([1e20, 1e100, 1e308, LARGEST])), delta=DELTA.filter(lambda x: x > 0))
@@ -134,8 +131,6 @@ def test_aggregate_btl_epsilon_range(e):
         assert 0 < lo <= hi and 36 * hi <= e * (1 + 1e-15) and math.isfinite(hi)
 
 
-@pytest.mark.xfail(strict=False, reason="kemeny's private path at tiny epsilon (IndexError: index -1 is out of bounds; fixed on main "
-                                        "by 0a47ed0) and core.analytic_gaussian_sigma's overflow at huge epsilon with delta > 0 (core, main)")
 @FEW
 @given(e=EPS, delta=DELTA)
 def test_aggregate_kemeny_epsilon_delta_range(e, delta):
@@ -152,8 +147,6 @@ def test_demo_epsilon_delta_range(model, e, delta):
     if code == 0: assert all(r["epsilon"] == e for r in d["results"] if r["private"])
 
 
-@pytest.mark.xfail(strict=False, reason="the full demo runs kemeny, whose private path fails at tiny epsilon (IndexError), and the "
-                                        "Gaussian rows overflow in core.analytic_gaussian_sigma at huge epsilon; fixes on branch main")
 @FEW
 @given(e=EPS)
 def test_demo_all_methods_epsilon_range(e):
@@ -194,7 +187,6 @@ TOKENS = ["demo", "aggregate", "complete", DEMO, "--method", "borda", "footrule"
 @given(st.lists(st.sampled_from(TOKENS), max_size=10))
 def test_random_argument_lists(argv):
     if "--help" in argv: return                        # argparse prints the help and exits 0 (checked elsewhere)
-    if "demo" in argv[:1] and any(t in argv for t in ("5e-324", "1e-320")) and "local" not in argv: return   # kemeny (xfail above)
     contract("random argv", argv)
 
 
