@@ -35,3 +35,18 @@ def shared_data() -> Path:
         if c and Path(c).is_dir():
             return Path(c)
     pytest.skip("real data folder not found: set PRIVRANK_SHARED_DATA or place shared/data beside the checkout")
+
+
+@pytest.fixture(scope="session", autouse=True)
+def report_hostile_counts(request):
+    """At the end of a session that ran hostile-input tests (tests/test_hostile*.py), print how many cases they tried,
+    per function (shown with -q too: output capture is suspended for the line)."""
+    yield
+    import contextlib, sys
+    mod = sys.modules.get("test_hostile")
+    counts = getattr(mod, "COUNTS", None)
+    if not counts: return
+    line = f"hostile cases tried per function ({sum(counts.values())} in all, {len(counts)} functions): {dict(sorted(counts.items()))}"
+    cap = request.config.pluginmanager.getplugin("capturemanager")
+    with (cap.global_and_fixture_disabled() if cap is not None else contextlib.nullcontext()):
+        print("\n" + line)

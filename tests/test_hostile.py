@@ -35,15 +35,6 @@ BAD_RANKS = [np.zeros((0, 4), int), np.array([[0, 0, 1, 2]]), np.array([[0.5, 1,
              np.array([[0, 1, 2, 4]]), np.array([0, 1, 2, 3]), "0 1 2 3", np.array([[[0, 1], [1, 0]]])]
 
 
-@pytest.fixture(scope="session", autouse=True)
-def report_counts(request):
-    yield
-    line = f"hostile cases tried per function ({sum(COUNTS.values())} in all, {len(COUNTS)} functions): {dict(sorted(COUNTS.items()))}"
-    cap = request.config.pluginmanager.getplugin("capturemanager")
-    with (cap.global_and_fixture_disabled() if cap is not None else contextlib.nullcontext()):
-        print("\n" + line)       # shown with -q too (output capture is suspended for this line)
-
-
 # ---------------------------------------------------------------------------------------------------------------------
 # guards: an address-space limit (a huge allocation fails at once, as MemoryError) and a time limit per call
 

@@ -16,22 +16,14 @@ import pytest
 from hypothesis import given, settings, strategies as st, HealthCheck
 
 from privrank import cli, core, datasets
-from test_hostile import memory_guard, time_limit, Hang   # noqa: F401  (memory_guard: autouse module fixture, active here too)
+from test_hostile import COUNTS, memory_guard, time_limit, Hang   # noqa: F401  (memory_guard: autouse module fixture, active here too)
 
-COUNTS = collections.Counter()
 DEMO = str(datasets.demo_path())
 SETTINGS = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
 FEW = settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
 SMALLEST, LARGEST = 5e-324, 1.7976931348623157e308
 
 
-@pytest.fixture(scope="module", autouse=True)
-def report_counts(request):
-    yield
-    line = f"hostile CLI / reader cases tried ({sum(COUNTS.values())} in all, {len(COUNTS)} groups): {dict(sorted(COUNTS.items()))}"
-    cap = request.config.pluginmanager.getplugin("capturemanager")
-    with (cap.global_and_fixture_disabled() if cap is not None else contextlib.nullcontext()):
-        print("\n" + line)
 
 
 def strict_json(text):

@@ -17,22 +17,14 @@ from hypothesis import given, settings, strategies as st, HealthCheck
 from scipy import sparse
 
 from privrank import mc, core
-from test_hostile import memory_guard, time_limit, _nan_free, small_ratings   # noqa: F401 (memory_guard: autouse fixture)
+from test_hostile import COUNTS, memory_guard, time_limit, _nan_free, small_ratings   # noqa: F401 (memory_guard: autouse fixture)
 
-COUNTS = collections.Counter()
 SET = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 FEW = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 NAN, INF = math.nan, math.inf
 TINY, HUGE = 5e-324, 1e300
 
 
-@pytest.fixture(scope="session", autouse=True)
-def report_counts(request):
-    yield
-    line = f"hostile mc cases tried per function ({sum(COUNTS.values())} in all, {len(COUNTS)} functions): {dict(sorted(COUNTS.items()))}"
-    cap = request.config.pluginmanager.getplugin("capturemanager")
-    with (cap.global_and_fixture_disabled() if cap is not None else contextlib.nullcontext()):
-        print("\n" + line)
 
 
 def refuses(fname, f, *names, seconds=5.0):

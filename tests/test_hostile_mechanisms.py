@@ -22,22 +22,13 @@ import pytest
 from hypothesis import given, settings, strategies as st, HealthCheck
 
 from privrank import core, rr, btl, tree, footrule
-from test_hostile import memory_guard, time_limit, Hang   # noqa: F401  (memory_guard is an autouse fixture: importing it applies it here)
+from test_hostile import COUNTS, memory_guard, time_limit, Hang   # noqa: F401  (memory_guard is an autouse fixture: importing it applies it here)
 
-COUNTS = collections.Counter()
 SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 NAN, INF = math.nan, math.inf
 MODULES = (rr, btl, tree, footrule)
 
 
-@pytest.fixture(scope="module", autouse=True)
-def report_counts(request):
-    yield
-    line = (f"hostile mechanism cases tried per function ({sum(COUNTS.values())} in all, {len(COUNTS)} functions): "
-            f"{dict(sorted(COUNTS.items()))}")
-    cap = request.config.pluginmanager.getplugin("capturemanager")
-    with (cap.global_and_fixture_disabled() if cap is not None else contextlib.nullcontext()):
-        print("\n" + line)
 
 
 @pytest.fixture(scope="module", autouse=True)
