@@ -16,7 +16,7 @@ from scipy.sparse import coo_matrix
 from scipy.sparse.csgraph import connected_components
 
 from .core import (check_rng, check_int, check_ranks, check_epsilon, check_memory, kendall_tau_distance, _real_array,
-                           MAX_ENTRIES)
+                           MAX_ENTRIES, noise_mode, rr_flips)
 from . import rr
 
 # %% auto #0
@@ -364,21 +364,24 @@ class PrivateBTL:
     weighting: str                    # "inverse_variance" or "uniform"
     privacy_unit: str = rr.PRIVACY_UNIT
     model: str = "local"
+    noise: str = "fast"               # randomized response's coin: "fast" (a float uniform) or "exact" (`core.rr_flips`)
     @property
     def order(self): return self.fit.order
     @property
     def ranks(self): return self.fit.ranks
 
 # %% ../nbs/02_btl.ipynb #fd35ef68
-def _rr_win_counts(i, j, y, p, m, rng, groups=None):
+def _rr_win_counts(i, j, y, eps, m, rng, groups=None, mode="fast"):
     "Randomized response and aggregation in one blocked pass: c[g, a, b, t] = #(group g, listed (a, b), released t); None on a bad value"
-    G = 1 if groups is None else len(p)                 # groups = (group of each user, user of each comparison)
+    G = 1 if groups is None else len(eps)               # groups = (group of each user, user of each comparison)
     B, c, y8 = max(1 << 16, 8 * G * m * m), np.zeros(2 * G * m * m, np.int64), y.view(np.uint8)
+    p = rr.flip_probability(eps)                        # the float flip probabilities, once (the fast path's coin)
     for s in range(0, len(y), B):                       # blocks stay in cache: each comparison is read once
         ib, jb, yb = i[s:s + B], j[s:s + B], y8[s:s + B]
         if max(ib.view(np.uint64).max(), jb.view(np.uint64).max()) >= m or yb.max() > 1: return None
         gb = None if groups is None else groups[0][groups[1][s:s + B]]
-        f = rng.random(len(yb)) < (p if gb is None else p[gb]); f ^= yb.view(bool)   # the users' reports: rr._flip's law and stream
+        f = rr_flips(eps if gb is None else eps[gb], len(yb), rng=rng, noise=mode, p=p if gb is None else p[gb])   # the users' coins
+        f ^= yb.view(bool)
         k = ib * m; k += jb
         if gb is not None: k += gb * (m * m)
         k <<= 1; k += f
@@ -421,7 +424,8 @@ def private_btl(i, j, y,              # equal-length arrays: raw 0/1 outcomes "i
         raise ValueError(f"`epsilon`: a user's total over her comparisons overflows a float (largest epsilon {np.max(eu):.3g}); use smaller epsilons")
     e = float(eps) if np.ndim(eps) == 0 else float(eu[k > 0].max())
     dense = len(vals) <= 64 and len(vals) * m * m <= 4 * len(y) + (1 << 22)
-    c = _rr_win_counts(i, j, y, rr.flip_probability(vals), m, rng, None if len(vals) == 1 else (g, u)) if dense else None
+    mode = noise_mode()
+    c = _rr_win_counts(i, j, y, vals, m, rng, None if len(vals) == 1 else (g, u), mode) if dense else None
     if c is not None:                                    # privatised and counted per group: debias and weight per pair
         z0, z1 = rr._debias_table(vals)
         w = rr.inverse_variance_weights(vals) if weighting == "inverse_variance" else np.ones(len(vals))
@@ -434,7 +438,7 @@ def private_btl(i, j, y,              # equal-length arrays: raw 0/1 outcomes "i
             w = rr.inverse_variance_weights(eu)[u] if weighting == "inverse_variance" else None
             s = pair_data(i, j, p.z, n_items=m, weights=None if w is None else w / w.mean())
     f = fit_btl_pairs(s, lam=lam, tol=tol, method=method, link=link)
-    return PrivateBTL(theta=f.theta, fit=f, epsilon_per_comparison=e, epsilon_per_user=per_user, weighting=weighting)
+    return PrivateBTL(theta=f.theta, fit=f, epsilon_per_comparison=e, epsilon_per_user=per_user, weighting=weighting, noise=mode)
 
 # %% ../nbs/02_btl.ipynb #d38170b5
 def ranks_to_comparisons(ranks): # (n, m) ranks, 0 = best

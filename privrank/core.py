@@ -8,6 +8,7 @@ Docs: https://privrank.github.io/privrank/core.html.md"""
 from __future__ import annotations
 import contextlib
 import contextvars
+import decimal
 import fractions
 import math
 import numbers
@@ -25,7 +26,7 @@ __all__ = ['DEFAULT_MEMORY_LIMIT', 'MAX_ENTRIES', 'NOISE_MODES', 'MAX_NOISE_UNIT
            'borda_aggregate', 'analytic_gaussian_sigma', 'gaussian_delta', 'noise_mode', 'set_noise', 'use_noise',
            'sample_laplace', 'sample_gaussian', 'discrete_laplace', 'discrete_gaussian', 'zcdp_delta', 'zcdp_sigma',
            'calibrate_noise', 'sample_noise', 'exact_noise', 'release', 'snap', 'snap_grid', 'snapped_sensitivity',
-           'borda_sensitivity', 'dp_borda_aggregate']
+           'rr_flips', 'borda_sensitivity', 'dp_borda_aggregate']
 
 # %% ../nbs/00_core.ipynb #aa59a08c
 def _real_array(x, name):
@@ -633,6 +634,40 @@ def snap_grid(l2,            # l2 sensitivity of the real statistic
 def snapped_sensitivity(l1, l2, changed, grid):
     "(l1, l2) sensitivity of `snap`ped counts times grid: each changed entry's rounding adds less than one grid step"
     return l1 + changed * grid, l2 + math.sqrt(changed) * grid
+
+# %% ../nbs/00_core.ipynb #e4bc42b2
+def _exact_expit_flips(e, u, rng):
+    "Exact Bernoulli(1/(1+e^e)) from 64 uniform bits u per entry (uint64), refining the rare undecided entries with `decimal`"
+    with np.errstate(over="ignore", under="ignore"):
+        p = special.expit(-e)                                    # within a few ulps of the true p (and p < 1/2)
+        lo = np.floor(p * (1 - 2.0 ** -45) * 2.0 ** 64)          # the true p * 2^64 lies in [lo, hi] with a wide margin
+        hi = np.ceil(p * (1 + 2.0 ** -45) * 2.0 ** 64) + 1
+    lo, hi = lo.astype(np.uint64), hi.astype(np.uint64)          # whole numbers below 2^63: exact; compared with u as integers
+    flip = u < lo                                                # u + 1 <= lo: the uniform U = (u + rest) / 2^64 is below p surely
+    todo = np.flatnonzero((u >= lo) & (u < hi))                  # undecided (else U >= hi / 2^64 > p): about p 2^-44 + 2^-63 per entry
+    for i in todo:                                               # a loop over the rare undecided entries only
+        k, prefix = 1, int(u[i])
+        while True:
+            with decimal.localcontext() as ctx:
+                ctx.prec = 40 + 20 * k                           # digits: 2^-(64k) needs 19.3 k; exp and division correctly rounded
+                t = (decimal.Decimal(1) / (1 + decimal.Decimal(float(e[i])).exp())) * (decimal.Decimal(2) ** (64 * k))
+                slack = t * decimal.Decimal(10) ** (-(ctx.prec - 5))
+                if prefix + 1 <= t - slack: flip[i] = True; break
+                if prefix >= t + slack: flip[i] = False; break
+            prefix = (prefix << 64) | int(rng.integers(0, 2 ** 64, dtype=np.uint64)); k += 1
+    return flip
+
+def rr_flips(epsilon,     # > 0 (inf: never flip), scalar or an array broadcastable to `size`
+             size,        # shape of the draws
+             *, rng,
+             noise=None,  # "fast", "exact" or None (`noise_mode()`)
+             p=None):     # the float flip probabilities expit(-epsilon), when the caller already has them (saves the exp)
+    "Randomized response's coin: Bernoulli(1/(1 + e^epsilon)) per entry, by a float uniform (fast) or exactly (exact)"
+    rng, mode = check_rng(rng), noise_mode(noise)
+    e = np.asarray(epsilon, float)
+    if np.isnan(e).any() or (e <= 0).any(): raise ValueError("`epsilon` must be positive (inf: never flip)")
+    if mode == "fast": return rng.random(size) < (special.expit(-e) if p is None else p)
+    return _exact_expit_flips(np.broadcast_to(e, size), rng.integers(0, 2 ** 64, size=size, dtype=np.uint64), rng)
 
 # %% ../nbs/00_core.ipynb #d7ce79c0
 def borda_sensitivity(m):

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy import special
 
-from .core import check_epsilon, check_rng, check_int, _real_array, MAX_ENTRIES
+from .core import check_epsilon, check_rng, check_int, _real_array, MAX_ENTRIES, noise_mode, rr_flips
 
 # %% auto #0
 __all__ = ['PRIVACY_UNIT', 'flip_probability', 'randomized_response', 'rr_output_probability', 'epsilon_of_comparisons',
@@ -76,11 +76,11 @@ def randomized_response(y,            # 0/1 outcomes (ints or bools), any shape
     try: ok = np.broadcast_shapes(np.shape(p), y.shape) == y.shape
     except ValueError: ok = False
     if not ok: raise ValueError(f"`epsilon` of shape {np.shape(p)} does not broadcast to `y` of shape {y.shape}")
-    return _flip(y, p, rng)
+    return _flip(y, epsilon, rng)
 
-def _flip(y, p, rng):
-    "y XOR Bernoulli(p), as int8 (inputs already validated)"
-    return (y.astype(bool, copy=False) ^ (rng.random(y.shape) < p)).view(np.int8)
+def _flip(y, e, rng, mode=None):
+    "y XOR Bernoulli(1/(1+e^e)), as int8 (inputs already validated): `core.rr_flips`, floating point or exact by the noise mode"
+    return (y.astype(bool, copy=False) ^ rr_flips(e, y.shape, rng=rng, noise=mode)).view(np.int8)
 
 # %% ../nbs/01_randomized_response.ipynb #846f6eec
 def rr_output_probability(out,          # 0/1 output value(s)
@@ -333,6 +333,7 @@ class PrivatizedComparisons:
     epsilon_per_user: np.ndarray   # each user's total, by basic composition
     privacy_unit: str = PRIVACY_UNIT
     diagnostics: dict = field(default_factory=dict)
+    noise: str = "fast"            # the coin: "fast" (a float uniform) or "exact" (`core.rr_flips`)
 
     @property
     def epsilon_per_user_max(self): return float(self.epsilon_per_user.max())
@@ -352,11 +353,12 @@ def privatize(i,              # (n,) first item of each comparison
     u = _check_ids(user, "user", None if np.ndim(eu) == 0 else np.size(eu))
     if y.ndim != 1: raise ValueError(f"`y` must be 1-D; got shape {y.shape}")
     _check_same_length(i=i, j=j, y=y, user=u)
+    mode = noise_mode()
     if np.ndim(eu) == 0:   # one epsilon: scalars all the way
-        e, yt = np.broadcast_to(eu, u.shape), _flip(y, flip_probability(eu), rng)
+        e, yt = np.broadcast_to(eu, u.shape), _flip(y, eu, rng, mode)
         z, k = _debias_table(eu).take(yt), _count_ids(u)
     else:                  # per user: per-user constants, gathered by `user`
-        e, yt = eu[u], _flip(y, flip_probability(eu)[u], rng)
+        e, yt = eu[u], _flip(y, eu[u], rng, mode)
         table, k = _debias_table(eu), np.bincount(u, minlength=len(eu))
         z = np.where(yt.view(bool), table[1][u], table[0][u])
     used = eu if np.ndim(eu) == 0 else eu[k > 0]
@@ -365,7 +367,7 @@ def privatize(i,              # (n,) first item of each comparison
         raise ValueError(f"`epsilon`: a user's total over her comparisons overflows a float (largest epsilon {np.max(eu):.3g}); use smaller epsilons")
     return PrivatizedComparisons(i=i, j=j, user=u, y_tilde=yt, z=z, epsilon=e,
                                  epsilon_per_comparison=float(np.max(used)) if np.size(used) else 0.0,
-                                 epsilon_per_user=per_user,
+                                 epsilon_per_user=per_user, noise=mode,
                                  diagnostics=dict(n_comparisons=len(u), n_users=len(k)))
 
 # %% ../nbs/01_randomized_response.ipynb #7c2c24ec

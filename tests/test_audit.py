@@ -42,8 +42,8 @@ def test_rr_sampled_audit_and_miscalibration(monkeypatch):
     mech = lambda y, rng, n: rr.randomized_response(np.full(n, y), epsilon=1.0, rng=rng)
     ok = audit_epsilon(mech, 0, 1, delta=0, n_runs=100_000, statistic="histogram", batch=True, alpha=ALPHA, rng=1)
     assert ok.epsilon_lower <= 1.0 and ok.epsilon_lower > 0.85
-    flip = rr.flip_probability
-    monkeypatch.setattr(rr, "flip_probability", lambda eps: flip(2 * np.asarray(eps, float)))  # flips as for 2 epsilon
+    flip = rr._flip
+    monkeypatch.setattr(rr, "_flip", lambda y, e, rng, mode=None: flip(y, 2 * np.asarray(e, float), rng, mode))  # flips as for 2 epsilon
     bad = audit_epsilon(mech, 0, 1, delta=0, n_runs=100_000, statistic="histogram", batch=True, alpha=ALPHA, rng=2)
     assert bad.epsilon_lower > 1.0
 

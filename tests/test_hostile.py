@@ -1128,7 +1128,9 @@ def test_private_results_record_the_noise_mode(mode):
         results = [core.dp_borda_aggregate(r, epsilon=1.0, rng=0), core.dp_borda_aggregate(r, epsilon=1.0, delta=1e-6, model="local", rng=0),
                    kemeny.dp_kemeny_aggregate(r, epsilon=1.0, delta=0.0, rng=0), kemeny.dp_kemeny_aggregate(r, epsilon=1.0, delta=1e-6, rng=0),
                    kemeny.noisy_margins_instance(r, epsilon=1.0, delta=0.0, rng=0), kemeny.bucketed_instance(r, epsilon=1.0, delta=0.0, rng=0),
-                   kemeny.clipped_noisy_instance(r, epsilon=1.0, delta=1e-6, rng=0)]
+                   kemeny.clipped_noisy_instance(r, epsilon=1.0, delta=1e-6, rng=0),
+                   rr.privatize([0, 1], [1, 2], [1, 0], [0, 1], epsilon=[1.0, 2.0], rng=0),
+                   btl.private_btl(*btl.ranks_to_comparisons(r)[1:], btl.ranks_to_comparisons(r)[0], n_items=5, epsilon=1.0, rng=0)]
     assert [x.noise for x in results] == [mode] * len(results)
     assert core.borda_aggregate(r).noise == "none"
 
@@ -1270,7 +1272,8 @@ CALLS = {
            "dp_borda_aggregate": lambda a: (core.dp_borda_aggregate(a(RO_R), epsilon=1.0, rng=0),
                                             core.dp_borda_aggregate(a(RO_R), epsilon=1.0, model="local", rng=0)),
            "release": lambda a: (core.release(a(np.arange(4)), "laplace", 1.0, rng=0), core.release(a(np.arange(4.0)), "gaussian", 1.0, rng=0, noise="exact")),
-           "snap": lambda a: core.snap(a(np.array([0.3, 1.7])), 0.5)},
+           "snap": lambda a: core.snap(a(np.array([0.3, 1.7])), 0.5),
+           "rr_flips": lambda a: (core.rr_flips(a(np.array([0.5, 1.0])), (3, 2), rng=0), core.rr_flips(a(np.array([0.5, 1.0])), (3, 2), rng=0, noise="exact"))},
     kemeny: {"check_weights": lambda a: kemeny.check_weights(a(RO_W)), "check_order": lambda a: kemeny.check_order(a(np.arange(5)), 5),
              "kemeny_cost": lambda a: kemeny.kemeny_cost(a(RO_W), a(np.arange(5))), "reduce_instance": lambda a: kemeny.reduce_instance(a(RO_W)),
              "is_bounded": lambda a: kemeny.is_bounded(a(RO_W)), "kemeny_exact": lambda a: kemeny.kemeny_exact(a(RO_W)),

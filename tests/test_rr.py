@@ -166,8 +166,8 @@ def test_sampler_likelihood_ratio_and_miscalibration(eps):
     lr, se = _measured_log_ratio(rr.randomized_response, eps)
     assert np.all(np.abs(lr - eps) < 5 * se), (lr, se)
 
-    def too_few_flips(y, *, epsilon, rng):   # flips with probability p_eps / 2: leaks more than epsilon
-        return rr._flip(np.asarray(y), rr.flip_probability(epsilon) / 2, rng)
+    def too_few_flips(y, *, epsilon, rng):   # flips with probability p_eps / 2 (the coin of epsilon' = log(2/p - 1)): leaks more than epsilon
+        return rr._flip(np.asarray(y), np.log(2 / rr.flip_probability(epsilon) - 1), rng)
 
     lr_bad, se_bad = _measured_log_ratio(too_few_flips, eps)
     assert np.any(lr_bad - eps > 5 * se_bad), (lr_bad, se_bad)
