@@ -26,7 +26,7 @@ __all__ = ['DEFAULT_MEMORY_LIMIT', 'MAX_ENTRIES', 'NOISE_MODES', 'MAX_NOISE_UNIT
            'borda_aggregate', 'analytic_gaussian_sigma', 'gaussian_delta', 'noise_mode', 'set_noise', 'use_noise',
            'sample_laplace', 'sample_gaussian', 'discrete_laplace', 'discrete_gaussian', 'zcdp_delta', 'zcdp_sigma',
            'calibrate_noise', 'sample_noise', 'exact_noise', 'release', 'snap', 'snap_grid', 'snapped_sensitivity',
-           'rr_flips', 'borda_sensitivity', 'dp_borda_aggregate']
+           'float_sum_error', 'rr_flips', 'borda_sensitivity', 'dp_borda_aggregate']
 
 # %% ../nbs/00_core.ipynb #aa59a08c
 def _real_array(x, name):
@@ -631,9 +631,21 @@ def snap_grid(l2,            # l2 sensitivity of the real statistic
     if l2 == 0: raise ValueError("`l2` must be positive")
     return 2.0 ** math.floor(math.log2(l2 / math.sqrt(changed)) - bits)
 
-def snapped_sensitivity(l1, l2, changed, grid):
-    "(l1, l2) sensitivity of `snap`ped counts times grid: each changed entry's rounding adds less than one grid step"
-    return l1 + changed * grid, l2 + math.sqrt(changed) * grid
+def snapped_sensitivity(l1, l2,      # sensitivities of the exact real statistic
+                        changed,     # most entries one neighbour can change
+                        grid,        # the grid of `snap`
+                        error=0.0):  # a bound on the floating-point error of each computed entry (see `float_sum_error`)
+    "(l1, l2) sensitivity of `snap`ped counts times grid: each changed entry moves by less than |dx| + 2 error + one grid step"
+    step = grid + 2 * _check_sensitivity(error, "error")
+    return l1 + changed * step, l2 + math.sqrt(changed) * step
+
+def float_sum_error(n_terms,     # terms summed into each entry (products of two floats count as one term)
+                    magnitude):  # a data-independent bound on the sum of the terms' absolute values
+    "Bound on |computed - exact| of a floating-point sum of products: gamma_n x magnitude, gamma_n = n u / (1 - n u), u = 2^-53"
+    n, M = check_int(n_terms, name="n_terms", minimum=1), _check_sensitivity(magnitude, "magnitude")
+    nu = (n + 1) * 2.0 ** -53                                  # n additions and one product per term
+    if nu >= 0.5: raise ValueError(f"`n_terms` = {n:,}: floating-point sums this long have no useful error bound")
+    return M * nu / (1 - nu)
 
 # %% ../nbs/00_core.ipynb #e4bc42b2
 def _exact_expit_flips(e, u, rng):

@@ -16,7 +16,7 @@ from scipy.sparse import linalg as splinalg
 
 from .core import (check_epsilon, check_delta, check_rng, check_int, check_memory, sample_gaussian,
                            analytic_gaussian_sigma, gaussian_delta, MAX_ENTRIES, MAX_NOISE_UNITS, noise_mode, use_noise,
-                           release, snap, snap_grid, snapped_sensitivity)
+                           release, snap, snap_grid, snapped_sensitivity, float_sum_error)
 
 # %% auto #0
 __all__ = ['ACCOUNTANTS', 'MAX_ITER', 'SENSITIVITY_EXACT', 'SENSITIVITY_OJA_FRESH', 'METHODS', 'SENSITIVITY_PGD',
@@ -318,10 +318,11 @@ def changed_entries(kind, # "gram" (upper triangle of an n x n Gram matrix), "ve
     if not (isinstance(kind, str) and kind in ("gram", "vector", "scalar")): raise ValueError(f"`kind` must be 'gram', 'vector' or 'scalar'; got {kind!r}")
     return {"gram": n * (n + 1) // 2, "vector": n, "scalar": 1}[kind]
 
-def _snapped(l2, kind, n):
-    "(grid, snapped l2 sensitivity) of a release of l2 sensitivity `l2` (core's rule)"
+def _snapped(l2, kind, n, m, magnitude):
+    "(grid, snapped l2 sensitivity) of a release of l2 sensitivity `l2` (core's rule), with the float error of its m-user sums of size <= magnitude"
     k = changed_entries(kind, n); g = snap_grid(l2, k)
-    return g, snapped_sensitivity(0.0, l2, k, g)[1]
+    err = float_sum_error(m + n, 4 * magnitude)   # x4: the vector and scalar releases sum products of sums (A^T (A v), ||A v||^2)
+    return g, snapped_sensitivity(0.0, l2, k, g, error=err)[1]
 
 def _check_grid(grid, name="grid"):
     if not (_is_real(grid) and 0 < grid < math.inf and math.frexp(grid)[0] == 0.5):
@@ -644,12 +645,12 @@ def _check_exact(sig_units, stat_units):
         raise ValueError(f"`ratings` has too many users for the exact path's grid: its statistics can reach {stat_units:.4g} grid steps, "
                          "beyond the 2^53 a float holds exactly")
 
-def _fw_noise(z, L, k, method, oja_steps, mode="fast", n=1):
+def _fw_noise(z, L, k, method, oja_steps, mode="fast", n=1, m=1):
     "Noise std of each step in units of L^2 and in the data's units, k / L, and the grids (exact mode); refuses what overflows"
     grids = None
     if mode == "exact":     # each step's sigma: z_t times the snapped sensitivity of what it releases (see 'Exact noise')
-        (gg, lg), (gv, lv), (gs, ls) = (_snapped(SENSITIVITY_EXACT, "gram", n), _snapped(SENSITIVITY_OJA_FRESH, "vector", n),
-                                        _snapped(SENSITIVITY_OJA_FRESH, "scalar", n))
+        (gg, lg), (gv, lv), (gs, ls) = (_snapped(SENSITIVITY_EXACT, "gram", n, m, 4 * m), _snapped(SENSITIVITY_OJA_FRESH, "vector", n, m, 4 * m),
+                                        _snapped(SENSITIVITY_OJA_FRESH, "scalar", n, m, 4 * m))   # in units of L^2: sum_i ||A_i||^2 <= 4m
         grids = dict(gram=gg, vector=gv, scalar=gs)
         per = {"gram": lg, "stream": math.hypot(lv, ls), "fresh": lv * math.sqrt(oja_steps + 1)}
         sig1 = z * np.array([per[_step_kind(method, t)] for t in range(len(z))])
@@ -697,7 +698,7 @@ def private_frank_wolfe(ratings,          # users x items, scipy.sparse; each ro
     L, oja_steps = _check_positive(row_norm, "row_norm"), _check_iter(oja_steps, name="oja_steps")
     oja_blocks, accountant = check_int(oja_blocks, name="oja_blocks", minimum=1), _accountant(accountant, mode)
     z = noise_multiplier(epsilon, delta, n_iter, accountant=accountant, weights=globals()["noise_schedule"](n_iter, noise_schedule))
-    sig1, sig, kL, grids = _fw_noise(z, L, k, method, oja_steps, mode, R.shape[1])
+    sig1, sig, kL, grids = _fw_noise(z, L, k, method, oja_steps, mode, R.shape[1], R.shape[0])
     n = R.shape[1]
     if mode == "exact": _fw_exact_checks(sig1, grids, method, R.shape[0], n)
     elif _gram_step(method, 0, n): check_memory(48 * n * n, name="method", what=f"{method!r}: the {n:,} x {n:,} Gram matrix")
@@ -804,7 +805,7 @@ def private_pgd(ratings,          # users x items, scipy.sparse; each row as its
     with np.errstate(over="ignore", under="ignore"): l2 = SENSITIVITY_PGD * row_norm * row_norm
     if not (1e-290 < l2 < math.inf): raise ValueError(f"`row_norm` = {row_norm:g}: its square is outside the float range; use a bound on the ratings' scale")
     grid = None
-    if mode == "exact": grid, l2 = _snapped(l2, "gram", n)             # Result 6's sensitivity, snapped (see 'Exact noise')
+    if mode == "exact": grid, l2 = _snapped(l2, "gram", n, m, m * row_norm * row_norm)   # Result 6's sensitivity, snapped (see 'Exact noise')
     with np.errstate(over="ignore"): sig = l2 * z
     if not np.isfinite(sig).all(): raise ValueError(f"`row_norm` = {row_norm:g} makes the noise std overflow; use a bound on the ratings' scale")
     check_memory((56 if mode == "exact" else 48) * n * n + 8 * m * max_rank, name="ratings", what=f"private PGD's {n:,} x {n:,} release")
@@ -858,7 +859,7 @@ def svd_after_cleansing(ratings,          # users x items, scipy.sparse (rows ce
     z = noise_multiplier(epsilon, delta, 4, accountant=accountant)
     grids = (None,) * 4
     if mode == "exact":     # each release snapped: the sums and weights are vectors over items, the two Gram matrices n(n+1)/2 values
-        gl = [_snapped(l2, kind, n) for l2, (_, kind) in zip(sens, SENSITIVITY_CLEANSING)]
+        gl = [_snapped(l2, kind, n, m, m * b) for l2, (_, kind), b in zip(sens, SENSITIVITY_CLEANSING, [clip, 1.0, clip * clip, 1.0])]
         grids, sens = tuple(g for g, _ in gl), np.array([l for _, l in gl])
     with np.errstate(over="ignore"): sig = sens * z
     if not np.isfinite(sig).all(): raise ValueError(f"`clip` = {clip:g} makes the noise std overflow; use a bound on the ratings' scale")
