@@ -61,17 +61,6 @@ def test_noise_primitives(law):
                              0.0, 1.0, rng=4, **kw).epsilon_lower > e
 
 
-FAST = []   # every mechanism row now has a replay-checked batch path (BATCH below)
-
-
-@pytest.mark.parametrize("i", [i for i, a in enumerate(standard_audits()) if a.name in FAST])
-def test_fast_mechanism_audits(i):
-    a = standard_audits(0.5)[i]
-    ok, bad = _both(a, i)
-    assert ok.epsilon_lower <= a.epsilon, (a.name, ok)
-    assert bad.epsilon_lower > a.epsilon, (a.name, bad)
-
-
 # the rows drawn by a replay-checked batch path: cheap enough to run in full every time
 BATCH = [i for i, a in enumerate(standard_audits()) if a.batch and a.name != "randomized response"]
 
