@@ -22,7 +22,7 @@ import pytest
 from hypothesis import given, settings, strategies as st, HealthCheck
 
 from privrank import core, rr, btl, tree, footrule
-from test_hostile import COUNTS, memory_guard, time_limit, Hang   # noqa: F401  (memory_guard is an autouse fixture: importing it applies it here)
+from test_hostile import COUNTS, memory_guard, time_limit, Hang, refuses   # noqa: F401  (memory_guard is an autouse fixture: importing it applies it here)
 
 SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 NAN, INF = math.nan, math.inf
@@ -37,17 +37,6 @@ def memory_budget():
     core.set_memory_limit(1 << 30)
     try: yield
     finally: core.set_memory_limit(None)
-
-
-def refuses(fname, f, *names):
-    "f() must raise ValueError/TypeError naming one of `names` in backticks (within the time limit); returns the message"
-    COUNTS[fname] += 1
-    with time_limit():
-        try: r = f()
-        except (ValueError, TypeError) as e: msg = str(e)
-        else: pytest.fail(f"{fname} accepted hostile input and returned {str(r)[:200]}")
-    assert not names or any(f"`{n}`" in msg for n in names), f"{fname}: the message does not name {names}: {msg!r}"
-    return msg
 
 
 def _finite(x, where="result"):
