@@ -365,6 +365,10 @@ class PrivateBTL:
     privacy_unit: str = rr.PRIVACY_UNIT
     model: str = "local"
     noise: str = "fast"               # randomized response's coin: "fast" (a float uniform) or "exact" (`core.rr_flips`)
+    # the privacy record (`core.privacy_record`): epsilon per comparison, pure local DP
+    epsilon = property(lambda self: self.epsilon_per_comparison)
+    delta = property(lambda self: 0.0)
+    private = property(lambda self: math.isfinite(self.epsilon_per_comparison))
     @property
     def order(self): return self.fit.order
     @property

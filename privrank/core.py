@@ -19,14 +19,15 @@ import numpy as np
 from scipy import optimize, special
 
 # %% auto #0
-__all__ = ['DEFAULT_MEMORY_LIMIT', 'MAX_ENTRIES', 'NOISE_MODES', 'MAX_NOISE_UNITS', 'NOISE_LAWS', 'EXACT_BITS', 'check_epsilon',
-           'check_delta', 'check_rng', 'check_int', 'memory_limit', 'set_memory_limit', 'check_memory', 'check_ranks',
-           'check_orders', 'ranks_to_orders', 'orders_to_ranks', 'sample_plackett_luce', 'kendall_tau_distance',
-           'footrule_distance', 'preference_counts', 'preference_matrix', 'Consensus', 'borda_scores',
-           'borda_aggregate', 'analytic_gaussian_sigma', 'gaussian_delta', 'noise_mode', 'set_noise', 'use_noise',
-           'sample_laplace', 'sample_gaussian', 'discrete_laplace', 'discrete_gaussian', 'zcdp_delta', 'zcdp_sigma',
-           'calibrate_noise', 'sample_noise', 'exact_noise', 'release', 'snap', 'snap_grid', 'snapped_sensitivity',
-           'float_sum_error', 'rr_flips', 'borda_sensitivity', 'dp_borda_aggregate']
+__all__ = ['DEFAULT_MEMORY_LIMIT', 'MAX_ENTRIES', 'NOISE_MODES', 'MAX_NOISE_UNITS', 'NOISE_LAWS', 'EXACT_BITS', 'PRIVACY_MODELS',
+           'PRIVACY_UNITS', 'check_epsilon', 'check_delta', 'check_rng', 'check_int', 'memory_limit',
+           'set_memory_limit', 'check_memory', 'check_ranks', 'check_orders', 'ranks_to_orders', 'orders_to_ranks',
+           'sample_plackett_luce', 'kendall_tau_distance', 'footrule_distance', 'preference_counts',
+           'preference_matrix', 'Consensus', 'borda_scores', 'borda_aggregate', 'analytic_gaussian_sigma',
+           'gaussian_delta', 'noise_mode', 'set_noise', 'use_noise', 'sample_laplace', 'sample_gaussian',
+           'discrete_laplace', 'discrete_gaussian', 'zcdp_delta', 'zcdp_sigma', 'calibrate_noise', 'sample_noise',
+           'exact_noise', 'release', 'snap', 'snap_grid', 'snapped_sensitivity', 'float_sum_error', 'rr_flips',
+           'borda_sensitivity', 'dp_borda_aggregate', 'privacy_record']
 
 # %% ../nbs/00_core.ipynb #aa59a08c
 def _real_array(x, name):
@@ -715,3 +716,20 @@ def dp_borda_aggregate(ranks,            # (n, m) ranks
     return Consensus(order=_order_from_scores(noisy), method="borda", epsilon=epsilon, delta=delta, model=model,
                      n_voters=n, scores=noisy, noise=mode,
                      diagnostics=dict(noise_law=law, noise_scale=scale, sensitivity_l1=l1, sensitivity_l2=l2))
+
+# %% ../nbs/00_core.ipynb #93caba6b
+PRIVACY_MODELS = ("none", "central", "local", "joint")   # who adds the noise: nobody, a curator, each user, a curator with users' own post-processing
+PRIVACY_UNITS = ("comparison", "voter", "user")          # what a neighbouring dataset changes: one comparison, one voter's ranking, one user's data
+
+def privacy_record(result): # any private (or non-private) result of privrank
+    "The privacy record every result carries, checked against the one vocabulary: epsilon, delta, model, privacy_unit, private, noise"
+    missing = [k for k in ("epsilon", "delta", "model", "privacy_unit", "private", "noise") if not hasattr(result, k)]
+    if missing: raise TypeError(f"`result` ({type(result).__name__}) carries no privacy record: missing {', '.join(missing)}")
+    rec = dict(epsilon=float(result.epsilon), delta=float(result.delta), model=result.model, privacy_unit=result.privacy_unit,
+               private=bool(result.private), noise=result.noise)
+    private = rec["model"] != "none"
+    if rec["model"] not in PRIVACY_MODELS or rec["privacy_unit"] not in PRIVACY_UNITS or rec["noise"] not in ("none",) + NOISE_MODES \
+            or rec["private"] != private or (private and not (0 < rec["epsilon"] < math.inf and 0 <= rec["delta"] < 1)) \
+            or (not private and not (math.isinf(rec["epsilon"]) and rec["noise"] in ("none", "fast", "exact"))):
+        raise ValueError(f"`result` ({type(result).__name__}) has an inconsistent privacy record: {rec}")
+    return rec

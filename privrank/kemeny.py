@@ -238,6 +238,8 @@ class NoisyInstance:
     privacy_unit: str = "voter"
     diagnostics: dict = field(default_factory=dict)
     noise: str = "fast"    # the noise path: "fast" or "exact"
+    model: str = "central"
+    private = property(lambda self: math.isfinite(self.epsilon))
 
 def _margin_counts(r):
     "(m, m) antisymmetric integer margins C - C^T, C the preference counts: n (w^Pi - (w^Pi)^T)"

@@ -560,7 +560,7 @@ class Completion:
     method: str
     epsilon: float              # inf when not private
     delta: float
-    privacy_unit: str = "user (whole row)"
+    privacy_unit: str = "user"  # a neighbour replaces one user's whole row
     accountant: str = ""        # how the T releases were composed
     noise: str = "none"         # the noise path of a private result, "fast" or "exact" (`privrank.core.use_noise`); "none" if not private
     noise_multiplier: np.ndarray | None = None   # z_t of each global step

@@ -317,8 +317,7 @@ def pair_statistics(i,              # (n,) first item of each comparison
     return PairStats(i=a, j=b, count=count[nz], zbar=wz[nz] / wsum[nz], weight_sum=wsum[nz], n_items=m)
 
 # %% ../nbs/01_randomized_response.ipynb #3c15f991
-PRIVACY_UNIT = ("comparison: each reported outcome is epsilon-LDP (randomized response); a user reporting k comparisons "
-                "is protected at the sum of their epsilons (basic composition, tight for this mechanism)")
+PRIVACY_UNIT = "comparison"   # each reported outcome is epsilon-LDP; a user reporting k comparisons is protected at the sum of their epsilons (basic composition, tight here)
 
 @dataclass(frozen=True, eq=False)
 class PrivatizedComparisons:
@@ -328,7 +327,7 @@ class PrivatizedComparisons:
     user: np.ndarray               # user of each comparison
     y_tilde: np.ndarray            # int8 privatised outcomes (what the users release)
     z: np.ndarray                  # debiased outcomes, E z = E y (equation 1)
-    epsilon: np.ndarray            # epsilon of each comparison
+    comparison_epsilon: np.ndarray # epsilon of each comparison
     epsilon_per_comparison: float  # the largest epsilon of any comparison
     epsilon_per_user: np.ndarray   # each user's total, by basic composition
     privacy_unit: str = PRIVACY_UNIT
@@ -337,6 +336,11 @@ class PrivatizedComparisons:
 
     @property
     def epsilon_per_user_max(self): return float(self.epsilon_per_user.max())
+    # the privacy record (`core.privacy_record`): epsilon per comparison, pure local DP
+    epsilon = property(lambda self: self.epsilon_per_comparison)
+    delta = property(lambda self: 0.0)
+    model = property(lambda self: "local" if self.private else "none")
+    private = property(lambda self: math.isfinite(self.epsilon_per_comparison))
 
 # %% ../nbs/01_randomized_response.ipynb #5e1ca9f1
 def privatize(i,              # (n,) first item of each comparison
@@ -365,7 +369,7 @@ def privatize(i,              # (n,) first item of each comparison
     with np.errstate(over="ignore"): per_user = k * np.where(k > 0, eu, 0.0)
     if (np.isinf(per_user) & np.isfinite(eu)).any():
         raise ValueError(f"`epsilon`: a user's total over her comparisons overflows a float (largest epsilon {np.max(eu):.3g}); use smaller epsilons")
-    return PrivatizedComparisons(i=i, j=j, user=u, y_tilde=yt, z=z, epsilon=e,
+    return PrivatizedComparisons(i=i, j=j, user=u, y_tilde=yt, z=z, comparison_epsilon=e,
                                  epsilon_per_comparison=float(np.max(used)) if np.size(used) else 0.0,
                                  epsilon_per_user=per_user, noise=mode,
                                  diagnostics=dict(n_comparisons=len(u), n_users=len(k)))

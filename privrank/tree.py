@@ -133,7 +133,9 @@ class RangeCountTree:
     noise: str                 # the noise path, "fast" or "exact" (exact: every count is an integer)
     noise_law: str             # "laplace" or "gaussian"
     noise_scale: float         # per count (root: exact)
-    privacy_unit: str = "value"
+    privacy_unit: str = "voter"   # a neighbour replaces one voter's value
+    model = property(lambda self: "central" if self.private else "none")
+    private = property(lambda self: math.isfinite(self.epsilon))
 
 def _check_values(x, m, name="x"):
     "Validated 1-D int64 values in 0..m-1"
@@ -392,6 +394,7 @@ class PositionCosts:
     error_bound: float         # RMS error of one entry, worst position j (central exact; local an upper bound)
     privacy_unit: str = "voter"
     diagnostics: dict = field(default_factory=dict)
+    private = property(lambda self: math.isfinite(self.epsilon))
 
 # %% ../nbs/03_tree_mechanism.ipynb #5da062b4
 def private_position_costs(ranks,           # (n, m) ranks
@@ -438,7 +441,9 @@ class ApxMed:
     noise: str                 # the noise path, "fast" or "exact"
     noise_law: str             # "laplace" or "gaussian"
     noise_scale: np.ndarray    # per level l = 0..d-1
-    privacy_unit: str = "value"
+    privacy_unit: str = "voter"   # a neighbour replaces one voter's value
+    model = property(lambda self: "central" if self.private else "none")
+    private = property(lambda self: math.isfinite(self.epsilon))
     diagnostics: dict = field(default_factory=dict)   # released_nodes: the noisy tree, (counts + noise) / denom
     def __iter__(self): return iter((self.gamma, self.error_bound))
     def __len__(self): return 2

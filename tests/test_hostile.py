@@ -1309,7 +1309,7 @@ NO_ARRAYS = {   # public functions that take no array argument (nothing to modif
     core: {"check_delta", "check_rng", "check_int", "memory_limit", "set_memory_limit", "check_memory", "analytic_gaussian_sigma",
            "gaussian_delta", "noise_mode", "set_noise", "use_noise", "sample_laplace", "sample_gaussian", "discrete_laplace",
            "discrete_gaussian", "zcdp_delta", "zcdp_sigma", "calibrate_noise", "sample_noise", "exact_noise", "snap_grid",
-           "snapped_sensitivity", "float_sum_error", "borda_sensitivity", "Consensus"},
+           "snapped_sensitivity", "float_sum_error", "borda_sensitivity", "Consensus", "privacy_record"},
     kemeny: {"margin_sensitivity", "margin_noise_scale", "large_n_ok", "NoisyInstance", "bucket_of", "same_bucket_pairs",
              "bucketed_noise", "choose_buckets", "paper_buckets"},
     audit: {"scaled_noise", "AuditResult", "MechanismAudit", "standard_audits", "run_audit", "audit_results", "audit_table", "lattice_spacings"},

@@ -88,7 +88,7 @@ def test_private_beats_mean_on_synthetic_and_records_spend():
                                  user_mean=sp.user_mean, rng=2)
     base = np.sqrt(np.mean((sp.user_mean[sp.test_user] - sp.test_value) ** 2))
     assert res.rmse(sp) < 0.8 * base
-    assert res.privacy_unit == "user (whole row)" and res.accountant == "gdp"
+    assert res.privacy_unit == "user" and res.accountant == "gdp"
     assert abs(mc.epsilon_gdp(res.noise_multiplier, 1e-6) - 5.0) < 1e-7
 
 

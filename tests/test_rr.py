@@ -87,7 +87,7 @@ def test_privatize_accounting(L, m, seed):
     eu = rng.uniform(0.1, 3, L)
     res = rr.privatize(i, j, y, user, epsilon=eu, rng=rng)
     assert np.allclose(res.epsilon_per_user, eu * m * (m - 1) / 2)
-    assert np.allclose(res.epsilon_per_user, rr.composed_user_epsilon(res.epsilon, user, n_users=L))
+    assert np.allclose(res.epsilon_per_user, rr.composed_user_epsilon(res.comparison_epsilon, user, n_users=L))
     assert res.epsilon_per_comparison == eu.max()
     assert np.allclose(res.z, rr.debias(res.y_tilde, epsilon=eu[user]))
 
