@@ -13,12 +13,13 @@
   pairs (5 Newton iterations, each a few passes over the pairs) dominates, and the target is not met there.
 Absolute times on shared machines are noisy: read the ratios (best of k).
 """
+
 import sys
 import time
 
 import numpy as np
 
-from privrank import btl, rr
+from privrank import btl
 
 try:
     import choix
@@ -29,14 +30,17 @@ except ImportError:  # the `bench` extra
 def best_of(f, k=3):
     t, out = np.inf, None
     for _ in range(k):
-        t0 = time.perf_counter(); out = f(); t = min(t, time.perf_counter() - t0)
+        t0 = time.perf_counter()
+        out = f()
+        t = min(t, time.perf_counter() - t0)
     return t, out
 
 
 def data(m, n, seed=0):
     rng = np.random.default_rng(seed)
     theta = np.linspace(-1.5, 1.5, m)
-    i = rng.integers(0, m, n); j = (i + rng.integers(1, m, n)) % m
+    i = rng.integers(0, m, n)
+    j = (i + rng.integers(1, m, n)) % m
     return i, j, btl.simulate_btl(theta, i, j, rng=rng)
 
 
@@ -54,37 +58,64 @@ def main(quick=False):
         t_ours, f = best_of(lambda: btl.fit_btl(i, j, y, n_items=m, lam=0.0, tol=1e-10))
         assert f.converged
         if choix is None:
-            print(f"fit_btl m={m}, n={n:.0e}: {t_ours:.3f}s (choix not installed: pip install choix)"); continue
+            print(
+                f"fit_btl m={m}, n={n:.0e}: {t_ours:.3f}s (choix not installed: pip install choix)"
+            )
+            continue
         t_dense, th_d = best_of(lambda: dense_choix(i, j, y, m), k=1 if m > 500 else 3)
-        print(f"{f'MLE m={m} n={n:.0e}: bincount+ilsr_pairwise_dense':<58} {t_ours:>10.3f} {t_dense:>9.3f} {t_dense / t_ours:>9.2f} {np.abs(f.theta - th_d).max():>11.1e}")
+        print(
+            f"{f'MLE m={m} n={n:.0e}: bincount+ilsr_pairwise_dense':<58} {t_ours:>10.3f} {t_dense:>9.3f} {t_dense / t_ours:>9.2f} {np.abs(f.theta - th_d).max():>11.1e}"
+        )
         if n <= 10**6:
             w, l = np.where(y == 1, i, j), np.where(y == 1, j, i)
+
             def listed():
-                return choix.ilsr_pairwise(m, list(zip(w.tolist(), l.tolist())), tol=1e-10, max_iter=1000)
+                return choix.ilsr_pairwise(
+                    m, list(zip(w.tolist(), l.tolist())), tol=1e-10, max_iter=1000
+                )
+
             t_list, th_l = best_of(listed, k=1)
-            print(f"{f'MLE m={m} n={n:.0e}: ilsr_pairwise (lists, incl. building them)':<58} {t_ours:>10.3f} {t_list:>9.3f} {t_list / t_ours:>9.2f} {np.abs(f.theta - th_l).max():>11.1e}")
+            print(
+                f"{f'MLE m={m} n={n:.0e}: ilsr_pairwise (lists, incl. building them)':<58} {t_ours:>10.3f} {t_list:>9.3f} {t_list / t_ours:>9.2f} {np.abs(f.theta - th_l).max():>11.1e}"
+            )
         else:
-            print(f"MLE m={m} n={n:.0e}: ilsr_pairwise (lists) skipped: a Python loop over 1e7 comparisons per iteration")
-    if choix is not None:                      # matched L2 penalty, small size (opt_pairwise loops in Python)
+            print(
+                f"MLE m={m} n={n:.0e}: ilsr_pairwise (lists) skipped: a Python loop over 1e7 comparisons per iteration"
+            )
+    if choix is not None:  # matched L2 penalty, small size (opt_pairwise loops in Python)
         m, n, lam = 50, 20_000, 2.0
         i, j, y = data(m, n, seed=1)
         w, l = np.where(y == 1, i, j), np.where(y == 1, j, i)
         t_ours, f = best_of(lambda: btl.fit_btl(i, j, y, n_items=m, lam=lam, tol=1e-10))
-        t_opt, th = best_of(lambda: choix.opt_pairwise(m, list(zip(w.tolist(), l.tolist())), alpha=lam, tol=1e-10), k=1)
-        print(f"{f'ridge lam=alpha={lam} m={m} n={n:.0e}: opt_pairwise':<58} {t_ours:>10.3f} {t_opt:>9.3f} {t_opt / t_ours:>9.2f} {np.abs(f.theta - (th - th.mean())).max():>11.1e}")
+        t_opt, th = best_of(
+            lambda: choix.opt_pairwise(m, list(zip(w.tolist(), l.tolist())), alpha=lam, tol=1e-10),
+            k=1,
+        )
+        print(
+            f"{f'ridge lam=alpha={lam} m={m} n={n:.0e}: opt_pairwise':<58} {t_ours:>10.3f} {t_opt:>9.3f} {t_opt / t_ours:>9.2f} {np.abs(f.theta - (th - th.mean())).max():>11.1e}"
+        )
     # private pipeline vs one bincount pass, at a small and a large number of items
-    for m, n in ([(100, 10**7), (2000, 10**7)] if not quick else [(100, 10**6), (500, 10**6)]):
+    for m, n in [(100, 10**7), (2000, 10**7)] if not quick else [(100, 10**6), (500, 10**6)]:
         L = n // 100
         rng = np.random.default_rng(3)
         user = np.repeat(np.arange(L), 100)
         i, j, y = data(m, n, seed=3)
         t_bc, _ = best_of(lambda: np.bincount(i * m + j, minlength=m * m))
-        t_priv, res = best_of(lambda: btl.private_btl(i, j, y, user, n_items=m, epsilon=1.0, rng=rng), k=2)
-        print(f"{f'private pipeline m={m} n={n:.0e} vs one np.bincount pass':<58} {t_priv:>10.3f} {t_bc:>9.3f} {t_priv / t_bc:>9.2f} {'(ours/peer)':>11}"
-              f"  target <= 3: {'met' if t_priv / t_bc <= 3 else 'NOT met'}")
+        t_priv, res = best_of(
+            lambda: btl.private_btl(i, j, y, user, n_items=m, epsilon=1.0, rng=rng), k=2
+        )
+        print(
+            f"{f'private pipeline m={m} n={n:.0e} vs one np.bincount pass':<58} {t_priv:>10.3f} {t_bc:>9.3f} {t_priv / t_bc:>9.2f} {'(ours/peer)':>11}"
+            f"  target <= 3: {'met' if t_priv / t_bc <= 3 else 'NOT met'}"
+        )
         eu = np.where(np.arange(L) % 2 == 0, 0.5, 2.0)
-        t_het, _ = best_of(lambda: btl.private_btl(i, j, y, user, n_items=m, epsilon=eu, rng=rng), k=1)
-        print(f"{f'  ... with per-user epsilon and inverse-variance weights':<58} {t_het:>10.3f} {t_bc:>9.3f} {t_het / t_bc:>9.2f} {'(ours/peer)':>11}")
+        t_het, _ = best_of(
+            lambda: btl.private_btl(i, j, y, user, n_items=m, epsilon=eu, rng=rng), k=1
+        )
+        print(
+            f"{'  ... with per-user epsilon and inverse-variance weights':<58} {t_het:>10.3f} {t_bc:>9.3f} {t_het / t_bc:>9.2f} {'(ours/peer)':>11}"
+        )
+
 
 if __name__ == "__main__":
     main(quick="--quick" in sys.argv)

@@ -6,6 +6,7 @@ Docs: https://privrank.github.io/privrank/audit.html.md"""
 
 # %% ../nbs/08_audit.ipynb #da6eaa4d
 from __future__ import annotations
+
 import contextlib
 import dataclasses
 import math
@@ -15,7 +16,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy import optimize, stats
 
-from .core import check_rng, check_int, check_delta, use_noise
+from .core import check_delta, check_int, check_rng, use_noise
 
 # %% auto #0
 __all__ = ['STATISTICS', 'clopper_pearson', 'epsilon_from_counts', 'run_mechanism', 'projection_statistic', 'laplace_statistic',
@@ -28,28 +29,46 @@ __all__ = ['STATISTICS', 'clopper_pearson', 'epsilon_from_counts', 'run_mechanis
 def _counts(x, name):
     "Validated non-negative integer counts (int or array)"
     a = np.asarray(x)
-    if a.dtype.kind not in "iuf" or a.dtype.kind == "b": raise TypeError(f"`{name}` must be integer counts; got dtype {a.dtype}")
-    if not (np.isfinite(a).all() and (a >= 0).all() and (a == np.round(a)).all()): raise ValueError(f"`{name}` must be non-negative whole numbers; got {x!r}")
+    if a.dtype.kind not in "iuf" or a.dtype.kind == "b":
+        raise TypeError(f"`{name}` must be integer counts; got dtype {a.dtype}")
+    if not (np.isfinite(a).all() and (a >= 0).all() and (a == np.round(a)).all()):
+        raise ValueError(f"`{name}` must be non-negative whole numbers; got {x!r}")
     return a.astype(float)
 
+
 def _alpha(alpha):
-    if isinstance(alpha, (bool, np.bool_)) or not isinstance(alpha, (int, float, np.floating)) or not 0 < alpha < 1:
+    if (
+        isinstance(alpha, (bool, np.bool_))
+        or not isinstance(alpha, (int, float, np.floating))
+        or not 0 < alpha < 1
+    ):
         raise ValueError(f"`alpha` must lie in (0, 1); got {alpha!r}")
     return float(alpha)
 
-def clopper_pearson(k,       # successes (int or array)
-                    n,       # trials
-                    alpha):  # one-sided error of EACH bound
+
+def clopper_pearson(
+    k,  # successes (int or array)
+    n,  # trials
+    alpha,
+):  # one-sided error of EACH bound
     "(lower, upper) one-sided Clopper–Pearson bounds on a binomial proportion, each exceeded with probability <= alpha"
     k, n, alpha = _counts(k, "k"), _counts(n, "n"), _alpha(alpha)
-    if (n < 1).any() or (k > n).any(): raise ValueError(f"`k` must lie in 0..n and `n` be at least 1; got k = {k}, n = {n}")
+    if (n < 1).any() or (k > n).any():
+        raise ValueError(f"`k` must lie in 0..n and `n` be at least 1; got k = {k}, n = {n}")
     lo = np.where(k > 0, stats.beta.ppf(alpha, k, n - k + 1), 0.0)
     hi = np.where(k < n, stats.beta.ppf(1 - alpha, k + 1, n - k), 1.0)
     return lo, hi
 
-def epsilon_from_counts(k_hi, k_lo,   # event counts under the favoured dataset and the other one
-                        n_hi, n_lo,   # runs on each
-                        *, delta, alpha):
+
+def epsilon_from_counts(
+    k_hi,
+    k_lo,  # event counts under the favoured dataset and the other one
+    n_hi,
+    n_lo,  # runs on each
+    *,
+    delta,
+    alpha,
+):
     "Lower bound (8.1): log((p_hi_lower - delta) / p_lo_upper), at confidence 1 - alpha (0 when uninformative)"
     delta, alpha = check_delta(delta), _alpha(alpha)
     p_hi = clopper_pearson(k_hi, n_hi, alpha / 2)[0]
@@ -58,76 +77,120 @@ def epsilon_from_counts(k_hi, k_lo,   # event counts under the favoured dataset 
         return np.maximum(np.log(np.maximum(p_hi - delta, 0.0) / p_lo), 0.0)
 
 # %% ../nbs/08_audit.ipynb #c05caf77
-def run_mechanism(mechanism,     # mechanism(data, rng) -> array, or mechanism(data, rng, n) -> (n, ...) when batch
-                  data,          # the dataset
-                  n_runs,        # number of independent runs
-                  *, rng,        # one generator threaded through all runs
-                  batch=False):  # whether `mechanism` draws n runs per call
+def run_mechanism(
+    mechanism,  # mechanism(data, rng) -> array, or mechanism(data, rng, n) -> (n, ...) when batch
+    data,  # the dataset
+    n_runs,  # number of independent runs
+    *,
+    rng,  # one generator threaded through all runs
+    batch=False,
+):  # whether `mechanism` draws n runs per call
     "(n_runs, k) float array: one flattened output per row"
     n_runs, rng = check_int(n_runs, name="n_runs", minimum=1), check_rng(rng)
-    out = np.asarray(mechanism(data, rng, n_runs), dtype=float).reshape(n_runs, -1) if batch else \
-          np.stack([np.asarray(mechanism(data, rng), dtype=float).ravel() for _ in range(n_runs)])
-    if not np.isfinite(out).all(): raise ValueError("`mechanism` returned a non-finite output")
+    out = (
+        np.asarray(mechanism(data, rng, n_runs), dtype=float).reshape(n_runs, -1)
+        if batch
+        else np.stack(
+            [np.asarray(mechanism(data, rng), dtype=float).ravel() for _ in range(n_runs)]
+        )
+    )
+    if not np.isfinite(out).all():
+        raise ValueError("`mechanism` returned a non-finite output")
     return out
 
 # %% ../nbs/08_audit.ipynb #f94a7098
-def projection_statistic(pilot0, pilot1): # (n, k) pilot outputs on D0 and D1
+def projection_statistic(pilot0, pilot1):  # (n, k) pilot outputs on D0 and D1
     "T(x) = <x, mean1 - mean0>: the privacy-loss statistic of Gaussian noise"
     u = pilot1.mean(0) - pilot0.mean(0)
     return lambda X: np.round(X @ u, 9)
 
-def laplace_statistic(pilot0, pilot1): # (n, k) pilot outputs on D0 and D1
+
+def laplace_statistic(pilot0, pilot1):  # (n, k) pilot outputs on D0 and D1
     "T(x) = sum_k (|x_k - mu0_k| - |x_k - mu1_k|) / b_k: the privacy-loss statistic of independent Laplace noise"
     mu0, mu1 = pilot0.mean(0), pilot1.mean(0)
-    b = np.sqrt((pilot0.var(0) + pilot1.var(0)) / 4) + 1e-300      # Laplace sd = sqrt(2) b
+    b = np.sqrt((pilot0.var(0) + pilot1.var(0)) / 4) + 1e-300  # Laplace sd = sqrt(2) b
     return lambda X: np.round(((np.abs(X - mu0) - np.abs(X - mu1)) / b).sum(1), 9)
 
-def raw_laplace_statistic(pilot0, pilot1): # as `laplace_statistic`, without rounding away float artefacts
+
+def raw_laplace_statistic(
+    pilot0, pilot1
+):  # as `laplace_statistic`, without rounding away float artefacts
     "The Laplace privacy-loss statistic computed in plain floating point (sees the float leak, Mironov 2012)"
     mu0, mu1 = pilot0.mean(0), pilot1.mean(0)
     b = np.sqrt((pilot0.var(0) + pilot1.var(0)) / 4) + 1e-300
     return lambda X: ((np.abs(X - mu0) - np.abs(X - mu1)) / b).sum(1)
 
-def histogram_statistic(pilot0, pilot1): # (n, k) pilot outputs (a small discrete output space)
+
+def histogram_statistic(pilot0, pilot1):  # (n, k) pilot outputs (a small discrete output space)
     "T(x) = log of the pilot ratio of the frequency of output x under D1 and D0 (0 for unseen outputs)"
     keys, inv = np.unique(np.concatenate([pilot0, pilot1]), axis=0, return_inverse=True)
-    inv = inv.ravel(); c0 = np.bincount(inv[:len(pilot0)], minlength=len(keys)); c1 = np.bincount(inv[len(pilot0):], minlength=len(keys))
+    inv = inv.ravel()
+    c0 = np.bincount(inv[: len(pilot0)], minlength=len(keys))
+    c1 = np.bincount(inv[len(pilot0) :], minlength=len(keys))
     llr = np.log((c1 + 0.5) / (c0 + 0.5))
+
     def T(X):
-        idx = np.searchsorted(np.ascontiguousarray(keys).view([("", keys.dtype)] * keys.shape[1]).ravel(),
-                              np.ascontiguousarray(X).view([("", X.dtype)] * X.shape[1]).ravel())
+        idx = np.searchsorted(
+            np.ascontiguousarray(keys).view([("", keys.dtype)] * keys.shape[1]).ravel(),
+            np.ascontiguousarray(X).view([("", X.dtype)] * X.shape[1]).ravel(),
+        )
         idx = np.minimum(idx, len(keys) - 1)
         return np.where((keys[idx] == X).all(1), llr[idx], 0.0)
+
     return T
 
-def gaussian_statistic(pilot0, pilot1): # (n, k) pilot outputs on D0 and D1
+
+def gaussian_statistic(pilot0, pilot1):  # (n, k) pilot outputs on D0 and D1
     "T(x) = <x, Sigma^-1 (mean1 - mean0)>, Sigma = pooled per-coordinate pilot variances: the privacy-loss statistic of independent Gaussian noise of unequal scales"
     var = (pilot0.var(0) + pilot1.var(0)) / 2
     u = (pilot1.mean(0) - pilot0.mean(0)) / (var + 1e-300)
     return lambda X: np.round(X @ u, 9)
 
-def raw_gaussian_statistic(pilot0, pilot1): # as `gaussian_statistic`, without rounding away float artefacts
+
+def raw_gaussian_statistic(
+    pilot0, pilot1
+):  # as `gaussian_statistic`, without rounding away float artefacts
     "The whitened Gaussian privacy-loss statistic computed in plain floating point"
     var = (pilot0.var(0) + pilot1.var(0)) / 2
     u = (pilot1.mean(0) - pilot0.mean(0)) / (var + 1e-300)
     return lambda X: X @ u
 
-STATISTICS = dict(projection=projection_statistic, gaussian=gaussian_statistic, laplace=laplace_statistic, histogram=histogram_statistic,
-                  raw_laplace=raw_laplace_statistic, raw_gaussian=raw_gaussian_statistic)
+
+STATISTICS = dict(
+    projection=projection_statistic,
+    gaussian=gaussian_statistic,
+    laplace=laplace_statistic,
+    histogram=histogram_statistic,
+    raw_laplace=raw_laplace_statistic,
+    raw_gaussian=raw_gaussian_statistic,
+)
 
 # %% ../nbs/08_audit.ipynb #0dd40273
-def choose_event(t0, t1,        # pilot statistics under D0 and D1
-                 n_eval,        # evaluation runs per dataset
-                 *, delta, alpha, n_grid=400):
+def choose_event(
+    t0,
+    t1,  # pilot statistics under D0 and D1
+    n_eval,  # evaluation runs per dataset
+    *,
+    delta,
+    alpha,
+    n_grid=400,
+):
     "(threshold, tail, pilot bound): tail +1 means S = {T > t} (favours D1), -1 means {T < t} (favours D0)"
     grid = np.unique(np.quantile(np.concatenate([t0, t1]), np.linspace(0, 1, n_grid)))
     s0, s1 = np.sort(t0), np.sort(t1)
     scale0, scale1 = n_eval / len(t0), n_eval / len(t1)
-    up0, up1 = len(t0) - np.searchsorted(s0, grid, "right"), len(t1) - np.searchsorted(s1, grid, "right")
+    up0, up1 = (
+        len(t0) - np.searchsorted(s0, grid, "right"),
+        len(t1) - np.searchsorted(s1, grid, "right"),
+    )
     dn0, dn1 = np.searchsorted(s0, grid, "left"), np.searchsorted(s1, grid, "left")
     r = lambda c, s: np.round(c * s)
-    e_up = epsilon_from_counts(r(up1, scale1), r(up0, scale0), n_eval, n_eval, delta=delta, alpha=alpha)
-    e_dn = epsilon_from_counts(r(dn0, scale0), r(dn1, scale1), n_eval, n_eval, delta=delta, alpha=alpha)
+    e_up = epsilon_from_counts(
+        r(up1, scale1), r(up0, scale0), n_eval, n_eval, delta=delta, alpha=alpha
+    )
+    e_dn = epsilon_from_counts(
+        r(dn0, scale0), r(dn1, scale1), n_eval, n_eval, delta=delta, alpha=alpha
+    )
     i, j = int(np.argmax(e_up)), int(np.argmax(e_dn))
     return (grid[i], 1, float(e_up[i])) if e_up[i] >= e_dn[j] else (grid[j], -1, float(e_dn[j]))
 
@@ -135,156 +198,264 @@ def choose_event(t0, t1,        # pilot statistics under D0 and D1
 @dataclass(frozen=True, eq=False)
 class AuditResult:
     "An audited lower bound on epsilon and how it was obtained"
-    epsilon_lower: float    # holds with probability >= 1 - alpha for any truly (epsilon, delta)-DP mechanism
-    epsilon_point: float    # log((p_hi - delta) / p_lo) at the point estimates (not a bound)
+
+    epsilon_lower: (
+        float  # holds with probability >= 1 - alpha for any truly (epsilon, delta)-DP mechanism
+    )
+    epsilon_point: float  # log((p_hi - delta) / p_lo) at the point estimates (not a bound)
     delta: float
-    alpha: float            # error probability of the bound
-    n_runs: int             # evaluation runs per dataset (plus n_pilot pilot runs)
+    alpha: float  # error probability of the bound
+    n_runs: int  # evaluation runs per dataset (plus n_pilot pilot runs)
     n_pilot: int
     statistic: str
     threshold: float
-    tail: int               # +1: S = {T > threshold} favours D1; -1: {T < threshold} favours D0
-    counts: tuple           # (k0, k1) event counts under D0 and D1 in the evaluation runs
+    tail: int  # +1: S = {T > threshold} favours D1; -1: {T < threshold} favours D0
+    counts: tuple  # (k0, k1) event counts under D0 and D1 in the evaluation runs
     diagnostics: dict = field(default_factory=dict)
 
-    def violates(self, epsilon): return self.epsilon_lower > epsilon
+    def violates(self, epsilon):
+        return self.epsilon_lower > epsilon
 
 # %% ../nbs/08_audit.ipynb #43688e01
-def audit_epsilon(mechanism,            # mechanism(data, rng) -> array (or (data, rng, n) -> (n, ...) with batch)
-                  d0, d1,               # two neighbouring datasets
-                  *, delta,             # the delta of the claim (0 for pure DP)
-                  n_runs=20_000,        # evaluation runs per dataset
-                  n_pilot=None,         # pilot runs per dataset (choose the statistic's direction and threshold); default n_runs // 4
-                  statistic="projection", # "projection" | "laplace" | "histogram" | f(pilot0, pilot1) -> (X -> (n,) statistic)
-                  alpha=1e-7,           # the bound fails with probability <= alpha
-                  batch=False,          # mechanism draws n runs per call
-                  rng=None):
+def audit_epsilon(
+    mechanism,  # mechanism(data, rng) -> array (or (data, rng, n) -> (n, ...) with batch)
+    d0,
+    d1,  # two neighbouring datasets
+    *,
+    delta,  # the delta of the claim (0 for pure DP)
+    n_runs=20_000,  # evaluation runs per dataset
+    n_pilot=None,  # pilot runs per dataset (choose the statistic's direction and threshold); default n_runs // 4
+    statistic="projection",  # "projection" | "laplace" | "histogram" | f(pilot0, pilot1) -> (X -> (n,) statistic)
+    alpha=1e-7,  # the bound fails with probability <= alpha
+    batch=False,  # mechanism draws n runs per call
+    rng=None,
+):
     "Lower bound on the epsilon of `mechanism` at `delta` from a pilot-chosen threshold test on D0 vs D1"
     delta, rng = check_delta(delta), check_rng(rng)
     n_runs = check_int(n_runs, name="n_runs", minimum=10)
-    n_pilot = max(n_runs // 4, 10) if n_pilot is None else check_int(n_pilot, name="n_pilot", minimum=10)
+    n_pilot = (
+        max(n_runs // 4, 10) if n_pilot is None else check_int(n_pilot, name="n_pilot", minimum=10)
+    )
     alpha = _alpha(alpha)
     make = STATISTICS.get(statistic) if isinstance(statistic, str) else statistic
-    if not callable(make): raise ValueError(f"`statistic` must be one of {sorted(STATISTICS)} or a callable; got {statistic!r}")
+    if not callable(make):
+        raise ValueError(
+            f"`statistic` must be one of {sorted(STATISTICS)} or a callable; got {statistic!r}"
+        )
     run = lambda d, k: run_mechanism(mechanism, d, k, rng=rng, batch=batch)
     T = make(run(d0, n_pilot), run(d1, n_pilot))
-    t, tail, e_pilot = choose_event(T(run(d0, n_pilot)), T(run(d1, n_pilot)), n_runs, delta=delta, alpha=alpha)
+    t, tail, e_pilot = choose_event(
+        T(run(d0, n_pilot)), T(run(d1, n_pilot)), n_runs, delta=delta, alpha=alpha
+    )
     x0, x1 = T(run(d0, n_runs)), T(run(d1, n_runs))
-    k0, k1 = (int((x0 > t).sum()), int((x1 > t).sum())) if tail > 0 else (int((x0 < t).sum()), int((x1 < t).sum()))
+    k0, k1 = (
+        (int((x0 > t).sum()), int((x1 > t).sum()))
+        if tail > 0
+        else (int((x0 < t).sum()), int((x1 < t).sum()))
+    )
     hi, lo = (k1, k0) if tail > 0 else (k0, k1)
     lower = float(epsilon_from_counts(hi, lo, n_runs, n_runs, delta=delta, alpha=alpha))
     with np.errstate(divide="ignore", invalid="ignore"):
         point = float(np.log(max(hi / n_runs - delta, 0.0) / (lo / n_runs))) if lo else math.inf
-    return AuditResult(epsilon_lower=lower, epsilon_point=point, delta=delta, alpha=alpha, n_runs=n_runs, n_pilot=n_pilot,
-                       statistic=statistic if isinstance(statistic, str) else getattr(statistic, "__name__", "custom"),
-                       threshold=float(t), tail=tail, counts=(k0, k1), diagnostics=dict(pilot_bound=e_pilot))
+    return AuditResult(
+        epsilon_lower=lower,
+        epsilon_point=point,
+        delta=delta,
+        alpha=alpha,
+        n_runs=n_runs,
+        n_pilot=n_pilot,
+        statistic=statistic
+        if isinstance(statistic, str)
+        else getattr(statistic, "__name__", "custom"),
+        threshold=float(t),
+        tail=tail,
+        counts=(k0, k1),
+        diagnostics=dict(pilot_bound=e_pilot),
+    )
 
 # %% ../nbs/08_audit.ipynb #b19694f0
-def exact_epsilon(p0, p1,   # probabilities of each output under D0 and D1 (same finite output space)
-                  *, delta): # 0 <= delta < 1
+def exact_epsilon(
+    p0,
+    p1,  # probabilities of each output under D0 and D1 (same finite output space)
+    *,
+    delta,
+):  # 0 <= delta < 1
     "The exact epsilon at `delta` of a mechanism with finite output distributions p0, p1 (hockey-stick divergence)"
     p0, p1, delta = np.asarray(p0, float), np.asarray(p1, float), check_delta(delta)
-    if p0.shape != p1.shape or not (np.isfinite(p0).all() and np.isfinite(p1).all()) or (p0 < 0).any() or (p1 < 0).any():
+    if (
+        p0.shape != p1.shape
+        or not (np.isfinite(p0).all() and np.isfinite(p1).all())
+        or (p0 < 0).any()
+        or (p1 < 0).any()
+    ):
         raise ValueError("`p0`, `p1` must be finite non-negative arrays of one shape")
+
     def eps(p, q):
         hs = lambda e: np.maximum(p - math.exp(e) * q, 0).sum() - delta
-        if hs(0.0) <= 0: return 0.0
-        if p[q == 0].sum() > delta: return math.inf          # an output impossible under q carries more than delta
+        if hs(0.0) <= 0:
+            return 0.0
+        if p[q == 0].sum() > delta:
+            return math.inf  # an output impossible under q carries more than delta
         both = (p > 0) & (q > 0)
         return _bisect(hs, 0.0, float(np.log(p[both] / q[both]).max()) + 1e-12)
+
     return max(eps(p1, p0), eps(p0, p1))
+
 
 def _bisect(f, lo, hi, it=200):
     "Smallest x in [lo, hi] with f(x) <= 0, f decreasing"
-    if f(hi) > 0: return math.inf
-    for _ in range(it): mid = (lo + hi) / 2; lo, hi = (mid, hi) if f(mid) > 0 else (lo, mid)
+    if f(hi) > 0:
+        return math.inf
+    for _ in range(it):
+        mid = (lo + hi) / 2
+        lo, hi = (mid, hi) if f(mid) > 0 else (lo, mid)
     return hi
 
 # %% ../nbs/08_audit.ipynb #586bd7b4
 @contextlib.contextmanager
-def scaled_noise(factor): # multiply every Laplace/Gaussian noise scale in privrank by this
+def scaled_noise(factor):  # multiply every Laplace/Gaussian noise scale in privrank by this
     "Context manager: privrank's noise primitives scaled by `factor` everywhere they were imported (floating-point draws times factor; exact draws at factor x the scale)"
     import privrank.core as core
-    orig = {"sample_laplace": core.sample_laplace, "sample_gaussian": core.sample_gaussian, "exact_noise": core.exact_noise}
-    new = {k: (lambda f: lambda scale, size, *, rng: f(scale, size, rng=rng) * factor)(orig[k]) for k in ("sample_laplace", "sample_gaussian")}
-    new["exact_noise"] = lambda law, scale, size, *, rng: orig["exact_noise"](law, scale * factor, size, rng=rng)
+
+    orig = {
+        "sample_laplace": core.sample_laplace,
+        "sample_gaussian": core.sample_gaussian,
+        "exact_noise": core.exact_noise,
+    }
+    new = {
+        k: (lambda f: lambda scale, size, *, rng: f(scale, size, rng=rng) * factor)(orig[k])
+        for k in ("sample_laplace", "sample_gaussian")
+    }
+    new["exact_noise"] = lambda law, scale, size, *, rng: orig["exact_noise"](
+        law, scale * factor, size, rng=rng
+    )
     patched = []
-    for mod in [m for name, m in list(sys.modules.items()) if name == "privrank" or name.startswith("privrank.")]:
+    for mod in [
+        m
+        for name, m in list(sys.modules.items())
+        if name == "privrank" or name.startswith("privrank.")
+    ]:
         for k, f in orig.items():
-            if getattr(mod, k, None) is f: setattr(mod, k, new[k]); patched.append((mod, k, f))
-    try: yield
+            if getattr(mod, k, None) is f:
+                setattr(mod, k, new[k])
+                patched.append((mod, k, f))
+    try:
+        yield
     finally:
-        for mod, k, f in patched: setattr(mod, k, f)
+        for mod, k, f in patched:
+            setattr(mod, k, f)
 
 # %% ../nbs/08_audit.ipynb #e21e9802
-def discrete_laplace_cdf(z, scale): # integers z; scale > 0
+def discrete_laplace_cdf(z, scale):  # integers z; scale > 0
     "P(Z <= z) for the discrete Laplace P(Z = z) ∝ exp(-|z| / scale): 1 - q^(z+1)/(1+q) for z >= 0, q^(-z)/(1+q) below (q = e^(-1/scale))"
     z, q = np.asarray(z, float), math.exp(-1 / float(scale))
     with np.errstate(under="ignore"):
-        return np.where(z >= 0, 1 - np.exp(-(z + 1) / float(scale)) / (1 + q), np.exp(z / float(scale)) / (1 + q))
+        return np.where(
+            z >= 0,
+            1 - np.exp(-(z + 1) / float(scale)) / (1 + q),
+            np.exp(z / float(scale)) / (1 + q),
+        )
 
-def discrete_gaussian_cdf(z, sigma2): # integers z; sigma^2 > 0
+
+def discrete_gaussian_cdf(z, sigma2):  # integers z; sigma^2 > 0
     "P(Z <= z) for the discrete Gaussian P(Z = z) ∝ exp(-z^2 / (2 sigma2)): summed exactly for sigma <= 2^12, else Phi((z + 1/2)/sigma)"
-    z, s2 = np.asarray(z, float), float(sigma2); s = math.sqrt(s2)
-    if s > 2 ** 12: return stats.norm.cdf((z + 0.5) / s)    # the sum over integers against the integral: error below 1e-8 here
-    k = np.arange(-math.ceil(40 * s) - 1, math.ceil(40 * s) + 2); p = np.exp(-k ** 2 / (2 * s2)); F = np.cumsum(p) / p.sum()
+    z, s2 = np.asarray(z, float), float(sigma2)
+    s = math.sqrt(s2)
+    if s > 2**12:
+        return stats.norm.cdf(
+            (z + 0.5) / s
+        )  # the sum over integers against the integral: error below 1e-8 here
+    k = np.arange(-math.ceil(40 * s) - 1, math.ceil(40 * s) + 2)
+    p = np.exp(-(k**2) / (2 * s2))
+    F = np.cumsum(p) / p.sum()
     return np.where(z < k[0], 0.0, F[np.clip(np.searchsorted(k, z, "right") - 1, 0, k.size - 1)])
 
-def chi_square_law(draws,         # integer draws from the sampler
-                   cdf,           # cdf(z): the law's P(Z <= z) at integers z (vectorised)
-                   edges):        # integer bin edges: bins (-inf, e0], (e0, e1], ..., (e_last, inf)
+
+def chi_square_law(
+    draws,  # integer draws from the sampler
+    cdf,  # cdf(z): the law's P(Z <= z) at integers z (vectorised)
+    edges,
+):  # integer bin edges: bins (-inf, e0], (e0, e1], ..., (e_last, inf)
     "(chi-square statistic, degrees of freedom, p-value) of Pearson's test of `draws` against the law, bins merged to >= 5 expected"
-    x = np.asarray(draws).astype(float); edges = np.unique(np.asarray(edges, float))
-    F = np.concatenate([[0.0], cdf(edges), [1.0]]); p = np.diff(F)
+    x = np.asarray(draws).astype(float)
+    edges = np.unique(np.asarray(edges, float))
+    F = np.concatenate([[0.0], cdf(edges), [1.0]])
+    p = np.diff(F)
     obs = np.bincount(np.searchsorted(edges, x, "left"), minlength=p.size).astype(float)
-    exp_ = p * x.size; keep_o, keep_e, o, e = [], [], 0.0, 0.0
-    for oi, ei in zip(obs, exp_):                               # merge adjacent bins until each expects at least 5
+    exp_ = p * x.size
+    keep_o, keep_e, o, e = [], [], 0.0, 0.0
+    for oi, ei in zip(obs, exp_):  # merge adjacent bins until each expects at least 5
         o, e = o + oi, e + ei
-        if e >= 5: keep_o.append(o); keep_e.append(e); o, e = 0.0, 0.0
-    if keep_e: keep_o[-1] += o; keep_e[-1] += e
-    else: return 0.0, 0, 1.0
+        if e >= 5:
+            keep_o.append(o)
+            keep_e.append(e)
+            o, e = 0.0, 0.0
+    if keep_e:
+        keep_o[-1] += o
+        keep_e[-1] += e
+    else:
+        return 0.0, 0, 1.0
     obs, exp_ = np.array(keep_o), np.array(keep_e)
-    if exp_.size < 2: return 0.0, 0, 1.0
-    chi2 = float(((obs - exp_) ** 2 / exp_).sum()); df = exp_.size - 1
+    if exp_.size < 2:
+        return 0.0, 0, 1.0
+    chi2 = float(((obs - exp_) ** 2 / exp_).sum())
+    df = exp_.size - 1
     return chi2, df, float(stats.chi2.sf(chi2, df))
 
-def tail_pvalue(draws, cdf, k): # integer draws; the law's cdf; a threshold k > 0
+
+def tail_pvalue(draws, cdf, k):  # integer draws; the law's cdf; a threshold k > 0
     "P-value of the draws beyond |Z| > k under the law (binomial upper tail): small when the far tails are too heavy"
-    x = np.abs(np.asarray(draws).astype(float)); p = float(cdf(-k - 1) + 1 - cdf(k))
+    x = np.abs(np.asarray(draws).astype(float))
+    p = float(cdf(-k - 1) + 1 - cdf(k))
     return float(stats.binom.sf(int((x > k).sum()) - 1, x.size, p))
 
 # %% ../nbs/08_audit.ipynb #733ee4cd
-def lattice_leaks(x0, x1,         # (runs, k) releases of one mechanism on D0 and on D1
-                  spacings,       # lattice spacings to test
-                  *, rtol=1e-9):  # offsets closer than rtol x the largest |release| are equal (float rounding of post-processing)
+def lattice_leaks(
+    x0,
+    x1,  # (runs, k) releases of one mechanism on D0 and on D1
+    spacings,  # lattice spacings to test
+    *,
+    rtol=1e-9,
+):  # offsets closer than rtol x the largest |release| are equal (float rounding of post-processing)
     "[(spacing, coordinate, offset0, offset1)]: where each side's releases sit at one offset modulo the spacing and the two offsets differ"
     x0, x1 = np.atleast_2d(np.asarray(x0, float)), np.atleast_2d(np.asarray(x1, float))
-    if x0.ndim != 2 or x0.shape[1:] != x1.shape[1:] or not (np.isfinite(x0).all() and np.isfinite(x1).all()):
+    if (
+        x0.ndim != 2
+        or x0.shape[1:] != x1.shape[1:]
+        or not (np.isfinite(x0).all() and np.isfinite(x1).all())
+    ):
         raise ValueError("`x0` and `x1` must be finite (runs, k) arrays with the same k")
     tol = rtol * max(np.abs(x0).max(initial=0.0), np.abs(x1).max(initial=0.0), 1.0)
     out = []
     for s in np.asarray(spacings, float):
-        if not s > 10 * tol: continue                            # finer than the rounding of the release: nothing to see
-        circ = lambda d: (d + s / 2) % s - s / 2                 # signed distance on the circle R / sZ
+        if not s > 10 * tol:
+            continue  # finer than the rounding of the release: nothing to see
+        circ = lambda d: (d + s / 2) % s - s / 2  # signed distance on the circle R / sZ
         r0, r1 = np.mod(x0, s), np.mod(x1, s)
-        one0 = np.abs(circ(r0 - r0[:1])).max(0) <= tol          # every run of D0 at the offset of its first run
+        one0 = (
+            np.abs(circ(r0 - r0[:1])).max(0) <= tol
+        )  # every run of D0 at the offset of its first run
         one1 = np.abs(circ(r1 - r1[:1])).max(0) <= tol
         bad = one0 & one1 & (np.abs(circ(r1[0] - r0[0])) > tol)
         out += [(float(s), int(j), float(r0[0, j]), float(r1[0, j])) for j in np.flatnonzero(bad)]
     return out
 
-def lattice_spacings(n): # number of voters (the release's denominator)
+
+def lattice_spacings(n):  # number of voters (the release's denominator)
     "Spacings worth testing for releases of counts / n: every power of two from 2^-30 to 2^12, and j / n for j = 1..8"
-    return sorted(set([2.0 ** k for k in range(-30, 13)] + [j / n for j in range(1, 9)]))
+    return sorted(set([2.0**k for k in range(-30, 13)] + [j / n for j in range(1, 9)]))
 
 # %% ../nbs/08_audit.ipynb #fe9ab920
 @dataclass(frozen=True, eq=False)
 class MechanismAudit:
     "One mechanism's audit setup: the release, two worst-case neighbours, the claim"
+
     name: str
     model: str
     unit: str
-    mechanism: object      # mechanism(data, rng) -> released vector (or (data, rng, n) -> (n, k) with batch)
+    mechanism: (
+        object  # mechanism(data, rng) -> released vector (or (data, rng, n) -> (n, k) with batch)
+    )
     d0: object
     d1: object
     epsilon: float
@@ -293,195 +464,600 @@ class MechanismAudit:
     n_runs: int
     batch: bool = False
     replay: object = None  # replay(data): raises unless the batch path's one-run release equals the mechanism's own (same seed)
-    detect: bool = True    # whether halved noise must be detected (False only where the proof's constant has slack; see `note`)
+    detect: bool = True  # whether halved noise must be detected (False only where the proof's constant has slack; see `note`)
     note: str = ""
-    noise: str = "fast"    # the noise path audited: "fast" (floating point) or "exact" (integer counts + exact integer noise)
+    noise: str = "fast"  # the noise path audited: "fast" (floating point) or "exact" (integer counts + exact integer noise)
 
-def _rev(m, n=1): return np.array([np.arange(m)] * (n - 1) + [np.arange(m)[::-1]])
-def _ident(m, n=1): return np.array([np.arange(m)] * n)
-def _flat(nodes, n=None): # per level (v, u) arrays -> one vector (or (n, k) rows when the arrays stack n runs)
-    return np.concatenate([a.ravel() if n is None else a.reshape(n, -1) for vu in nodes for a in vu], axis=-1)
+
+def _rev(m, n=1):
+    return np.array([np.arange(m)] * (n - 1) + [np.arange(m)[::-1]])
+
+
+def _ident(m, n=1):
+    return np.array([np.arange(m)] * n)
+
+
+def _flat(
+    nodes, n=None
+):  # per level (v, u) arrays -> one vector (or (n, k) rows when the arrays stack n runs)
+    return np.concatenate(
+        [a.ravel() if n is None else a.reshape(n, -1) for vu in nodes for a in vu], axis=-1
+    )
+
 
 def _footrule_worst(m):
     "A ranking pair (identity, pi) attaining the l1 sensitivity of the cost matrix (brute force over pi, small m)"
     from itertools import permutations
+
     from privrank.footrule import exact_position_costs
+
     base = exact_position_costs(_ident(m)[:1])
-    return max(permutations(range(m)), key=lambda p: np.abs(exact_position_costs(np.array([p])) - base).sum())
+    return max(
+        permutations(range(m)),
+        key=lambda p: np.abs(exact_position_costs(np.array([p])) - base).sum(),
+    )
+
 
 def _replayer(batch, real):
     "replay(data): the batch path with n = 1 must reproduce the mechanism's own release bit for bit, for two seeds"
+
     def replay(data):
         for seed in (11, 12):
-            x, y = batch(data, np.random.default_rng(seed), 1)[0], np.ravel(real(data, np.random.default_rng(seed)))
-            if x.shape != y.shape or not np.array_equal(x, y): raise AssertionError("the batch path does not replay the mechanism")
+            x, y = (
+                batch(data, np.random.default_rng(seed), 1)[0],
+                np.ravel(real(data, np.random.default_rng(seed))),
+            )
+            if x.shape != y.shape or not np.array_equal(x, y):
+                raise AssertionError("the batch path does not replay the mechanism")
+
     return replay
 
-def standard_audits(scale=1.0): # multiply the default run counts (tests use 1; the docs table more)
+
+def standard_audits(
+    scale=1.0,
+):  # multiply the default run counts (tests use 1; the docs table more)
     "The audit setup of every mechanism in privrank"
-    from privrank import core, rr, tree, kemeny, footrule, mc
     import scipy.sparse as sp
+
+    from privrank import core, footrule, kemeny, mc, rr, tree
+
     N = lambda k: max(int(k * scale), 1000)
     e, d = 1.0, 1e-3
-    lap = lambda *a, **k: core.sample_laplace(*a, **k)           # looked up at call time: `scaled_noise` reaches them
-    out = [MechanismAudit("randomized response", "local", "one comparison outcome", lambda y, rng, n: rr.randomized_response(np.full(n, y), epsilon=e, rng=rng),
-                          0, 1, e, 0.0, "histogram", N(100_000), batch=True, detect=False,
-                          note="no Laplace/Gaussian noise to halve; flipping as for 2 epsilon is detected in tests/test_audit.py")]
-    def borda(model, delta):   # batch: the score vector (or the voters' reports) repeated n times, released by core.release at the claimed scale
-        real = lambda r, rng: core.dp_borda_aggregate(r, epsilon=e, delta=delta, model=model, rng=rng).scores
+    lap = lambda *a, **k: core.sample_laplace(
+        *a, **k
+    )  # looked up at call time: `scaled_noise` reaches them
+    out = [
+        MechanismAudit(
+            "randomized response",
+            "local",
+            "one comparison outcome",
+            lambda y, rng, n: rr.randomized_response(np.full(n, y), epsilon=e, rng=rng),
+            0,
+            1,
+            e,
+            0.0,
+            "histogram",
+            N(100_000),
+            batch=True,
+            detect=False,
+            note="no Laplace/Gaussian noise to halve; flipping as for 2 epsilon is detected in tests/test_audit.py",
+        )
+    ]
+
+    def borda(
+        model, delta
+    ):  # batch: the score vector (or the voters' reports) repeated n times, released by core.release at the claimed scale
+        real = lambda r, rng: (
+            core.dp_borda_aggregate(r, epsilon=e, delta=delta, model=model, rng=rng).scores
+        )
+
         def batch(r, rng, n):
-            dg = core.dp_borda_aggregate(r, epsilon=e, delta=delta, model=model, rng=0).diagnostics       # its calibration (claimed)
-            if model == "central": return core.release(np.tile(core.borda_scores(r), (n, 1)), dg["noise_law"], dg["noise_scale"], rng=rng)
-            return core.release(np.tile(r.shape[1] - 1 - r, (n, 1, 1)), dg["noise_law"], dg["noise_scale"], rng=rng).sum(axis=1)
+            dg = core.dp_borda_aggregate(
+                r, epsilon=e, delta=delta, model=model, rng=0
+            ).diagnostics  # its calibration (claimed)
+            if model == "central":
+                return core.release(
+                    np.tile(core.borda_scores(r), (n, 1)),
+                    dg["noise_law"],
+                    dg["noise_scale"],
+                    rng=rng,
+                )
+            return core.release(
+                np.tile(r.shape[1] - 1 - r, (n, 1, 1)), dg["noise_law"], dg["noise_scale"], rng=rng
+            ).sum(axis=1)
+
         return batch, _replayer(batch, real)
+
     for model, delta in [("central", 0.0), ("central", d), ("local", 0.0)]:
         nv = 1 if model == "local" else 3
         b, rp = borda(model, delta)
-        out.append(MechanismAudit(f"DP Borda ({'Gaussian' if delta else 'Laplace'})", model, "voter", b, _ident(3, nv), _rev(3, nv), e, delta,
-                                  "gaussian" if delta else "laplace", N(100_000 if delta else 40_000), batch=True, replay=rp))
+        out.append(
+            MechanismAudit(
+                f"DP Borda ({'Gaussian' if delta else 'Laplace'})",
+                model,
+                "voter",
+                b,
+                _ident(3, nv),
+                _rev(3, nv),
+                e,
+                delta,
+                "gaussian" if delta else "laplace",
+                N(100_000 if delta else 40_000),
+                batch=True,
+                replay=rp,
+            )
+        )
+
     # tree, central: m trees, released node values; batch = the same nodes stacked n times, noised by the tree's own `_noisy` at the scales the mechanism reports
     def tree_central(delta):
-        real = lambda r, rng: _flat(tree.private_position_costs(r, epsilon=e, delta=delta, rng=rng).diagnostics["released_nodes"])
+        real = lambda r, rng: _flat(
+            tree.private_position_costs(r, epsilon=e, delta=delta, rng=rng).diagnostics[
+                "released_nodes"
+            ]
+        )
+
         def batch(r, rng, n):
-            pc = tree.private_position_costs(r, epsilon=e, delta=delta, rng=0)         # its calibration (claimed scales)
-            nodes = [tuple(np.tile(a, (n, 1)) for a in vu) for vu in tree.tree_node_counts(tree.position_histograms(r))]
+            pc = tree.private_position_costs(
+                r, epsilon=e, delta=delta, rng=0
+            )  # its calibration (claimed scales)
+            nodes = [
+                tuple(np.tile(a, (n, 1)) for a in vu)
+                for vu in tree.tree_node_counts(tree.position_histograms(r))
+            ]
             return _flat(tree._noisy(nodes, pc.noise_law, pc.noise_scale, rng=rng, denom=len(r)), n)
+
         return batch, _replayer(batch, real)
+
     for delta, m in ((0.0, 2), (d, 4)):
         b, rp = tree_central(delta)
-        out.append(MechanismAudit(f"tree, position costs ({'Gaussian' if delta else 'Laplace'}), m = {m}", "central", "voter", b,
-                                  _ident(m, 2), _rev(m, 2), e, delta, "gaussian" if delta else "laplace", N(200_000 if delta else 40_000), batch=True, replay=rp))
+        out.append(
+            MechanismAudit(
+                f"tree, position costs ({'Gaussian' if delta else 'Laplace'}), m = {m}",
+                "central",
+                "voter",
+                b,
+                _ident(m, 2),
+                _rev(m, 2),
+                e,
+                delta,
+                "gaussian" if delta else "laplace",
+                N(200_000 if delta else 40_000),
+                batch=True,
+                replay=rp,
+            )
+        )
+
     def local_batch(x, rng, n):
-        loc = tree.private_position_costs(_ident(4, 4), epsilon=e, model="local", rng=0)  # its calibration of one voter's report
-        return _flat(tree.local_reports(np.full(n, x), 4, loc.noise_law, loc.noise_scale, rng=rng), n)
-    out.append(MechanismAudit("tree, one voter's local report, m = 4", "local", "voter", local_batch,
-                              1, 3, e, 0.0, "laplace", N(100_000), batch=True))
+        loc = tree.private_position_costs(
+            _ident(4, 4), epsilon=e, model="local", rng=0
+        )  # its calibration of one voter's report
+        return _flat(
+            tree.local_reports(np.full(n, x), 4, loc.noise_law, loc.noise_scale, rng=rng), n
+        )
+
+    out.append(
+        MechanismAudit(
+            "tree, one voter's local report, m = 4",
+            "local",
+            "voter",
+            local_batch,
+            1,
+            3,
+            e,
+            0.0,
+            "laplace",
+            N(100_000),
+            batch=True,
+        )
+    )
+
     def apx_batch(x, rng, n, m=4):
         l1, l2 = tree.tree_sensitivity(m, scope="value")
         law, sc = tree.level_noise_scales(l1 / len(x), l2 / len(x), epsilon=e, delta=0.0)
-        nodes = [tuple(np.tile(a, (n, 1)) for a in vu) for vu in tree.tree_node_counts(np.bincount(x, minlength=m)[None])]
+        nodes = [
+            tuple(np.tile(a, (n, 1)) for a in vu)
+            for vu in tree.tree_node_counts(np.bincount(x, minlength=m)[None])
+        ]
         return _flat(tree._noisy(nodes, law, sc, rng=rng, denom=len(x)), n)
-    apx_replay = _replayer(lambda x, rng, n: tree.reconstruct_costs([(a[None], b[None]) for a, b in _split_nodes(apx_batch(x, rng, 1)[0], 4)], 4)[0][None],
-                           lambda x, rng: tree.private_apxmed(x, 4, epsilon=e, rng=rng)[0])
-    out.append(MechanismAudit("tree, ApxMed (one value per voter), m = 4", "central", "value", apx_batch,
-                              np.array([1, 1]), np.array([1, 3]), e, 0.0, "laplace", N(100_000), batch=True, replay=apx_replay))
+
+    apx_replay = _replayer(
+        lambda x, rng, n: tree.reconstruct_costs(
+            [(a[None], b[None]) for a, b in _split_nodes(apx_batch(x, rng, 1)[0], 4)], 4
+        )[0][None],
+        lambda x, rng: tree.private_apxmed(x, 4, epsilon=e, rng=rng)[0],
+    )
+    out.append(
+        MechanismAudit(
+            "tree, ApxMed (one value per voter), m = 4",
+            "central",
+            "value",
+            apx_batch,
+            np.array([1, 1]),
+            np.array([1, 3]),
+            e,
+            0.0,
+            "laplace",
+            N(100_000),
+            batch=True,
+            replay=apx_replay,
+        )
+    )
     iu = np.triu_indices(3, 1)
+
     def margins(delta):
-        real = lambda r, rng: kemeny.noisy_margins_instance(r, epsilon=e, delta=delta, rng=rng).diagnostics["released_margins"]
+        real = lambda r, rng: kemeny.noisy_margins_instance(
+            r, epsilon=e, delta=delta, rng=rng
+        ).diagnostics["released_margins"]
+
         def batch(r, rng, n):
-            inst = kemeny.noisy_margins_instance(r, epsilon=e, delta=delta, rng=0)                       # its calibration (claimed)
-            return core.release(np.tile(kemeny._margin_counts(r)[iu], (n, 1)), "gaussian" if delta else "laplace",
-                                inst.diagnostics["sigma"], denom=len(r), rng=rng)
+            inst = kemeny.noisy_margins_instance(
+                r, epsilon=e, delta=delta, rng=0
+            )  # its calibration (claimed)
+            return core.release(
+                np.tile(kemeny._margin_counts(r)[iu], (n, 1)),
+                "gaussian" if delta else "laplace",
+                inst.diagnostics["sigma"],
+                denom=len(r),
+                rng=rng,
+            )
+
         return batch, _replayer(batch, real)
+
     for delta in (d, 0.0):
         b, rp = margins(delta)
-        out.append(MechanismAudit(f"Kemeny, {'Gaussian' if delta else 'Laplace'} margins", "central", "voter", b, _ident(3, 2), _rev(3, 2),
-                                  e, delta, "gaussian" if delta else "laplace", N(100_000 if delta else 40_000), batch=True, replay=rp))
+        out.append(
+            MechanismAudit(
+                f"Kemeny, {'Gaussian' if delta else 'Laplace'} margins",
+                "central",
+                "voter",
+                b,
+                _ident(3, 2),
+                _rev(3, 2),
+                e,
+                delta,
+                "gaussian" if delta else "laplace",
+                N(100_000 if delta else 40_000),
+                batch=True,
+                replay=rp,
+            )
+        )
     B = 2
+
     def buck_real(r, rng):
         dg = kemeny.bucketed_instance(r, epsilon=e, delta=0.0, n_buckets=B, rng=rng).diagnostics
-        return np.concatenate([dg["s_noisy"][~np.eye(r.shape[1], dtype=bool)], dg["G_noisy"][np.triu_indices(r.shape[1] * B)]])
+        return np.concatenate(
+            [
+                dg["s_noisy"][~np.eye(r.shape[1], dtype=bool)],
+                dg["G_noisy"][np.triu_indices(r.shape[1] * B)],
+            ]
+        )
+
     def buck_batch(r, rng, n):
-        (nv, m), off, iuG = r.shape, ~np.eye(r.shape[1], dtype=bool), np.triu_indices(r.shape[1] * B)
+        (nv, m), off, iuG = (
+            r.shape,
+            ~np.eye(r.shape[1], dtype=bool),
+            np.triu_indices(r.shape[1] * B),
+        )
         law, ss, sg = kemeny.bucketed_noise(nv, m, B, epsilon=e, delta=0.0)
         S, G = kemeny._bucket_counts(r, B)
-        return np.concatenate([core.release(np.tile(S[off], (n, 1)), law, ss, denom=nv, rng=rng),
-                               core.release(np.tile(G[iuG], (n, 1)), law, sg, denom=nv, rng=rng)], axis=1)
-    out.append(MechanismAudit("Kemeny, bucketed two-way marginals (Laplace)", "central", "voter", buck_batch, _ident(3, 2), _rev(3, 2),
-                              e, 0.0, "laplace", N(400_000), batch=True, replay=_replayer(buck_batch, buck_real)))
+        return np.concatenate(
+            [
+                core.release(np.tile(S[off], (n, 1)), law, ss, denom=nv, rng=rng),
+                core.release(np.tile(G[iuG], (n, 1)), law, sg, denom=nv, rng=rng),
+            ],
+            axis=1,
+        )
+
+    out.append(
+        MechanismAudit(
+            "Kemeny, bucketed two-way marginals (Laplace)",
+            "central",
+            "voter",
+            buck_batch,
+            _ident(3, 2),
+            _rev(3, 2),
+            e,
+            0.0,
+            "laplace",
+            N(400_000),
+            batch=True,
+            replay=_replayer(buck_batch, buck_real),
+        )
+    )
+
     def foot_batch(r, rng, n):
-        dg = footrule.naive_dp_footrule_aggregate(r, epsilon=e, rng=0).diagnostics                   # its calibration (claimed)
-        counts = np.rint(footrule.exact_position_costs(r) * len(r)).astype(np.int64)                # n gamma: integers
-        return core.release(np.tile(counts, (n, 1, 1)), dg["noise_law"], dg["noise_scale"], denom=len(r), rng=rng).reshape(n, -1)
-    foot_real = lambda r, rng: footrule.naive_dp_footrule_aggregate(r, epsilon=e, rng=rng).diagnostics["gamma"]
-    out.append(MechanismAudit("footrule, naive noisy cost matrix (Laplace)", "central", "voter", foot_batch,
-                              _ident(3, 2), np.array([np.arange(3), _footrule_worst(3)]), e, 0.0, "laplace", N(200_000), batch=True,
-                              replay=_replayer(foot_batch, foot_real)))
+        dg = footrule.naive_dp_footrule_aggregate(
+            r, epsilon=e, rng=0
+        ).diagnostics  # its calibration (claimed)
+        counts = np.rint(footrule.exact_position_costs(r) * len(r)).astype(
+            np.int64
+        )  # n gamma: integers
+        return core.release(
+            np.tile(counts, (n, 1, 1)), dg["noise_law"], dg["noise_scale"], denom=len(r), rng=rng
+        ).reshape(n, -1)
+
+    foot_real = lambda r, rng: footrule.naive_dp_footrule_aggregate(
+        r, epsilon=e, rng=rng
+    ).diagnostics["gamma"]
+    out.append(
+        MechanismAudit(
+            "footrule, naive noisy cost matrix (Laplace)",
+            "central",
+            "voter",
+            foot_batch,
+            _ident(3, 2),
+            np.array([np.arange(3), _footrule_worst(3)]),
+            e,
+            0.0,
+            "laplace",
+            N(200_000),
+            batch=True,
+            replay=_replayer(foot_batch, foot_real),
+        )
+    )
+
     def indeg_batch(r, rng, n):
-        dg = footrule.dp_pairwise_indegree_aggregate(r, epsilon=e, rng=0).diagnostics                # its calibration (claimed)
-        return core.release(np.tile(core.preference_counts(r)[iu], (n, 1)), dg["noise_law"], dg["noise_scale"], denom=len(r), rng=rng)
-    indeg_real = lambda r, rng: footrule.dp_pairwise_indegree_aggregate(r, epsilon=e, rng=rng).diagnostics["w"][iu]
-    out.append(MechanismAudit("footrule, pairwise in-degree (Laplace)", "central", "voter", indeg_batch,
-                              _ident(3, 2), _rev(3, 2), e, 0.0, "laplace", N(40_000), batch=True, replay=_replayer(indeg_batch, indeg_real)))
+        dg = footrule.dp_pairwise_indegree_aggregate(
+            r, epsilon=e, rng=0
+        ).diagnostics  # its calibration (claimed)
+        return core.release(
+            np.tile(core.preference_counts(r)[iu], (n, 1)),
+            dg["noise_law"],
+            dg["noise_scale"],
+            denom=len(r),
+            rng=rng,
+        )
+
+    indeg_real = lambda r, rng: footrule.dp_pairwise_indegree_aggregate(
+        r, epsilon=e, rng=rng
+    ).diagnostics["w"][iu]
+    out.append(
+        MechanismAudit(
+            "footrule, pairwise in-degree (Laplace)",
+            "central",
+            "voter",
+            indeg_batch,
+            _ident(3, 2),
+            _rev(3, 2),
+            e,
+            0.0,
+            "laplace",
+            N(40_000),
+            batch=True,
+            replay=_replayer(indeg_batch, indeg_real),
+        )
+    )
     L = 1.0
-    sig = float(mc.private_frank_wolfe(sp.csr_matrix(np.eye(2)), epsilon=e, delta=d, rank_bound=1.0, n_iter=1, row_norm=L, method="exact", rng=0).sigma[0])
-    fw_real = lambda A, rng: (mc.gram(A) + mc.sym_gaussian(sig, A.shape[1], rng=rng))[np.triu_indices(A.shape[1])]
+    sig = float(
+        mc.private_frank_wolfe(
+            sp.csr_matrix(np.eye(2)),
+            epsilon=e,
+            delta=d,
+            rank_bound=1.0,
+            n_iter=1,
+            row_norm=L,
+            method="exact",
+            rng=0,
+        ).sigma[0]
+    )
+    fw_real = lambda A, rng: (mc.gram(A) + mc.sym_gaussian(sig, A.shape[1], rng=rng))[
+        np.triu_indices(A.shape[1])
+    ]
+
     def fw_batch(A, rng, n):
-        k = A.shape[1]; iu2 = np.triu_indices(k)
+        k = A.shape[1]
+        iu2 = np.triu_indices(k)
         return mc.gram(A)[iu2] + core.sample_gaussian(sig, (n, k, k), rng=rng)[:, iu2[0], iu2[1]]
-    for c, label, det, note in ((2, "worst case of Result 2: rows of A = P(Y) - R of norm 2L", True, ""),
-                                (1, "first step: A = -R, rows of norm L", False, "sensitivity here is sqrt(2) L^2, 4x below Result 2's bound")):
-        A0, A1 = sp.csr_matrix(np.array([[c * L, 0.0], [0.0, 0.0]])), sp.csr_matrix(np.array([[0.0, c * L], [0.0, 0.0]]))
-        out.append(MechanismAudit(f"private Frank–Wolfe, one global step ({label})", "central (joint DP)", "user", fw_batch, A0, A1, e, d,
-                                  "gaussian", N(200_000), batch=True, replay=_replayer(fw_batch, fw_real), detect=det, note=note))
+
+    for c, label, det, note in (
+        (2, "worst case of Result 2: rows of A = P(Y) - R of norm 2L", True, ""),
+        (
+            1,
+            "first step: A = -R, rows of norm L",
+            False,
+            "sensitivity here is sqrt(2) L^2, 4x below Result 2's bound",
+        ),
+    ):
+        A0, A1 = (
+            sp.csr_matrix(np.array([[c * L, 0.0], [0.0, 0.0]])),
+            sp.csr_matrix(np.array([[0.0, c * L], [0.0, 0.0]])),
+        )
+        out.append(
+            MechanismAudit(
+                f"private Frank–Wolfe, one global step ({label})",
+                "central (joint DP)",
+                "user",
+                fw_batch,
+                A0,
+                A1,
+                e,
+                d,
+                "gaussian",
+                N(200_000),
+                batch=True,
+                replay=_replayer(fw_batch, fw_real),
+                detect=det,
+                note=note,
+            )
+        )
     # streaming Oja (the default global step): two Gaussian releases of sensitivity 4 L^2 at the same sigma (06, Result 8);
     # each is audited against what it alone spends at delta, epsilon_r, from the Gaussian mechanism's exact curve
     D4 = mc.SENSITIVITY_OJA_FRESH * L * L
     e_r = optimize.brentq(lambda x: core.gaussian_delta(x, sig, D4) - d, 1e-9, 1e3)
-    v0 = np.array([1.0, 0.0])                                              # a public start attaining the bound
-    st_batch = lambda A, rng, n: A.T @ (A @ v0) + core.sample_gaussian(sig, (n, A.shape[1]), rng=rng)
-    def st_real(A, rng):                                                   # the release, read back from the library's step
+    v0 = np.array([1.0, 0.0])  # a public start attaining the bound
+    st_batch = lambda A, rng, n: (
+        A.T @ (A @ v0) + core.sample_gaussian(sig, (n, A.shape[1]), rng=rng)
+    )
+
+    def st_real(A, rng):  # the release, read back from the library's step
         v, _, _, wsq = mc.top_eig_oja_stream(A, sig, v0=v0, n_blocks=1, rng=rng)
         return v * math.sqrt(wsq[0])
+
     def st_replay(A):
         for seed in (11, 12):
-            x, y = st_batch(A, np.random.default_rng(seed), 1)[0], st_real(A, np.random.default_rng(seed))
-            if not np.allclose(x, y, rtol=1e-12, atol=1e-12 * np.abs(x).max()): raise AssertionError("the batch path does not replay the mechanism")
+            x, y = (
+                st_batch(A, np.random.default_rng(seed), 1)[0],
+                st_real(A, np.random.default_rng(seed)),
+            )
+            if not np.allclose(x, y, rtol=1e-12, atol=1e-12 * np.abs(x).max()):
+                raise AssertionError("the batch path does not replay the mechanism")
+
     A0, A1 = sp.csr_matrix(np.array([[2 * L, 0.0]])), sp.csr_matrix(np.array([[0.0, 2 * L]]))
-    out.append(MechanismAudit("private Frank–Wolfe, streaming Oja: one block release", "central (joint DP)", "user", st_batch, A0, A1,
-                              e_r, d, "gaussian", N(200_000), batch=True, replay=st_replay,
-                              note="claimed: one release's own epsilon at delta (two per step compose to the step's)"))
+    out.append(
+        MechanismAudit(
+            "private Frank–Wolfe, streaming Oja: one block release",
+            "central (joint DP)",
+            "user",
+            st_batch,
+            A0,
+            A1,
+            e_r,
+            d,
+            "gaussian",
+            N(200_000),
+            batch=True,
+            replay=st_replay,
+            note="claimed: one release's own epsilon at delta (two per step compose to the step's)",
+        )
+    )
     lam_batch = lambda A, rng, n: np.sum((A @ v0) ** 2) + core.sample_gaussian(sig, (n, 1), rng=rng)
-    out.append(MechanismAudit("private Frank–Wolfe, streaming Oja: eigenvalue release", "central (joint DP)", "user", lam_batch, A0, A1,
-                              e_r, d, "gaussian", N(200_000), batch=True))
-    exact = [a for a in out if not a.name.startswith("private Frank")]   # the same setups on the exact path, audited with raw statistics
-    out += [dataclasses.replace(a, name=a.name + " [exact]", noise="exact", n_runs=min(a.n_runs, N(100_000)),
-                                statistic=a.statistic if a.statistic == "histogram" else "raw_" + a.statistic) for a in exact]
+    out.append(
+        MechanismAudit(
+            "private Frank–Wolfe, streaming Oja: eigenvalue release",
+            "central (joint DP)",
+            "user",
+            lam_batch,
+            A0,
+            A1,
+            e_r,
+            d,
+            "gaussian",
+            N(200_000),
+            batch=True,
+        )
+    )
+    exact = [
+        a for a in out if not a.name.startswith("private Frank")
+    ]  # the same setups on the exact path, audited with raw statistics
+    out += [
+        dataclasses.replace(
+            a,
+            name=a.name + " [exact]",
+            noise="exact",
+            n_runs=min(a.n_runs, N(100_000)),
+            statistic=a.statistic if a.statistic == "histogram" else "raw_" + a.statistic,
+        )
+        for a in exact
+    ]
     # private Frank-Wolfe on the exact path: the statistic is real, so it is snapped to the grid the step was calibrated for;
     # the claim of one release is what its discrete Gaussian spends as rho-zCDP, rho = (snapped sensitivity / sigma)^2 / 2
-    fw = mc.private_frank_wolfe(sp.csr_matrix(np.eye(2)), epsilon=e, delta=d, rank_bound=1.0, n_iter=1, row_norm=L, method="exact", noise="exact", rng=0)
+    fw = mc.private_frank_wolfe(
+        sp.csr_matrix(np.eye(2)),
+        epsilon=e,
+        delta=d,
+        rank_bound=1.0,
+        n_iter=1,
+        row_norm=L,
+        method="exact",
+        noise="exact",
+        rng=0,
+    )
     sig_x, g = float(fw.sigma[0]), fw.diagnostics["grid"]["gram"]
     iu2 = np.triu_indices(2)
     fwx_real = lambda A, rng: mc._noisy_gram(mc.gram(A), sig_x, rng=rng, mode="exact", grid=g)[iu2]
-    fwx_batch = lambda A, rng, n: core.release(np.tile(core.snap(mc.gram(A)[iu2], g), (n, 1)), "gaussian", sig_x, denom=1 / g, rng=rng)
-    A0, A1 = sp.csr_matrix(np.array([[2 * L, 0.0], [0.0, 0.0]])), sp.csr_matrix(np.array([[0.0, 2 * L], [0.0, 0.0]]))
-    out.append(MechanismAudit("private Frank–Wolfe, one global step (worst case of Result 2) [exact]", "central (joint DP)", "user",
-                              fwx_batch, A0, A1, e, d, "raw_gaussian", N(150_000), batch=True, replay=_replayer(fwx_batch, fwx_real),
-                              noise="exact", note="sigma from the RDP accountant (the exact path's), so the claim has slack"))
+    fwx_batch = lambda A, rng, n: core.release(
+        np.tile(core.snap(mc.gram(A)[iu2], g), (n, 1)), "gaussian", sig_x, denom=1 / g, rng=rng
+    )
+    A0, A1 = (
+        sp.csr_matrix(np.array([[2 * L, 0.0], [0.0, 0.0]])),
+        sp.csr_matrix(np.array([[0.0, 2 * L], [0.0, 0.0]])),
+    )
+    out.append(
+        MechanismAudit(
+            "private Frank–Wolfe, one global step (worst case of Result 2) [exact]",
+            "central (joint DP)",
+            "user",
+            fwx_batch,
+            A0,
+            A1,
+            e,
+            d,
+            "raw_gaussian",
+            N(150_000),
+            batch=True,
+            replay=_replayer(fwx_batch, fwx_real),
+            noise="exact",
+            note="sigma from the RDP accountant (the exact path's), so the claim has slack",
+        )
+    )
     return out
 
-def _split_nodes(x, m): # a flat release of one tree -> per level (v, u), the inverse of `_flat`
+
+def _split_nodes(x, m):  # a flat release of one tree -> per level (v, u), the inverse of `_flat`
     out, i = [], 0
     for l in range(int(m - 1).bit_length()):
-        nb = -(-m // 2 ** l); out.append((x[i:i + nb], x[i + nb:i + 2 * nb])); i += 2 * nb
+        nb = -(-m // 2**l)
+        out.append((x[i : i + nb], x[i + nb : i + 2 * nb]))
+        i += 2 * nb
     return out
 
-def run_audit(a,            # a `MechanismAudit`
-              *, rng=None): # seed
+
+def run_audit(
+    a,  # a `MechanismAudit`
+    *,
+    rng=None,
+):  # seed
     "Audit one mechanism (after its replay check, if any): its `AuditResult`"
     with use_noise(a.noise):
-        if a.replay is not None: a.replay(a.d0); a.replay(a.d1)
-        return audit_epsilon(a.mechanism, a.d0, a.d1, delta=a.delta, n_runs=a.n_runs, statistic=a.statistic, batch=a.batch, rng=rng)
+        if a.replay is not None:
+            a.replay(a.d0)
+            a.replay(a.d1)
+        return audit_epsilon(
+            a.mechanism,
+            a.d0,
+            a.d1,
+            delta=a.delta,
+            n_runs=a.n_runs,
+            statistic=a.statistic,
+            batch=a.batch,
+            rng=rng,
+        )
 
 # %% ../nbs/08_audit.ipynb #ab83291a
-def audit_results(audits=None, # list of `MechanismAudit` (default: `standard_audits()`)
-                  *, rng=0):   # base seed
+def audit_results(
+    audits=None,  # list of `MechanismAudit` (default: `standard_audits()`)
+    *,
+    rng=0,
+):  # base seed
     "[(audit, result at calibrated noise, result at half noise)] for each audit"
     out = []
     for i, a in enumerate(standard_audits() if audits is None else audits):
         ok = run_audit(a, rng=[rng, i, 0])
-        with scaled_noise(0.5): bad = run_audit(a, rng=[rng, i, 1])
+        with scaled_noise(0.5):
+            bad = run_audit(a, rng=[rng, i, 1])
         out.append((a, ok, bad))
     return out
 
-def audit_table(audits=None, # list of `MechanismAudit` (default: `standard_audits()`), or the output of `audit_results`
-                *, rng=0):   # base seed
+
+def audit_table(
+    audits=None,  # list of `MechanismAudit` (default: `standard_audits()`), or the output of `audit_results`
+    *,
+    rng=0,
+):  # base seed
     "Markdown table: mechanism, model, unit, guarantee, claimed epsilon, audited lower bound (calibrated and half noise)"
     res = audits if audits and isinstance(audits[0], tuple) else audit_results(audits, rng=rng)
-    rows = ["| mechanism | model | privacy unit | noise path | guarantee | claimed ε | audited ε (calibrated) | audited ε (half noise) | half noise detected |",
-            "|---|---|---|---|---|---|---|---|---|"]
+    rows = [
+        "| mechanism | model | privacy unit | noise path | guarantee | claimed ε | audited ε (calibrated) | audited ε (half noise) | half noise detected |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
     for a, ok, bad in res:
         g = f"({a.epsilon:g}, {a.delta:g})-DP" if a.delta else f"{a.epsilon:g}-DP"
-        det = "yes" if bad.violates(a.epsilon) else ("no" if a.detect else f"no (not required: {a.note})")
-        rows.append(f"| {a.name} | {a.model} | {a.unit} | {a.noise} | {g} | {a.epsilon:g} | {ok.epsilon_lower:.3f} | {bad.epsilon_lower:.3f} | {det} |")
+        det = (
+            "yes"
+            if bad.violates(a.epsilon)
+            else ("no" if a.detect else f"no (not required: {a.note})")
+        )
+        rows.append(
+            f"| {a.name} | {a.model} | {a.unit} | {a.noise} | {g} | {a.epsilon:g} | {ok.epsilon_lower:.3f} | {bad.epsilon_lower:.3f} | {det} |"
+        )
     return "\n".join(rows)

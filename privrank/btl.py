@@ -6,18 +6,29 @@ Docs: https://privrank.github.io/privrank/btl.html.md"""
 
 # %% ../nbs/02_btl.ipynb #4b74723f
 from __future__ import annotations
+
 import math
 import warnings
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 from scipy import linalg, optimize, special
 from scipy.sparse import coo_matrix
 from scipy.sparse.csgraph import connected_components
 
-from .core import (check_rng, check_int, check_ranks, check_epsilon, check_memory, kendall_tau_distance, _real_array,
-                           MAX_ENTRIES, noise_mode, rr_flips)
 from . import rr
+from privrank.core import (
+    MAX_ENTRIES,
+    _real_array,
+    check_epsilon,
+    check_int,
+    check_memory,
+    check_ranks,
+    check_rng,
+    kendall_tau_distance,
+    noise_mode,
+    rr_flips,
+)
 
 # %% auto #0
 __all__ = ['MAX_ITEMS', 'C_LAMBDA', 'win_probability', 'simulate_btl', 'PairData', 'btl_loss', 'btl_grad', 'btl_hessian',
@@ -27,39 +38,64 @@ __all__ = ['MAX_ITEMS', 'C_LAMBDA', 'win_probability', 'simulate_btl', 'PairData
 # %% ../nbs/02_btl.ipynb #62aeb53b
 _LINKS = {"logit": special.expit, "probit": special.ndtr}
 
+
 def _check_link(link):
-    if not isinstance(link, str) or link not in _LINKS: raise ValueError(f"`link` must be 'logit' or 'probit'; got {link!r}")
+    if not isinstance(link, str) or link not in _LINKS:
+        raise ValueError(f"`link` must be 'logit' or 'probit'; got {link!r}")
     return link
+
 
 def _check_theta(theta, m=None):
     "Validated finite, non-empty 1-D float theta (a copy), of length m when given"
-    if theta is None or isinstance(theta, (str, bytes)): raise TypeError(f"`theta` must be an array of real numbers; got {type(theta).__name__}")
-    try: t = _real_array(theta, "theta")
-    except ValueError: raise ValueError("`theta` must be a 1-D array of real numbers (its rows have different lengths)") from None
-    if t.ndim != 1 or t.size == 0: raise ValueError(f"`theta` must be a non-empty 1-D array; got shape {t.shape}")
-    if m is not None and t.size != m: raise ValueError(f"`theta` has {t.size} entries; expected one per item ({m})")
-    if not np.isfinite(t).all(): raise ValueError("`theta` must be finite (no NaN or inf)")
+    if theta is None or isinstance(theta, (str, bytes)):
+        raise TypeError(f"`theta` must be an array of real numbers; got {type(theta).__name__}")
+    try:
+        t = _real_array(theta, "theta")
+    except ValueError:
+        raise ValueError(
+            "`theta` must be a 1-D array of real numbers (its rows have different lengths)"
+        ) from None
+    if t.ndim != 1 or t.size == 0:
+        raise ValueError(f"`theta` must be a non-empty 1-D array; got shape {t.shape}")
+    if m is not None and t.size != m:
+        raise ValueError(f"`theta` has {t.size} entries; expected one per item ({m})")
+    if not np.isfinite(t).all():
+        raise ValueError("`theta` must be finite (no NaN or inf)")
     return t
+
 
 def _item_ids(x, name, m):
     "Validated int64 item ids in 0..m-1, of any shape"
-    if x is None or isinstance(x, (str, bytes)): raise TypeError(f"`{name}` must be an integer array of item ids; got {type(x).__name__}")
-    try: a = np.asarray(x)
-    except ValueError: raise ValueError(f"`{name}` must be a rectangular integer array") from None
-    if a.dtype.kind not in "iu": raise TypeError(f"`{name}` must be an integer array of item ids; got dtype {a.dtype}")
-    if a.size and (a.min() < 0 or a.max() >= m): raise ValueError(f"`{name}` has ids outside 0..{m - 1}: min {a.min()}, max {a.max()}")
+    if x is None or isinstance(x, (str, bytes)):
+        raise TypeError(f"`{name}` must be an integer array of item ids; got {type(x).__name__}")
+    try:
+        a = np.asarray(x)
+    except ValueError:
+        raise ValueError(f"`{name}` must be a rectangular integer array") from None
+    if a.dtype.kind not in "iu":
+        raise TypeError(f"`{name}` must be an integer array of item ids; got dtype {a.dtype}")
+    if a.size and (a.min() < 0 or a.max() >= m):
+        raise ValueError(f"`{name}` has ids outside 0..{m - 1}: min {a.min()}, max {a.max()}")
     return a.astype(np.int64)
+
 
 def win_probability(theta, i, j, *, link="logit"):
     "P(i beats j) = F(theta_i - theta_j), F the logistic (BTL) or normal (Thurstone) cdf"
     link, theta = _check_link(link), _check_theta(theta)
     i, j = _item_ids(i, "i", len(theta)), _item_ids(j, "j", len(theta))
-    if i.shape != j.shape: raise ValueError(f"`i` and `j` must have the same shape; got {i.shape} and {j.shape}")
+    if i.shape != j.shape:
+        raise ValueError(f"`i` and `j` must have the same shape; got {i.shape} and {j.shape}")
     return _LINKS[link](theta[i] - theta[j])
 
-def simulate_btl(theta,     # (m,) true preferences
-                 i, j,      # equal-length int arrays: the pairs compared (i vs j)
-                 *, link="logit", rng=None):
+
+def simulate_btl(
+    theta,  # (m,) true preferences
+    i,
+    j,  # equal-length int arrays: the pairs compared (i vs j)
+    *,
+    link="logit",
+    rng=None,
+):
     "Outcomes y (int8, 1 = i beat j) of the comparisons (i, j) under BTL (or Thurstone)"
     rng, p = check_rng(rng), win_probability(theta, i, j, link=link)
     return (rng.random(p.shape) < p).astype(np.int8)
@@ -68,48 +104,62 @@ def simulate_btl(theta,     # (m,) true preferences
 @dataclass(frozen=True, eq=False)
 class PairData:
     "Sufficient statistics (R1) of a set of comparisons: unordered pairs i < j, total weight and weighted mean outcome"
-    i: np.ndarray        # (P,) first item of each pair, i < j
-    j: np.ndarray        # (P,) second item
-    weight: np.ndarray   # (P,) W_ij = sum of the comparison weights (= count when unweighted)
-    zbar: np.ndarray     # (P,) weighted mean outcome "i beat j"
+
+    i: np.ndarray  # (P,) first item of each pair, i < j
+    j: np.ndarray  # (P,) second item
+    weight: np.ndarray  # (P,) W_ij = sum of the comparison weights (= count when unweighted)
+    zbar: np.ndarray  # (P,) weighted mean outcome "i beat j"
     n_items: int
     n_comparisons: int
-    sum_w2_v: float      # sum_c w_c^2 (2 y_c - 1)^2, the variance proxy used by `default_lambda`
+    sum_w2_v: float  # sum_c w_c^2 (2 y_c - 1)^2, the variance proxy used by `default_lambda`
+
 
 def _loss_sigma(theta, s: PairData, lam, link="logit"):
     "F_lambda(theta) of (R1) (of (T1) for probit) and F(d), F'(d) per pair, d = theta_i - theta_j, from one exp"
     d = theta[s.i] - theta[s.j]
-    if link == "logit":         # G(d) = log(1 + e^d) = max(d, 0) + log1p(e^-|d|)
-        e = np.exp(-np.abs(d)); G = np.maximum(d, 0) + np.log1p(e)
-        p = np.where(d >= 0, 1.0, e) / (1 + e); q = p * (1 - p)
-    else:                       # G(d) = d Phi(d) + phi(d), the integral of Phi
-        p, q = special.ndtr(d), np.exp(-0.5 * d * d) / math.sqrt(2 * math.pi); G = d * p + q
+    if link == "logit":  # G(d) = log(1 + e^d) = max(d, 0) + log1p(e^-|d|)
+        e = np.exp(-np.abs(d))
+        G = np.maximum(d, 0) + np.log1p(e)
+        p = np.where(d >= 0, 1.0, e) / (1 + e)
+        q = p * (1 - p)
+    else:  # G(d) = d Phi(d) + phi(d), the integral of Phi
+        p, q = special.ndtr(d), np.exp(-0.5 * d * d) / math.sqrt(2 * math.pi)
+        G = d * p + q
     return float(s.weight @ (G - s.zbar * d) + lam * theta @ theta), p, q
+
 
 def _grad_sigma(theta, p, s: PairData, lam):
     "Gradient (R2) of F_lambda, given F(theta_i - theta_j) per pair"
     r = s.weight * (p - s.zbar)
     return np.bincount(s.i, r, s.n_items) - np.bincount(s.j, r, s.n_items) + 2 * lam * theta
 
+
 def _check_pairdata(s, name="s"):
-    if not isinstance(s, PairData): raise TypeError(f"`{name}` must be a PairData (from `pair_data`); got {type(s).__name__}")
+    if not isinstance(s, PairData):
+        raise TypeError(f"`{name}` must be a PairData (from `pair_data`); got {type(s).__name__}")
     return s
+
 
 def _check_objective(theta, s, lam, link):
     "Validated (theta, s, lam, link) of the objective: theta finite with one entry per item, lam >= 0 finite"
     s = _check_pairdata(s)
     return _check_theta(theta, s.n_items), s, _lam_number(lam), _check_link(link)
 
+
 def _lam_number(lam):
     "Validated penalty: a non-negative finite number"
-    if lam is None or isinstance(lam, (str, bytes)): raise TypeError(f"`lam` must be a non-negative number; got {lam!r}")
+    if lam is None or isinstance(lam, (str, bytes)):
+        raise TypeError(f"`lam` must be a non-negative number; got {lam!r}")
     a = _real_array(lam, "lam")
-    if a.ndim or not np.isfinite(a) or a < 0: raise ValueError(f"`lam` must be a non-negative finite number; got {a}")
+    if a.ndim or not np.isfinite(a) or a < 0:
+        raise ValueError(f"`lam` must be a non-negative finite number; got {a}")
     return float(a)
+
 
 def btl_loss(theta, s: PairData, lam, link="logit"):
     "F_lambda(theta) of (R1) (link 'probit': of (T1))"
     return _loss_sigma(*_check_objective(theta, s, lam, link))[0]
+
 
 def btl_grad(theta, s: PairData, lam, link="logit"):
     "Gradient (R2) of F_lambda"
@@ -120,11 +170,15 @@ def btl_grad(theta, s: PairData, lam, link="logit"):
 def _curvature(theta, s: PairData, link="logit"):
     return s.weight * _loss_sigma(theta, s, 0.0, link)[2]
 
+
 def btl_hessian(theta, s: PairData, lam, link="logit"):
     "Dense Hessian (R2): the weighted Laplacian L_h plus 2 lam I"
     theta, s, lam, link = _check_objective(theta, s, lam, link)
-    check_memory(24 * s.n_items ** 2, name="s", what=f"the dense {s.n_items:,} x {s.n_items:,} Hessian")
+    check_memory(
+        24 * s.n_items**2, name="s", what=f"the dense {s.n_items:,} x {s.n_items:,} Hessian"
+    )
     return _hessian_h(_curvature(theta, s, link), s, lam)
+
 
 def _hessian_h(h, s: PairData, lam):
     "The weighted Laplacian of curvatures h per pair, plus 2 lam I, as a dense matrix"
@@ -133,87 +187,152 @@ def _hessian_h(h, s: PairData, lam):
     A += A.T
     return np.diag(A.sum(1) + 2 * lam) - A
 
+
 def _hess_vec(h, s: PairData, lam):
     "v -> (L_h + 2 lam I) v in O(#pairs)"
+
     def mv(v):
         t = h * (v[s.i] - v[s.j])
         return np.bincount(s.i, t, s.n_items) - np.bincount(s.j, t, s.n_items) + 2 * lam * v
+
     return mv
 
 # %% ../nbs/02_btl.ipynb #abc84230
 def _int_ids(x, name, n_items):
     a = rr._asarray(x, name) if x is not None and not isinstance(x, (str, bytes)) else None
-    if a is None: raise TypeError(f"`{name}` must be an integer array of item ids; got {type(x).__name__}")
-    if a.ndim != 1: raise ValueError(f"`{name}` must be a 1-D array; got shape {a.shape}")
+    if a is None:
+        raise TypeError(f"`{name}` must be an integer array of item ids; got {type(x).__name__}")
+    if a.ndim != 1:
+        raise ValueError(f"`{name}` must be a 1-D array; got shape {a.shape}")
     if a.dtype.kind not in "iu" or a.dtype == bool:
         raise TypeError(f"`{name}` must be an integer array of item ids; got dtype {a.dtype}")
     a = a.astype(np.int64, copy=False)
-    if a.size and a.view(np.uint64).max() >= n_items:   # one pass: a negative id is a huge unsigned one
+    if (
+        a.size and a.view(np.uint64).max() >= n_items
+    ):  # one pass: a negative id is a huge unsigned one
         raise ValueError(f"`{name}` has ids outside 0..{n_items - 1}: min {a.min()}, max {a.max()}")
     return a
 
-MAX_ITEMS = 1 << 26   # the solvers keep about 16 vectors of length m (8.6 GB at this m): refuse larger n_items
+
+MAX_ITEMS = (
+    1 << 26
+)  # the solvers keep about 16 vectors of length m (8.6 GB at this m): refuse larger n_items
+
 
 def check_comparisons(i, j, y, *, n_items, binary=False, weights=None):
     "Validated (i, j, y, weights) of equal length; `binary` requires y in {0, 1}"
-    if not isinstance(binary, (bool, np.bool_)): raise TypeError(f"`binary` must be True or False; got {binary!r}")
+    if not isinstance(binary, (bool, np.bool_)):
+        raise TypeError(f"`binary` must be True or False; got {binary!r}")
     m = check_int(n_items, name="n_items", minimum=1, maximum=MAX_ITEMS)
     i, j = _int_ids(i, "i", m), _int_ids(j, "j", m)
-    y = rr._asarray(y, "y") if y is not None and not isinstance(y, (str, bytes)) else np.asarray(None)
-    if y.dtype == bool: y = y.astype(np.int8)
-    if y.ndim != 1 or y.dtype.kind not in "iuf": raise TypeError(f"`y` must be a 1-D real array; got dtype {y.dtype}, shape {y.shape}")
-    if not (len(i) == len(j) == len(y)): raise ValueError(f"`i`, `j` and `y` must have equal lengths; got {len(i)}, {len(j)}, {len(y)}")
-    if len(y) == 0: raise ValueError("at least one comparison is needed; `y` is empty")
-    if y.dtype.kind == "f" and not np.isfinite(y).all(): raise ValueError("`y` must be finite; it contains NaN or inf")
-    if y.dtype.kind == "f" and np.abs(y).max() > 1e150: raise ValueError(f"`y` must be below 1e150 in size (its squares enter the fit); got {np.abs(y).max():g}")
-    if binary and (y.min() < 0 or y.max() > 1 or (y.dtype.kind == "f" and not np.isin(y, (0.0, 1.0)).all())):
+    y = (
+        rr._asarray(y, "y")
+        if y is not None and not isinstance(y, (str, bytes))
+        else np.asarray(None)
+    )
+    if y.dtype == bool:
+        y = y.astype(np.int8)
+    if y.ndim != 1 or y.dtype.kind not in "iuf":
+        raise TypeError(f"`y` must be a 1-D real array; got dtype {y.dtype}, shape {y.shape}")
+    if not (len(i) == len(j) == len(y)):
+        raise ValueError(
+            f"`i`, `j` and `y` must have equal lengths; got {len(i)}, {len(j)}, {len(y)}"
+        )
+    if len(y) == 0:
+        raise ValueError("at least one comparison is needed; `y` is empty")
+    if y.dtype.kind == "f" and not np.isfinite(y).all():
+        raise ValueError("`y` must be finite; it contains NaN or inf")
+    if y.dtype.kind == "f" and np.abs(y).max() > 1e150:
+        raise ValueError(
+            f"`y` must be below 1e150 in size (its squares enter the fit); got {np.abs(y).max():g}"
+        )
+    if binary and (
+        y.min() < 0 or y.max() > 1 or (y.dtype.kind == "f" and not np.isin(y, (0.0, 1.0)).all())
+    ):
         raise ValueError("`y` must hold raw outcomes 0 or 1 here")
-    if (i == j).any(): raise ValueError(f"`i` and `j` must differ: comparison {np.flatnonzero(i == j)[0]} compares an item with itself")
+    if (i == j).any():
+        raise ValueError(
+            f"`i` and `j` must differ: comparison {np.flatnonzero(i == j)[0]} compares an item with itself"
+        )
     if weights is not None:
         weights = rr._real(weights, "weights")
-        if weights.shape != y.shape: raise ValueError(f"`weights` must have one entry per comparison ({len(y)}); got shape {weights.shape}")
-        if not np.isfinite(weights).all() or (weights < 0).any(): raise ValueError("`weights` must be finite and non-negative")
+        if weights.shape != y.shape:
+            raise ValueError(
+                f"`weights` must have one entry per comparison ({len(y)}); got shape {weights.shape}"
+            )
+        if not np.isfinite(weights).all() or (weights < 0).any():
+            raise ValueError("`weights` must be finite and non-negative")
     return i, j, y, weights
 
 # %% ../nbs/02_btl.ipynb #3fc15fbf
 def _pair_keys(lo, hi, m):
     "Dense key lo*m + hi when m^2 bins fit, else compressed by np.unique: (key, n_bins, decode)"
     key = lo * m + hi
-    if m * m <= 4 * len(key) + (1 << 22): return key, m * m, None
+    if m * m <= 4 * len(key) + (1 << 22):
+        return key, m * m, None
     uniq, inv = np.unique(key, return_inverse=True)
     return inv, len(uniq), uniq
 
+
 def _pair_data_wins(i, j, y, m):
     "PairData from the win matrix win[a, b] = #(a beat b), built by one bincount over the comparisons"
-    c = np.bincount((i * m + j) * 2 + y, minlength=2 * m * m)   # c[a, b, y]: listed as (a, b), outcome y
-    return _pair_data_groups(c.reshape(1, m, m, 2), np.zeros(1), np.ones(1), np.ones(1))   # raw outcomes: z = y
+    c = np.bincount(
+        (i * m + j) * 2 + y, minlength=2 * m * m
+    )  # c[a, b, y]: listed as (a, b), outcome y
+    return _pair_data_groups(
+        c.reshape(1, m, m, 2), np.zeros(1), np.ones(1), np.ones(1)
+    )  # raw outcomes: z = y
+
 
 def _pair_data_groups(c, z0, z1, w):
     "PairData from per-group counts c[g, a, b, t] (listed (a, b), outcome t), debiased with group g's (z0, z1), weighted by w[g]"
     G, m = c.shape[:2]
     lo, hi = np.triu_indices(m, 1)
-    f, up, dn = c.reshape(G, m * m, 2), lo * m + hi, hi * m + lo     # each pair read where it was listed, both ways
-    win = f[:, up, 1] + f[:, dn, 0]                     # (G, pairs): "lo beat hi"
-    N = win + f[:, up, 0] + f[:, dn, 1]                 # comparisons of the pair
+    f, up, dn = (
+        c.reshape(G, m * m, 2),
+        lo * m + hi,
+        hi * m + lo,
+    )  # each pair read where it was listed, both ways
+    win = f[:, up, 1] + f[:, dn, 0]  # (G, pairs): "lo beat hi"
+    N = win + f[:, up, 0] + f[:, dn, 1]  # comparisons of the pair
     n_g = N.sum(1)
-    w = w * n_g.sum() / (w @ n_g)                       # mean weight 1 per comparison, so lambda keeps its scale
+    w = w * n_g.sum() / (w @ n_g)  # mean weight 1 per comparison, so lambda keeps its scale
     W, S = w @ N, (w * z0) @ N + (w * (z1 - z0)) @ win
     k = np.flatnonzero(W > 0)
-    return PairData(i=lo[k], j=hi[k], weight=W[k], zbar=S[k] / W[k], n_items=m, n_comparisons=int(n_g.sum()),
-                    sum_w2_v=float((w ** 2 * n_g) @ (z1 - z0) ** 2))
+    return PairData(
+        i=lo[k],
+        j=hi[k],
+        weight=W[k],
+        zbar=S[k] / W[k],
+        n_items=m,
+        n_comparisons=int(n_g.sum()),
+        sum_w2_v=float((w**2 * n_g) @ (z1 - z0) ** 2),
+    )
 
-def pair_data(i, j, y,              # equal-length arrays: comparison c says y_c = "i_c beat j_c" (0/1 or real)
-              *, n_items,           # number of items m
-              weights=None):        # optional non-negative weight per comparison
+
+def pair_data(
+    i,
+    j,
+    y,  # equal-length arrays: comparison c says y_c = "i_c beat j_c" (0/1 or real)
+    *,
+    n_items,  # number of items m
+    weights=None,
+):  # optional non-negative weight per comparison
     "Sufficient statistics (R1): per unordered pair i<j, total weight W and weighted mean outcome zbar"
     i, j, y, w = check_comparisons(i, j, y, n_items=n_items, weights=weights)
     m = int(n_items)
-    if w is None and y.dtype.kind in "iu" and y.min() >= 0 and y.max() <= 1 and m * m <= 4 * len(y) + (1 << 22):
-        return _pair_data_wins(i, j, y, m)           # 0/1 outcomes, dense: one bincount of (winner, loser)
+    if (
+        w is None
+        and y.dtype.kind in "iu"
+        and y.min() >= 0
+        and y.max() <= 1
+        and m * m <= 4 * len(y) + (1 << 22)
+    ):
+        return _pair_data_wins(i, j, y, m)  # 0/1 outcomes, dense: one bincount of (winner, loser)
     swap = i > j
     lo, hi = np.where(swap, j, i), np.where(swap, i, j)
     key, nb, uniq = _pair_keys(lo, hi, m)
-    if w is None and y.dtype.kind in "iu":          # 0/1 outcomes: one bincount of (pair, oriented outcome)
+    if w is None and y.dtype.kind in "iu":  # 0/1 outcomes: one bincount of (pair, oriented outcome)
         t = np.bincount(2 * key + (y != swap), minlength=2 * nb).reshape(nb, 2)
         W, S, v = t.sum(1).astype(float), t[:, 1].astype(float), float(len(y))
     else:
@@ -223,18 +342,34 @@ def pair_data(i, j, y,              # equal-length arrays: comparison c says y_c
         v = float(((2 * y - 1.0) ** 2).sum() if w is None else (w * w) @ ((2 * y - 1.0) ** 2))
     k = np.flatnonzero(W > 0)
     codes = k if uniq is None else uniq[k]
-    return PairData(i=codes // m, j=codes % m, weight=W[k], zbar=S[k] / W[k], n_items=m,
-                    n_comparisons=len(y), sum_w2_v=v)
+    return PairData(
+        i=codes // m,
+        j=codes % m,
+        weight=W[k],
+        zbar=S[k] / W[k],
+        n_items=m,
+        n_comparisons=len(y),
+        sum_w2_v=v,
+    )
 
 # %% ../nbs/02_btl.ipynb #4904e0bd
 def _pcg(mv, b, diag, rtol, maxiter=200):
     "Preconditioned conjugate gradients for an s.p.d. operator `mv` (Jacobi preconditioner `diag`)"
-    x = np.zeros_like(b); r = b.copy(); zz = r / diag; p = zz.copy(); rz = r @ zz; nb = np.linalg.norm(b)
+    x = np.zeros_like(b)
+    r = b.copy()
+    zz = r / diag
+    p = zz.copy()
+    rz = r @ zz
+    nb = np.linalg.norm(b)
     for _ in range(maxiter):
-        if np.linalg.norm(r) <= rtol * nb: break
-        Ap = mv(p); a = rz / (p @ Ap)
-        x += a * p; r -= a * Ap
-        zz = r / diag; rz, rz_old = r @ zz, rz
+        if np.linalg.norm(r) <= rtol * nb:
+            break
+        Ap = mv(p)
+        a = rz / (p @ Ap)
+        x += a * p
+        r -= a * Ap
+        zz = r / diag
+        rz, rz_old = r @ zz, rz
         p = zz + (rz / rz_old) * p
     return x
 
@@ -250,207 +385,356 @@ def _newton_step(h, g, s, lam, method, gn):
     mv0 = _hess_vec(h, s, lam)
     mv = lambda v: mv0(v) + mu * v.mean()
     step = _pcg(mv, -g, deg + mu / m, rtol=min(0.1, math.sqrt(gn)))
-    return step - step.mean()       # the exact step is centred; remove CG's rounding drift
+    return step - step.mean()  # the exact step is centred; remove CG's rounding drift
 
 # %% ../nbs/02_btl.ipynb #4cfb633c
 @dataclass(frozen=True, eq=False)
 class BTLFit:
     "A fitted BTL preference vector with its convergence diagnostics"
-    theta: np.ndarray      # (m,) estimate, centred (1^T theta = 0, Lemma 3)
-    lam: float             # ridge penalty used (sum-over-comparisons scale, see (R1))
+
+    theta: np.ndarray  # (m,) estimate, centred (1^T theta = 0, Lemma 3)
+    lam: float  # ridge penalty used (sum-over-comparisons scale, see (R1))
     n_iter: int
-    grad_norm: float       # ||grad||_inf / (max(1, max_i D_i) max(1, max |zbar| / 1024)) at the returned theta
-    converged: bool        # grad_norm <= tol
-    method: str            # "newton", "newton-cg" or "lbfgs"
+    grad_norm: (
+        float  # ||grad||_inf / (max(1, max_i D_i) max(1, max |zbar| / 1024)) at the returned theta
+    )
+    converged: bool  # grad_norm <= tol
+    method: str  # "newton", "newton-cg" or "lbfgs"
     tol: float
-    n_components: int      # connected components of the comparison graph (items never compared count as one each)
+    n_components: (
+        int  # connected components of the comparison graph (items never compared count as one each)
+    )
     n_comparisons: int
     n_pairs: int
-    link: str = "logit"    # "logit" (BTL) or "probit" (Thurstone)
+    link: str = "logit"  # "logit" (BTL) or "probit" (Thurstone)
+
     @property
-    def order(self): return np.argsort(-self.theta, kind="stable")
+    def order(self):
+        return np.argsort(-self.theta, kind="stable")
+
     @property
-    def ranks(self): return np.argsort(self.order, kind="stable")
-    def top_k(self, k): return self.order[:k]
+    def ranks(self):
+        return np.argsort(self.order, kind="stable")
+
+    def top_k(self, k):
+        return self.order[:k]
 
 # %% ../nbs/02_btl.ipynb #50c7226f
 def _solve(s: PairData, lam, tol, method, max_iter, link="logit"):
     "Minimise (R1) (or (T1)) from theta = 0; returns (theta, n_iter, grad_norm)"
     m = s.n_items
     scale = max(1.0, (np.bincount(s.i, s.weight, m) + np.bincount(s.j, s.weight, m)).max())
-    scale *= max(1.0, float(np.abs(s.zbar).max(initial=0.0)) / 1024)   # outcomes of size |z| >> 1: g resolves only to ~1e-16 |z|
+    scale *= max(
+        1.0, float(np.abs(s.zbar).max(initial=0.0)) / 1024
+    )  # outcomes of size |z| >> 1: g resolves only to ~1e-16 |z|
     gnorm = lambda g: float(np.abs(g).max() / scale)
     theta = np.zeros(m)
     if method == "lbfgs":
-        def fg(t): f, p, _ = _loss_sigma(t, s, lam, link); return f, _grad_sigma(t, p, s, lam)
-        r = optimize.minimize(fg, theta, jac=True,
-                              method="L-BFGS-B", options=dict(gtol=tol * scale, maxiter=max_iter, maxcor=20, ftol=0))
+
+        def fg(t):
+            f, p, _ = _loss_sigma(t, s, lam, link)
+            return f, _grad_sigma(t, p, s, lam)
+
+        r = optimize.minimize(
+            fg,
+            theta,
+            jac=True,
+            method="L-BFGS-B",
+            options=dict(gtol=tol * scale, maxiter=max_iter, maxcor=20, ftol=0),
+        )
         theta = r.x - r.x.mean() if lam == 0 else r.x
         return theta, int(r.nit), gnorm(fg(theta)[1])
-    f, p, q = _loss_sigma(theta, s, lam, link)     # one pass over the pairs per trial point: loss, F and F'
+    f, p, q = _loss_sigma(
+        theta, s, lam, link
+    )  # one pass over the pairs per trial point: loss, F and F'
     for it in range(max_iter + 1):
-        g = _grad_sigma(theta, p, s, lam); gn = gnorm(g)
-        if gn <= tol or it == max_iter: break
+        g = _grad_sigma(theta, p, s, lam)
+        gn = gnorm(g)
+        if gn <= tol or it == max_iter:
+            break
         step, t = _newton_step(s.weight * q, g, s, lam, method, gn), 1.0
         slope = g @ step
-        for _ in range(60):                                   # Armijo backtracking
+        for _ in range(60):  # Armijo backtracking
             f_new, p_new, q_new = _loss_sigma(theta + t * step, s, lam, link)
-            if f_new <= f + 1e-4 * t * slope + 1e-13 * abs(f): break   # slack: rounding of a sum of many terms
+            if f_new <= f + 1e-4 * t * slope + 1e-13 * abs(f):
+                break  # slack: rounding of a sum of many terms
             t /= 2
         theta, f, p, q = theta + t * step, f_new, p_new, q_new
-        if not np.isfinite(theta).all(): raise FloatingPointError("the BTL solver produced a non-finite estimate")
+        if not np.isfinite(theta).all():
+            raise FloatingPointError("the BTL solver produced a non-finite estimate")
     return theta, it, gn
 
 # %% ../nbs/02_btl.ipynb #453e20a8
 C_LAMBDA = 0.1
+
 
 def default_lambda(s: PairData):
     "lambda = C_LAMBDA * sqrt(Vbar log m), equation (R3)"
     s = _check_pairdata(s)
     return C_LAMBDA * math.sqrt(2 * s.sum_w2_v / s.n_items * math.log(max(s.n_items, 2)))
 
+
 def _check_lam(lam, s):
     if isinstance(lam, str):
-        if lam != "auto": raise ValueError(f"`lam` must be a non-negative number or 'auto'; got {lam!r}")
+        if lam != "auto":
+            raise ValueError(f"`lam` must be a non-negative number or 'auto'; got {lam!r}")
         return default_lambda(s)
     lam = _real_array(lam, "lam")
-    if lam.ndim or not np.isfinite(lam) or lam < 0: raise ValueError(f"`lam` must be a non-negative finite number or 'auto'; got {lam}")
+    if lam.ndim or not np.isfinite(lam) or lam < 0:
+        raise ValueError(f"`lam` must be a non-negative finite number or 'auto'; got {lam}")
     return float(lam)
 
 # %% ../nbs/02_btl.ipynb #b89d5b50
-def fit_btl_pairs(s: PairData,        # sufficient statistics from `pair_data`
-                  *, lam="auto",      # ridge penalty >= 0 (sum-over-comparisons scale), or "auto" (R3)
-                  tol=1e-9,           # stop when ||grad||_inf / max(1, max_i D_i) <= tol
-                  method="auto",      # "newton" (dense, m <= 1000 by default), "newton-cg" or "lbfgs"
-                  max_iter=200,
-                  link="logit"):      # "logit" (BTL, equation (3)) or "probit" (Thurstone, (T1))
+def fit_btl_pairs(
+    s: PairData,  # sufficient statistics from `pair_data`
+    *,
+    lam="auto",  # ridge penalty >= 0 (sum-over-comparisons scale), or "auto" (R3)
+    tol=1e-9,  # stop when ||grad||_inf / max(1, max_i D_i) <= tol
+    method="auto",  # "newton" (dense, m <= 1000 by default), "newton-cg" or "lbfgs"
+    max_iter=200,
+    link="logit",
+):  # "logit" (BTL, equation (3)) or "probit" (Thurstone, (T1))
     "Regularized BTL M-estimator (equation (3), in the form (R1)) from pair statistics"
     s = _check_pairdata(s)
     lam, m, link = _check_lam(lam, s), s.n_items, _check_link(link)
-    if method == "auto": method = "newton" if m <= 1000 else "newton-cg"
-    if method not in ("newton", "newton-cg", "lbfgs"): raise ValueError(f"`method` must be 'auto', 'newton', 'newton-cg' or 'lbfgs'; got {method!r}")
-    if isinstance(tol, bool) or not (isinstance(tol, (int, float)) and tol > 0): raise ValueError(f"`tol` must be a positive number; got {tol!r}")
-    hub = (np.bincount(s.i, minlength=m) + np.bincount(s.j, minlength=m)).max() == m - 1   # one item meets all: connected
-    ncomp = 1 if hub else connected_components(coo_matrix((np.ones(len(s.i)), (s.i, s.j)), shape=(m, m)), directed=False)[0]
+    if method == "auto":
+        method = "newton" if m <= 1000 else "newton-cg"
+    if method not in ("newton", "newton-cg", "lbfgs"):
+        raise ValueError(
+            f"`method` must be 'auto', 'newton', 'newton-cg' or 'lbfgs'; got {method!r}"
+        )
+    if isinstance(tol, bool) or not (isinstance(tol, (int, float)) and tol > 0):
+        raise ValueError(f"`tol` must be a positive number; got {tol!r}")
+    hub = (
+        np.bincount(s.i, minlength=m) + np.bincount(s.j, minlength=m)
+    ).max() == m - 1  # one item meets all: connected
+    ncomp = (
+        1
+        if hub
+        else connected_components(
+            coo_matrix((np.ones(len(s.i)), (s.i, s.j)), shape=(m, m)), directed=False
+        )[0]
+    )
     if lam == 0 and ncomp > 1:
-        raise ValueError(f"the comparison graph has {ncomp} connected components: with `lam`=0 the estimate is not unique; use `lam` > 0")
-    theta, it, gn = _solve(s, lam, tol, method, check_int(max_iter, name="max_iter", minimum=1), link)
-    if not np.isfinite(theta).all(): raise FloatingPointError("the BTL solver produced a non-finite estimate")
-    if gn > tol: warnings.warn(f"fit_btl did not converge: scaled gradient {gn:.3g} > tol {tol:g} after {it} iterations ({method})", RuntimeWarning)
-    return BTLFit(theta=theta, lam=lam, n_iter=it, grad_norm=gn, converged=gn <= tol, method=method, tol=tol,
-                  n_components=int(ncomp), n_comparisons=s.n_comparisons, n_pairs=len(s.i), link=link)
+        raise ValueError(
+            f"the comparison graph has {ncomp} connected components: with `lam`=0 the estimate is not unique; use `lam` > 0"
+        )
+    theta, it, gn = _solve(
+        s, lam, tol, method, check_int(max_iter, name="max_iter", minimum=1), link
+    )
+    if not np.isfinite(theta).all():
+        raise FloatingPointError("the BTL solver produced a non-finite estimate")
+    if gn > tol:
+        warnings.warn(
+            f"fit_btl did not converge: scaled gradient {gn:.3g} > tol {tol:g} after {it} iterations ({method})",
+            RuntimeWarning,
+        )
+    return BTLFit(
+        theta=theta,
+        lam=lam,
+        n_iter=it,
+        grad_norm=gn,
+        converged=gn <= tol,
+        method=method,
+        tol=tol,
+        n_components=int(ncomp),
+        n_comparisons=s.n_comparisons,
+        n_pairs=len(s.i),
+        link=link,
+    )
 
 # %% ../nbs/02_btl.ipynb #79ed664b
-def fit_btl(i, j, y,             # equal-length arrays: y = outcome "i beat j", 0/1 raw or real (debiased)
-            *, n_items,          # number of items m
-            lam="auto",          # ridge penalty >= 0, or "auto" (R3)
-            weights=None,        # optional non-negative weight per comparison
-            tol=1e-9,            # gradient tolerance (scaled, see above)
-            method="auto",       # "auto", "newton", "newton-cg" or "lbfgs"
-            max_iter=200,
-            link="logit"):       # "logit" (BTL) or "probit" (Thurstone)
+def fit_btl(
+    i,
+    j,
+    y,  # equal-length arrays: y = outcome "i beat j", 0/1 raw or real (debiased)
+    *,
+    n_items,  # number of items m
+    lam="auto",  # ridge penalty >= 0, or "auto" (R3)
+    weights=None,  # optional non-negative weight per comparison
+    tol=1e-9,  # gradient tolerance (scaled, see above)
+    method="auto",  # "auto", "newton", "newton-cg" or "lbfgs"
+    max_iter=200,
+    link="logit",
+):  # "logit" (BTL) or "probit" (Thurstone)
     "Regularized BTL M-estimator of equation (3) from comparisons (i, j, y): theta centred, with diagnostics"
-    return fit_btl_pairs(pair_data(i, j, y, n_items=n_items, weights=weights), lam=lam, tol=tol,
-                         method=method, max_iter=max_iter, link=link)
+    return fit_btl_pairs(
+        pair_data(i, j, y, n_items=n_items, weights=weights),
+        lam=lam,
+        tol=tol,
+        method=method,
+        max_iter=max_iter,
+        link=link,
+    )
 
 # %% ../nbs/02_btl.ipynb #a1f58285
 @dataclass(frozen=True, eq=False)
 class PrivateBTL:
     "BTL estimate from locally privatised comparisons, with what it spent"
-    theta: np.ndarray                 # (m,) centred estimate
-    fit: BTLFit                       # the solver's result and diagnostics
-    epsilon_per_comparison: float     # largest epsilon of any single comparison (each is eps-LDP)
-    epsilon_per_user: np.ndarray      # (L,) each user's total by basic composition
-    weighting: str                    # "inverse_variance" or "uniform"
+
+    theta: np.ndarray  # (m,) centred estimate
+    fit: BTLFit  # the solver's result and diagnostics
+    epsilon_per_comparison: float  # largest epsilon of any single comparison (each is eps-LDP)
+    epsilon_per_user: np.ndarray  # (L,) each user's total by basic composition
+    weighting: str  # "inverse_variance" or "uniform"
     privacy_unit: str = rr.PRIVACY_UNIT
     model: str = "local"
-    noise: str = "fast"               # randomized response's coin: "fast" (a float uniform) or "exact" (`core.rr_flips`)
+    noise: str = (
+        "fast"  # randomized response's coin: "fast" (a float uniform) or "exact" (`core.rr_flips`)
+    )
     # the privacy record (`core.privacy_record`): epsilon per comparison, pure local DP
     epsilon = property(lambda self: self.epsilon_per_comparison)
     delta = property(lambda self: 0.0)
     private = property(lambda self: math.isfinite(self.epsilon_per_comparison))
+
     @property
-    def order(self): return self.fit.order
+    def order(self):
+        return self.fit.order
+
     @property
-    def ranks(self): return self.fit.ranks
+    def ranks(self):
+        return self.fit.ranks
 
 # %% ../nbs/02_btl.ipynb #fd35ef68
 def _rr_win_counts(i, j, y, eps, m, rng, groups=None, mode="fast"):
     "Randomized response and aggregation in one blocked pass: c[g, a, b, t] = #(group g, listed (a, b), released t); None on a bad value"
-    G = 1 if groups is None else len(eps)               # groups = (group of each user, user of each comparison)
+    G = 1 if groups is None else len(eps)  # groups = (group of each user, user of each comparison)
     B, c, y8 = max(1 << 16, 8 * G * m * m), np.zeros(2 * G * m * m, np.int64), y.view(np.uint8)
-    p = rr.flip_probability(eps)                        # the float flip probabilities, once (the fast path's coin)
-    for s in range(0, len(y), B):                       # blocks stay in cache: each comparison is read once
-        ib, jb, yb = i[s:s + B], j[s:s + B], y8[s:s + B]
-        if max(ib.view(np.uint64).max(), jb.view(np.uint64).max()) >= m or yb.max() > 1: return None
-        gb = None if groups is None else groups[0][groups[1][s:s + B]]
-        f = rr_flips(eps if gb is None else eps[gb], len(yb), rng=rng, noise=mode, p=p if gb is None else p[gb])   # the users' coins
+    p = rr.flip_probability(eps)  # the float flip probabilities, once (the fast path's coin)
+    for s in range(0, len(y), B):  # blocks stay in cache: each comparison is read once
+        ib, jb, yb = i[s : s + B], j[s : s + B], y8[s : s + B]
+        if max(ib.view(np.uint64).max(), jb.view(np.uint64).max()) >= m or yb.max() > 1:
+            return None
+        gb = None if groups is None else groups[0][groups[1][s : s + B]]
+        f = rr_flips(
+            eps if gb is None else eps[gb],
+            len(yb),
+            rng=rng,
+            noise=mode,
+            p=p if gb is None else p[gb],
+        )  # the users' coins
         f ^= yb.view(bool)
-        k = ib * m; k += jb
-        if gb is not None: k += gb * (m * m)
-        k <<= 1; k += f
+        k = ib * m
+        k += jb
+        if gb is not None:
+            k += gb * (m * m)
+        k <<= 1
+        k += f
         c += np.bincount(k, minlength=2 * G * m * m)
     c = c.reshape(G, m, m, 2)
-    return None if c[:, np.arange(m), np.arange(m)].any() else c    # an item compared with itself
+    return None if c[:, np.arange(m), np.arange(m)].any() else c  # an item compared with itself
+
 
 def _debiased_pairs(s: PairData, epsilon):
     "Pair statistics of debiased outcomes for one epsilon, from those of the 0/1 y_tilde: debias per pair"
     m = s.n_items
     z0, z1 = rr.debias(np.array([0, 1], np.int8), epsilon=epsilon)
-    return PairData(i=s.i, j=s.j, weight=s.weight, zbar=z0 + (z1 - z0) * s.zbar, n_items=m,
-                    n_comparisons=s.n_comparisons, sum_w2_v=s.n_comparisons * (z1 - z0) ** 2)
+    return PairData(
+        i=s.i,
+        j=s.j,
+        weight=s.weight,
+        zbar=z0 + (z1 - z0) * s.zbar,
+        n_items=m,
+        n_comparisons=s.n_comparisons,
+        sum_w2_v=s.n_comparisons * (z1 - z0) ** 2,
+    )
 
 # %% ../nbs/02_btl.ipynb #f344cb78
-def private_btl(i, j, y,              # equal-length arrays: raw 0/1 outcomes "i beat j" (held by the users)
-                user,                 # user id of each comparison, 0..L-1
-                *, n_items,           # number of items m
-                epsilon,              # per-comparison epsilon: scalar, or one per user (indexed by `user`)
-                rng=None,
-                weighting="inverse_variance",  # or "uniform" (the plain mean of equation (3))
-                lam="auto", tol=1e-9, method="auto",
-                link="logit"):        # "logit" (BTL) or "probit" (Thurstone)
+def private_btl(
+    i,
+    j,
+    y,  # equal-length arrays: raw 0/1 outcomes "i beat j" (held by the users)
+    user,  # user id of each comparison, 0..L-1
+    *,
+    n_items,  # number of items m
+    epsilon,  # per-comparison epsilon: scalar, or one per user (indexed by `user`)
+    rng=None,
+    weighting="inverse_variance",  # or "uniform" (the plain mean of equation (3))
+    lam="auto",
+    tol=1e-9,
+    method="auto",
+    link="logit",
+):  # "logit" (BTL) or "probit" (Thurstone)
     "Local randomized response on every comparison, debiasing, aggregation and the BTL M-estimator"
     if weighting not in ("inverse_variance", "uniform"):
         raise ValueError(f"`weighting` must be 'inverse_variance' or 'uniform'; got {weighting!r}")
     eps, rng = check_epsilon(epsilon), check_rng(rng)
-    if np.min(eps) < 1e-100: raise ValueError(f"`epsilon` must be >= 1e-100: debiased outcomes have size ~2/epsilon and their squares overflow; got {np.min(eps):g}")
+    if np.min(eps) < 1e-100:
+        raise ValueError(
+            f"`epsilon` must be >= 1e-100: debiased outcomes have size ~2/epsilon and their squares overflow; got {np.min(eps):g}"
+        )
     m = check_int(n_items, name="n_items", minimum=1, maximum=MAX_ITEMS)
-    ready = all(isinstance(a, np.ndarray) and a.ndim == 1 for a in (i, j, y)) and len(i) == len(j) == len(y) > 0
+    ready = (
+        all(isinstance(a, np.ndarray) and a.ndim == 1 for a in (i, j, y))
+        and len(i) == len(j) == len(y) > 0
+    )
     if not (ready and i.dtype == j.dtype == np.int64 and y.dtype in (np.bool_, np.int8, np.uint8)):
-        i, j, y, _ = check_comparisons(i, j, y, n_items=m, binary=True); y = y.astype(np.int8, copy=False)
+        i, j, y, _ = check_comparisons(i, j, y, n_items=m, binary=True)
+        y = y.astype(np.int8, copy=False)
     u = rr._check_ids(user, "user", None if np.ndim(eps) == 0 else np.size(eps))
-    if len(u) != len(y): raise ValueError(f"`user` must have one entry per comparison ({len(y)}); got {len(u)}")
+    if len(u) != len(y):
+        raise ValueError(f"`user` must have one entry per comparison ({len(y)}); got {len(u)}")
     eu = np.atleast_1d(eps)
-    vals, g = np.unique(eu, return_inverse=True)         # the distinct epsilons: each is a group of users
+    vals, g = np.unique(eu, return_inverse=True)  # the distinct epsilons: each is a group of users
     k = rr._count_ids(u, 0 if np.ndim(eps) == 0 else eu.size)
-    with np.errstate(over="ignore"): per_user = np.where(k > 0, (eps if np.ndim(eps) == 0 else eu) * k, 0.0)
-    if np.isinf(per_user).any():     # finite epsilons (inf is refused above) whose sum over a user's comparisons overflows
-        raise ValueError(f"`epsilon`: a user's total over her comparisons overflows a float (largest epsilon {np.max(eu):.3g}); use smaller epsilons")
+    with np.errstate(over="ignore"):
+        per_user = np.where(k > 0, (eps if np.ndim(eps) == 0 else eu) * k, 0.0)
+    if np.isinf(
+        per_user
+    ).any():  # finite epsilons (inf is refused above) whose sum over a user's comparisons overflows
+        raise ValueError(
+            f"`epsilon`: a user's total over her comparisons overflows a float (largest epsilon {np.max(eu):.3g}); use smaller epsilons"
+        )
     e = float(eps) if np.ndim(eps) == 0 else float(eu[k > 0].max())
     dense = len(vals) <= 64 and len(vals) * m * m <= 4 * len(y) + (1 << 22)
     mode = noise_mode()
-    c = _rr_win_counts(i, j, y, vals, m, rng, None if len(vals) == 1 else (g, u), mode) if dense else None
-    if c is not None:                                    # privatised and counted per group: debias and weight per pair
+    c = (
+        _rr_win_counts(i, j, y, vals, m, rng, None if len(vals) == 1 else (g, u), mode)
+        if dense
+        else None
+    )
+    if c is not None:  # privatised and counted per group: debias and weight per pair
         z0, z1 = rr._debias_table(vals)
-        w = rr.inverse_variance_weights(vals) if weighting == "inverse_variance" else np.ones(len(vals))
+        w = (
+            rr.inverse_variance_weights(vals)
+            if weighting == "inverse_variance"
+            else np.ones(len(vals))
+        )
         s = _pair_data_groups(c, z0, z1, w)
-    else:          # many pairs or many distinct epsilons (or a bad value: full validation names it): per comparison
+    else:  # many pairs or many distinct epsilons (or a bad value: full validation names it): per comparison
         i, j, y, _ = check_comparisons(i, j, y, n_items=m, binary=True)
-        if len(vals) == 1: s = _debiased_pairs(pair_data(i, j, rr.randomized_response(y, epsilon=e, rng=rng), n_items=m), e)
+        if len(vals) == 1:
+            s = _debiased_pairs(
+                pair_data(i, j, rr.randomized_response(y, epsilon=e, rng=rng), n_items=m), e
+            )
         else:
             p = rr.privatize(i, j, y, u, epsilon=eps, rng=rng, n_items=m)
             w = rr.inverse_variance_weights(eu)[u] if weighting == "inverse_variance" else None
             s = pair_data(i, j, p.z, n_items=m, weights=None if w is None else w / w.mean())
     f = fit_btl_pairs(s, lam=lam, tol=tol, method=method, link=link)
-    return PrivateBTL(theta=f.theta, fit=f, epsilon_per_comparison=e, epsilon_per_user=per_user, weighting=weighting, noise=mode)
+    return PrivateBTL(
+        theta=f.theta,
+        fit=f,
+        epsilon_per_comparison=e,
+        epsilon_per_user=per_user,
+        weighting=weighting,
+        noise=mode,
+    )
 
 # %% ../nbs/02_btl.ipynb #d38170b5
-def ranks_to_comparisons(ranks): # (n, m) ranks, 0 = best
+def ranks_to_comparisons(ranks):  # (n, m) ranks, 0 = best
     "All pairwise comparisons (user, i, j, y) implied by complete rankings, i < j, y = 1 if i is ranked above j"
     r = check_ranks(ranks)
     n, m = r.shape
-    if n * (m * (m - 1) // 2) > MAX_ENTRIES: raise ValueError(f"`ranks` implies n m(m-1)/2 = {n * (m * (m - 1) // 2):,} comparisons, beyond the limit {MAX_ENTRIES:,}")
-    check_memory(40 * n * (m * (m - 1) // 2) + 8 * n * m, name="ranks", what=f"the {n * (m * (m - 1) // 2):,} comparisons of {n:,} rankings")
+    if n * (m * (m - 1) // 2) > MAX_ENTRIES:
+        raise ValueError(
+            f"`ranks` implies n m(m-1)/2 = {n * (m * (m - 1) // 2):,} comparisons, beyond the limit {MAX_ENTRIES:,}"
+        )
+    check_memory(
+        40 * n * (m * (m - 1) // 2) + 8 * n * m,
+        name="ranks",
+        what=f"the {n * (m * (m - 1) // 2):,} comparisons of {n:,} rankings",
+    )
     I, J = np.triu_indices(m, 1)
     y = (r[:, I] < r[:, J]).astype(np.int8).ravel()
     return np.repeat(np.arange(n), len(I)), np.tile(I, n), np.tile(J, n), y

@@ -6,6 +6,7 @@ Docs: https://privrank.github.io/privrank/cli.html.md"""
 
 # %% ../nbs/09_cli.ipynb #31701ced
 from __future__ import annotations
+
 import argparse
 import contextlib
 import json
@@ -14,21 +15,25 @@ import os
 import sys
 import time
 import warnings
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
 
 import numpy as np
 
-from . import __version__
-from . import core
-from .core import (borda_aggregate, dp_borda_aggregate, kendall_tau_distance, check_rng, check_epsilon, check_delta,
-                           check_int, Consensus)
-from . import datasets
-from .footrule import footrule_aggregate, dp_footrule_aggregate
-from . import btl
-from .kemeny import kemeny_aggregate, dp_kemeny_aggregate
-from . import mc
+from . import __version__, btl, core, datasets, mc
+from privrank.core import (
+    Consensus,
+    borda_aggregate,
+    check_delta,
+    check_epsilon,
+    check_int,
+    check_rng,
+    dp_borda_aggregate,
+    kendall_tau_distance,
+)
+from .footrule import dp_footrule_aggregate, footrule_aggregate
+from .kemeny import dp_kemeny_aggregate, kemeny_aggregate
 
 # %% auto #0
 __all__ = ['MODELS', 'DATA_KINDS', 'METHODS', 'BYTES_PER_COMPARISON', 'EXIT_USAGE', 'EXIT_SIGPIPE', 'EXIT_INTERRUPT', 'Pairs',
@@ -39,17 +44,21 @@ __all__ = ['MODELS', 'DATA_KINDS', 'METHODS', 'BYTES_PER_COMPARISON', 'EXIT_USAG
 def _int_array(x, name):
     "`x` as a 1-D integer array (no copy for an int array), or a TypeError / ValueError naming `name`"
     a = np.asarray(x)
-    if a.dtype == object or a.dtype.kind not in "iu": raise TypeError(f"`{name}` must be an array of integers; got dtype {a.dtype}")
-    if a.ndim != 1: raise ValueError(f"`{name}` must be 1-D; got shape {a.shape}")
+    if a.dtype == object or a.dtype.kind not in "iu":
+        raise TypeError(f"`{name}` must be an array of integers; got dtype {a.dtype}")
+    if a.ndim != 1:
+        raise ValueError(f"`{name}` must be 1-D; got shape {a.shape}")
     return a
+
 
 @dataclass(frozen=True)
 class Pairs:
     "Pairwise comparisons as flat arrays: `user` says `i` beat `j` with outcome `y` (1, 0, or 0.5 for a tie)"
-    user: np.ndarray     # who compared: one integer id per comparison (the privacy unit)
-    i: np.ndarray        # item index, 0..n_items-1
-    j: np.ndarray        # the other item, != i
-    y: np.ndarray        # 1 if i won, 0 if j won, 0.5 for a tie
+
+    user: np.ndarray  # who compared: one integer id per comparison (the privacy unit)
+    i: np.ndarray  # item index, 0..n_items-1
+    j: np.ndarray  # the other item, != i
+    y: np.ndarray  # 1 if i won, 0 if j won, 0.5 for a tie
     n_items: int
     unit: str = "voter"  # what a user id stands for: "voter" (a ranking's comparisons) or "user" (a comparisons file)
 
@@ -57,317 +66,587 @@ class Pairs:
         m = check_int(self.n_items, name="n_items", minimum=2)
         user, i, j = (_int_array(getattr(self, k), k) for k in ("user", "i", "j"))
         y = np.asarray(self.y)
-        if y.dtype == object or y.dtype.kind not in "biuf": raise TypeError(f"`y` must be an array of numbers; got dtype {y.dtype}")
+        if y.dtype == object or y.dtype.kind not in "biuf":
+            raise TypeError(f"`y` must be an array of numbers; got dtype {y.dtype}")
         if not len(user) == len(i) == len(j) == len(y) > 0 or y.ndim != 1:
-            raise ValueError(f"`user`, `i`, `j`, `y` must be 1-D of one length > 0; got {len(user)}, {len(i)}, {len(j)}, shape {y.shape}")
-        if not np.isin(y, (0, 0.5, 1)).all(): raise ValueError(f"`y` must hold 0, 0.5 or 1 (NaN is refused); got {y[~np.isin(y, (0, 0.5, 1))][0]!r}")
-        if ((i < 0) | (i >= m) | (j < 0) | (j >= m)).any(): raise ValueError(f"`i` and `j` must lie in 0..{m - 1} (`n_items` = {m})")
-        if (i == j).any(): raise ValueError("`i` and `j` must differ: an item is not compared with itself")
-        if (user < 0).any(): raise ValueError("`user` ids must be >= 0")
-        if not (isinstance(self.unit, str) and self.unit in ("voter", "user")): raise ValueError(f"`unit` must be 'voter' or 'user'; got {self.unit!r}")
-        for k, v in dict(user=user, i=i, j=j, y=y, n_items=m).items(): object.__setattr__(self, k, v)
+            raise ValueError(
+                f"`user`, `i`, `j`, `y` must be 1-D of one length > 0; got {len(user)}, {len(i)}, {len(j)}, shape {y.shape}"
+            )
+        if not np.isin(y, (0, 0.5, 1)).all():
+            raise ValueError(
+                f"`y` must hold 0, 0.5 or 1 (NaN is refused); got {y[~np.isin(y, (0, 0.5, 1))][0]!r}"
+            )
+        if ((i < 0) | (i >= m) | (j < 0) | (j >= m)).any():
+            raise ValueError(f"`i` and `j` must lie in 0..{m - 1} (`n_items` = {m})")
+        if (i == j).any():
+            raise ValueError("`i` and `j` must differ: an item is not compared with itself")
+        if (user < 0).any():
+            raise ValueError("`user` ids must be >= 0")
+        if not (isinstance(self.unit, str) and self.unit in ("voter", "user")):
+            raise ValueError(f"`unit` must be 'voter' or 'user'; got {self.unit!r}")
+        for k, v in dict(user=user, i=i, j=j, y=y, n_items=m).items():
+            object.__setattr__(self, k, v)
+
 
 MODELS, DATA_KINDS = ("central", "local"), ("rankings", "comparisons")
+
 
 @dataclass(frozen=True)
 class Method:
     "An aggregation method the command can run"
+
     name: str
-    aggregate: Callable                   # data -> Consensus
-    private: Callable | None = None       # data, *, epsilon, delta, model, rng -> Consensus
-    models: tuple = ("central",)          # privacy models the private version supports; the first is the default
+    aggregate: Callable  # data -> Consensus
+    private: Callable | None = None  # data, *, epsilon, delta, model, rng -> Consensus
+    models: tuple = (
+        "central",
+    )  # privacy models the private version supports; the first is the default
     summary: str = ""
-    data: str = "rankings"                # what it reads: "rankings" (ranks) or "comparisons" (Pairs)
-    pure: bool = False                    # pure epsilon-DP only: --delta is refused
+    data: str = "rankings"  # what it reads: "rankings" (ranks) or "comparisons" (Pairs)
+    pure: bool = False  # pure epsilon-DP only: --delta is refused
 
     def __post_init__(self):
-        if not (isinstance(self.name, str) and self.name.strip()): raise TypeError(f"`name` must be a non-empty string; got {self.name!r}")
-        if not callable(self.aggregate): raise TypeError(f"`aggregate` must be callable; got {type(self.aggregate).__name__}")
-        if self.private is not None and not callable(self.private): raise TypeError(f"`private` must be callable or None; got {type(self.private).__name__}")
-        if not (isinstance(self.models, tuple) and self.models and all(isinstance(x, str) and x in MODELS for x in self.models)):
+        if not (isinstance(self.name, str) and self.name.strip()):
+            raise TypeError(f"`name` must be a non-empty string; got {self.name!r}")
+        if not callable(self.aggregate):
+            raise TypeError(f"`aggregate` must be callable; got {type(self.aggregate).__name__}")
+        if self.private is not None and not callable(self.private):
+            raise TypeError(
+                f"`private` must be callable or None; got {type(self.private).__name__}"
+            )
+        if not (
+            isinstance(self.models, tuple)
+            and self.models
+            and all(isinstance(x, str) and x in MODELS for x in self.models)
+        ):
             raise ValueError(f"`models` must be a non-empty tuple of {MODELS}; got {self.models!r}")
-        if not isinstance(self.summary, str): raise TypeError(f"`summary` must be a string; got {type(self.summary).__name__}")
-        if not (isinstance(self.data, str) and self.data in DATA_KINDS): raise ValueError(f"`data` must be one of {DATA_KINDS}; got {self.data!r}")
-        if not isinstance(self.pure, (bool, np.bool_)): raise TypeError(f"`pure` must be True or False; got {type(self.pure).__name__}")
+        if not isinstance(self.summary, str):
+            raise TypeError(f"`summary` must be a string; got {type(self.summary).__name__}")
+        if not (isinstance(self.data, str) and self.data in DATA_KINDS):
+            raise ValueError(f"`data` must be one of {DATA_KINDS}; got {self.data!r}")
+        if not isinstance(self.pure, (bool, np.bool_)):
+            raise TypeError(f"`pure` must be True or False; got {type(self.pure).__name__}")
+
 
 METHODS: dict[str, Method] = {}
 
+
 def register_method(method: Method):
     "Add (or replace) a method of `privrank aggregate` and `privrank demo`"
-    if not isinstance(method, Method): raise TypeError(f"`method` must be a Method; got {type(method).__name__}")
+    if not isinstance(method, Method):
+        raise TypeError(f"`method` must be a Method; got {type(method).__name__}")
     METHODS[method.name] = method
     return method
 
-register_method(Method("borda", borda_aggregate, dp_borda_aggregate, ("central", "local"),
-                       "Borda count; private: Laplace (delta=0) or analytic Gaussian noise on the scores"))
-register_method(Method("footrule", footrule_aggregate, dp_footrule_aggregate, ("central", "local"),
-                       "optimal footrule consensus (min-cost matching); private: noisy costs from the tree mechanism (Algorithm 2)"))
+
+register_method(
+    Method(
+        "borda",
+        borda_aggregate,
+        dp_borda_aggregate,
+        ("central", "local"),
+        "Borda count; private: Laplace (delta=0) or analytic Gaussian noise on the scores",
+    )
+)
+register_method(
+    Method(
+        "footrule",
+        footrule_aggregate,
+        dp_footrule_aggregate,
+        ("central", "local"),
+        "optimal footrule consensus (min-cost matching); private: noisy costs from the tree mechanism (Algorithm 2)",
+    )
+)
 
 # %% ../nbs/09_cli.ipynb #ad9b9321
-def _kemeny(ranks): return kemeny_aggregate(ranks, method="exact" if ranks.shape[1] <= 20 else "auto")
-def _dp_kemeny(ranks, *, epsilon, delta=0.0, model="central", rng=None): return dp_kemeny_aggregate(ranks, epsilon=epsilon, delta=delta, rng=rng)
+def _kemeny(ranks):
+    return kemeny_aggregate(ranks, method="exact" if ranks.shape[1] <= 20 else "auto")
 
-register_method(Method("kemeny", _kemeny, _dp_kemeny, ("central",),
-                       "Kemeny consensus (exact up to m = 20); private: the improved DP PTAS, regime picked from n, m, epsilon, delta"))
+
+def _dp_kemeny(ranks, *, epsilon, delta=0.0, model="central", rng=None):
+    return dp_kemeny_aggregate(ranks, epsilon=epsilon, delta=delta, rng=rng)
+
+
+register_method(
+    Method(
+        "kemeny",
+        _kemeny,
+        _dp_kemeny,
+        ("central",),
+        "Kemeny consensus (exact up to m = 20); private: the improved DP PTAS, regime picked from n, m, epsilon, delta",
+    )
+)
 
 # %% ../nbs/09_cli.ipynb #4c7379c7
-def _btl_consensus(order, theta, *, n_voters, unit, epsilon=math.inf, noise="none", diagnostics=None):
+def _btl_consensus(
+    order, theta, *, n_voters, unit, epsilon=math.inf, noise="none", diagnostics=None
+):
     "A BTL result as a Consensus: scores are theta; private (local model) when `epsilon` is finite"
     if math.isinf(epsilon):
-        return Consensus(order=order, method="btl", epsilon=math.inf, delta=0.0, model="none", n_voters=n_voters, scores=theta)
-    return Consensus(order=order, method="btl", epsilon=epsilon, delta=0.0, model="local", n_voters=n_voters, privacy_unit=unit,
-                     noise=noise, scores=theta, diagnostics=diagnostics or {})
+        return Consensus(
+            order=order,
+            method="btl",
+            epsilon=math.inf,
+            delta=0.0,
+            model="none",
+            n_voters=n_voters,
+            scores=theta,
+        )
+    return Consensus(
+        order=order,
+        method="btl",
+        epsilon=epsilon,
+        delta=0.0,
+        model="local",
+        n_voters=n_voters,
+        privacy_unit=unit,
+        noise=noise,
+        scores=theta,
+        diagnostics=diagnostics or {},
+    )
+
 
 def btl_aggregate(pairs: Pairs):
     "Non-private BTL consensus: items by the regularized M-estimate of theta"
-    if not isinstance(pairs, Pairs): raise TypeError(f"`pairs` must be a Pairs; got {type(pairs).__name__}")
+    if not isinstance(pairs, Pairs):
+        raise TypeError(f"`pairs` must be a Pairs; got {type(pairs).__name__}")
     fit = btl.fit_btl(pairs.i, pairs.j, pairs.y, n_items=pairs.n_items)
-    return _btl_consensus(fit.order, fit.theta, n_voters=len(np.unique(pairs.user)), unit=pairs.unit)
+    return _btl_consensus(
+        fit.order, fit.theta, n_voters=len(np.unique(pairs.user)), unit=pairs.unit
+    )
 
-def per_comparison_epsilon(epsilon:float, # budget per voter (user)
-                           k:np.ndarray,  # number of comparisons of each voter (>= 1)
-                          ) -> np.ndarray:
+
+def per_comparison_epsilon(
+    epsilon: float,  # budget per voter (user)
+    k: np.ndarray,  # number of comparisons of each voter (>= 1)
+) -> np.ndarray:
     "Each voter's epsilon per comparison: epsilon / k rounded down, so that k * (epsilon / k) <= epsilon exactly"
     epsilon = check_epsilon(epsilon, scalar=True)
     k = _int_array(k, "k")
-    if k.size == 0 or (k < 1).any(): raise ValueError("`k` must hold counts >= 1")
+    if k.size == 0 or (k < 1).any():
+        raise ValueError("`k` must hold counts >= 1")
     return np.nextafter(epsilon / k, 0)
+
 
 def dp_btl_aggregate(pairs: Pairs, *, epsilon, delta=0.0, model="local", rng=None):
     "Locally private BTL consensus at `epsilon` per voter: randomized response on each of her k comparisons at epsilon/k"
-    if not isinstance(pairs, Pairs): raise TypeError(f"`pairs` must be a Pairs; got {type(pairs).__name__}")
+    if not isinstance(pairs, Pairs):
+        raise TypeError(f"`pairs` must be a Pairs; got {type(pairs).__name__}")
     epsilon, delta = check_epsilon(epsilon, scalar=True), check_delta(delta)
-    if delta != 0: raise ValueError(f"`delta` must be 0 for BTL: randomized response is pure epsilon-DP and has no use for a delta; got {delta:g}")
+    if delta != 0:
+        raise ValueError(
+            f"`delta` must be 0 for BTL: randomized response is pure epsilon-DP and has no use for a delta; got {delta:g}"
+        )
     if not (isinstance(model, str) and model == "local"):
-        raise ValueError(f"`model` must be 'local' for BTL: each comparison is privatised by its voter; got {model!r}")
+        raise ValueError(
+            f"`model` must be 'local' for BTL: each comparison is privatised by its voter; got {model!r}"
+        )
     rng, mode = check_rng(rng), core.noise_mode()
     _, user, k = np.unique(pairs.user, return_inverse=True, return_counts=True)
-    eps_c = per_comparison_epsilon(epsilon, k)                  # one per voter, indexed by `user`
+    eps_c = per_comparison_epsilon(epsilon, k)  # one per voter, indexed by `user`
     if not (eps_c > 0).all():
-        raise ValueError(f"`epsilon` = {epsilon:g} per {pairs.unit} is too small: split over a {pairs.unit}'s {k.max():,} comparisons it underflows to 0")
+        raise ValueError(
+            f"`epsilon` = {epsilon:g} per {pairs.unit} is too small: split over a {pairs.unit}'s {k.max():,} comparisons it underflows to 0"
+        )
     y = pairs.y
-    if np.any(y == 0.5): y = np.where(y == 0.5, rng.integers(0, 2, len(y)), y)   # a tie becomes a fair coin
-    try: res = btl.private_btl(pairs.i, pairs.j, y.astype(np.int8), user, n_items=pairs.n_items, epsilon=eps_c, rng=rng)
+    if np.any(y == 0.5):
+        y = np.where(y == 0.5, rng.integers(0, 2, len(y)), y)  # a tie becomes a fair coin
+    try:
+        res = btl.private_btl(
+            pairs.i, pairs.j, y.astype(np.int8), user, n_items=pairs.n_items, epsilon=eps_c, rng=rng
+        )
     except ValueError as e:
-        if "`epsilon`" not in str(e): raise
-        raise ValueError(f"{e} (here the per-comparison `epsilon` is the per-{pairs.unit} `epsilon` {epsilon:g} split over each "
-                         f"{pairs.unit}'s comparisons: {eps_c.min():g} to {eps_c.max():g})") from None
-    diag = dict(epsilon_per_comparison_min=float(eps_c.min()), epsilon_per_comparison_max=float(eps_c.max()),
-                comparisons_per_unit_min=int(k.min()), comparisons_per_unit_max=int(k.max()), composition="basic",
-                weighting=res.weighting)
-    return _btl_consensus(res.order, res.theta, n_voters=len(k), unit=pairs.unit, epsilon=epsilon,
-                          noise=getattr(res, "noise", mode), diagnostics=diag)
+        if "`epsilon`" not in str(e):
+            raise
+        raise ValueError(
+            f"{e} (here the per-comparison `epsilon` is the per-{pairs.unit} `epsilon` {epsilon:g} split over each "
+            f"{pairs.unit}'s comparisons: {eps_c.min():g} to {eps_c.max():g})"
+        ) from None
+    diag = dict(
+        epsilon_per_comparison_min=float(eps_c.min()),
+        epsilon_per_comparison_max=float(eps_c.max()),
+        comparisons_per_unit_min=int(k.min()),
+        comparisons_per_unit_max=int(k.max()),
+        composition="basic",
+        weighting=res.weighting,
+    )
+    return _btl_consensus(
+        res.order,
+        res.theta,
+        n_voters=len(k),
+        unit=pairs.unit,
+        epsilon=epsilon,
+        noise=getattr(res, "noise", mode),
+        diagnostics=diag,
+    )
 
-register_method(Method("btl", btl_aggregate, dp_btl_aggregate, ("local",),
-                       "Bradley-Terry-Luce M-estimator; private: randomized response on each comparison (local DP), epsilon per voter split over her comparisons",
-                       data="comparisons", pure=True))
+
+register_method(
+    Method(
+        "btl",
+        btl_aggregate,
+        dp_btl_aggregate,
+        ("local",),
+        "Bradley-Terry-Luce M-estimator; private: randomized response on each comparison (local DP), epsilon per voter split over her comparisons",
+        data="comparisons",
+        pure=True,
+    )
+)
 
 # %% ../nbs/09_cli.ipynb #f5a30097
 class CLIError(Exception):
     "A usage error: printed as one line, exit status 2"
 
+
 class _Parser(argparse.ArgumentParser):
-    def error(self, message): raise CLIError(message)
+    def error(self, message):
+        raise CLIError(message)
 
 # %% ../nbs/09_cli.ipynb #47570132
 _RANKING_SUFFIXES = (".soc", ".soi", ".toi", ".toc")
-BYTES_PER_COMPARISON = 80   # peak bytes per comparison built from rankings and fitted by BTL (measured 33 + 41)
+BYTES_PER_COMPARISON = (
+    80  # peak bytes per comparison built from rankings and fitted by BTL (measured 33 + 41)
+)
+
 
 def _suffix(path: Path) -> str:
     s = path.suffixes
     return (s[-2] if len(s) >= 2 and s[-1] == ".gz" else (s[-1] if s else "")).lower()
 
+
 @dataclass(frozen=True)
 class Profile:
     "What a file holds, in the shapes the methods read, with the file's candidate ids and names"
-    ranks: np.ndarray | None   # (n, m) when the file holds rankings
-    pairs: Pairs | None        # comparisons, when the file holds them (or derived from `ranks` on demand)
+
+    ranks: np.ndarray | None  # (n, m) when the file holds rankings
+    pairs: Pairs | None  # comparisons, when the file holds them (or derived from `ranks` on demand)
     item_ids: np.ndarray
     item_names: tuple
     title: str
     note: str | None = None
-    source: str = ""           # the file's name, for messages
+    source: str = ""  # the file's name, for messages
 
     def __post_init__(self):
-        if (self.ranks is None) == (self.pairs is None): raise ValueError("a Profile holds either `ranks` or `pairs`")
-        if self.ranks is not None: object.__setattr__(self, "ranks", core.check_ranks(self.ranks))
-        if self.pairs is not None and not isinstance(self.pairs, Pairs): raise TypeError(f"`pairs` must be a Pairs; got {type(self.pairs).__name__}")
+        if (self.ranks is None) == (self.pairs is None):
+            raise ValueError("a Profile holds either `ranks` or `pairs`")
+        if self.ranks is not None:
+            object.__setattr__(self, "ranks", core.check_ranks(self.ranks))
+        if self.pairs is not None and not isinstance(self.pairs, Pairs):
+            raise TypeError(f"`pairs` must be a Pairs; got {type(self.pairs).__name__}")
         m = self.ranks.shape[1] if self.ranks is not None else self.pairs.n_items
         if len(self.item_ids) != m or len(self.item_names) != m:
-            raise ValueError(f"`item_ids` and `item_names` must have one entry per candidate ({m}); got {len(self.item_ids)} and {len(self.item_names)}")
-        if not all(isinstance(s, str) for s in (*self.item_names, self.title, self.source)) or not isinstance(self.note, (str, type(None))):
+            raise ValueError(
+                f"`item_ids` and `item_names` must have one entry per candidate ({m}); got {len(self.item_ids)} and {len(self.item_names)}"
+            )
+        if not all(
+            isinstance(s, str) for s in (*self.item_names, self.title, self.source)
+        ) or not isinstance(self.note, (str, type(None))):
             raise TypeError("`item_names`, `title`, `source` (and `note`) must be strings")
+
 
 def load_profile(path, *, rng=None):
     "The rankings or comparisons in `path` (PrefLib or pairwise CSV)"
-    if not isinstance(path, (str, os.PathLike)) or isinstance(path, bytes): raise TypeError(f"`path` must be a file path; got {type(path).__name__}")
+    if not isinstance(path, (str, os.PathLike)) or isinstance(path, bytes):
+        raise TypeError(f"`path` must be a file path; got {type(path).__name__}")
     path, rng = Path(path), check_rng(rng)
     suf = _suffix(path)
     if suf == ".csv":
         c = datasets.read_pairwise_csv(path)
         pairs = Pairs(c.user, c.winner, c.loser, np.where(c.tie, 0.5, 1.0), c.n_items, unit="user")
-        return Profile(None, pairs, c.item_ids, tuple(str(i) for i in c.item_ids), path.name, source=path.name)
+        return Profile(
+            None, pairs, c.item_ids, tuple(str(i) for i in c.item_ids), path.name, source=path.name
+        )
     if suf not in _RANKING_SUFFIXES:
-        raise CLIError(f"cannot tell the format of {path.name}: expected a PrefLib {'/'.join(_RANKING_SUFFIXES)} file "
-                       f"(optionally .gz) or a pairwise .csv")
+        raise CLIError(
+            f"cannot tell the format of {path.name}: expected a PrefLib {'/'.join(_RANKING_SUFFIXES)} file "
+            f"(optionally .gz) or a pairwise .csv"
+        )
     prefs = datasets.read_preflib(path)
-    if prefs.is_complete_strict: ranks, note = prefs.ranks, None
+    if prefs.is_complete_strict:
+        ranks, note = prefs.ranks, None
     else:
         ranks = prefs.to_ranks(tie_break="random", rng=rng)
         note = "partial/tied orders completed: unranked candidates last, ties broken at random"
-    return Profile(ranks, None, np.asarray(prefs.item_ids), tuple(prefs.item_names), prefs.title, note, source=path.name)
+    return Profile(
+        ranks,
+        None,
+        np.asarray(prefs.item_ids),
+        tuple(prefs.item_names),
+        prefs.title,
+        note,
+        source=path.name,
+    )
+
 
 def _method_input(method: Method, profile: Profile):
     "The data `method` reads, from `profile`"
     if method.data == "rankings":
         if profile.ranks is None:
-            raise CLIError(f"method {method.name!r} needs rankings (a PrefLib {'/'.join(_RANKING_SUFFIXES)} file); "
-                           f"{profile.source or profile.title} holds pairwise comparisons: use --method btl")
+            raise CLIError(
+                f"method {method.name!r} needs rankings (a PrefLib {'/'.join(_RANKING_SUFFIXES)} file); "
+                f"{profile.source or profile.title} holds pairwise comparisons: use --method btl"
+            )
         return profile.ranks
-    if profile.pairs is not None: return profile.pairs
+    if profile.pairs is not None:
+        return profile.pairs
     n, m = profile.ranks.shape
     k = n * (m * (m - 1) // 2)
-    try: core.check_memory(BYTES_PER_COMPARISON * k, name="ranks", what=f"the {k:,} pairwise comparisons of {n:,} voters x {m:,} candidates")
-    except ValueError as e: raise ValueError(f"{profile.source or 'the file'}: {e}") from None
+    try:
+        core.check_memory(
+            BYTES_PER_COMPARISON * k,
+            name="ranks",
+            what=f"the {k:,} pairwise comparisons of {n:,} voters x {m:,} candidates",
+        )
+    except ValueError as e:
+        raise ValueError(f"{profile.source or 'the file'}: {e}") from None
     user, i, j, y = btl.ranks_to_comparisons(profile.ranks)
     return Pairs(user, i, j, y.astype(float), m, unit="voter")
 
 # %% ../nbs/09_cli.ipynb #afbf6adc
 def _check_choice(x, name, choices, allow_none=True):
-    if x is None and allow_none: return None
-    if not isinstance(x, str): raise TypeError(f"`{name}` must be a string; got {type(x).__name__}")
-    if x not in choices: raise ValueError(f"`{name}` must be one of {', '.join(choices)}; got {x!r}")
+    if x is None and allow_none:
+        return None
+    if not isinstance(x, str):
+        raise TypeError(f"`{name}` must be a string; got {type(x).__name__}")
+    if x not in choices:
+        raise ValueError(f"`{name}` must be one of {', '.join(choices)}; got {x!r}")
     return x
+
 
 def run_method(name, profile, *, epsilon=None, delta=None, model=None, rng=None):
     "Run method `name` on `profile`, privately when `epsilon` is given; returns (Consensus, seconds)"
-    if not isinstance(name, str): raise TypeError(f"`name` must be a method name (str); got {type(name).__name__}")
-    if not isinstance(profile, Profile): raise TypeError(f"`profile` must be a Profile; got {type(profile).__name__}")
-    if name not in METHODS: raise CLIError(f"unknown method {name!r}; choose one of: {', '.join(METHODS)}")
-    if epsilon is not None: epsilon = check_epsilon(epsilon, scalar=True)
-    if delta is not None: delta = check_delta(delta)
+    if not isinstance(name, str):
+        raise TypeError(f"`name` must be a method name (str); got {type(name).__name__}")
+    if not isinstance(profile, Profile):
+        raise TypeError(f"`profile` must be a Profile; got {type(profile).__name__}")
+    if name not in METHODS:
+        raise CLIError(f"unknown method {name!r}; choose one of: {', '.join(METHODS)}")
+    if epsilon is not None:
+        epsilon = check_epsilon(epsilon, scalar=True)
+    if delta is not None:
+        delta = check_delta(delta)
     model, rng = _check_choice(model, "model", MODELS), check_rng(rng)
     m = METHODS[name]
     if epsilon is None:
-        if delta is not None or model is not None: raise CLIError("--delta and --model need --epsilon")
-        data = _method_input(m, profile)
-        t0 = time.perf_counter(); res = m.aggregate(data)
-    else:
-        if m.private is None:
-            raise CLIError(f"method {name!r} has no private version; drop --epsilon, or choose one of: "
-                           f"{', '.join(k for k, v in METHODS.items() if v.private) or 'none yet'}")
-        if m.pure and delta: raise CLIError(f"method {name!r} is pure epsilon-DP: drop --delta (or set it to 0)")
-        model = model or m.models[0]
-        if model not in m.models: raise CLIError(f"method {name!r} supports --model {'/'.join(m.models)}; got {model!r}")
+        if delta is not None or model is not None:
+            raise CLIError("--delta and --model need --epsilon")
         data = _method_input(m, profile)
         t0 = time.perf_counter()
-        res = m.private(data, epsilon=epsilon, delta=0.0 if delta is None else delta, model=model, rng=rng)
+        res = m.aggregate(data)
+    else:
+        if m.private is None:
+            raise CLIError(
+                f"method {name!r} has no private version; drop --epsilon, or choose one of: "
+                f"{', '.join(k for k, v in METHODS.items() if v.private) or 'none yet'}"
+            )
+        if m.pure and delta:
+            raise CLIError(f"method {name!r} is pure epsilon-DP: drop --delta (or set it to 0)")
+        model = model or m.models[0]
+        if model not in m.models:
+            raise CLIError(f"method {name!r} supports --model {'/'.join(m.models)}; got {model!r}")
+        data = _method_input(m, profile)
+        t0 = time.perf_counter()
+        res = m.private(
+            data, epsilon=epsilon, delta=0.0 if delta is None else delta, model=model, rng=rng
+        )
     return res, time.perf_counter() - t0
 
 # %% ../nbs/09_cli.ipynb #2fcc8d36
-def printable(s:str, # text that may come from a file
-             ) -> str:
+def printable(
+    s: str,  # text that may come from a file
+) -> str:
     "`s` with every character Python does not count as printable (control, format, separator) escaped as \\xNN / \\uNNNN"
-    if not isinstance(s, str): raise TypeError(f"`s` must be a string; got {type(s).__name__}")
+    if not isinstance(s, str):
+        raise TypeError(f"`s` must be a string; got {type(s).__name__}")
     return s if s.isprintable() else "".join(c if c.isprintable() else repr(c)[1:-1] for c in s)
+
 
 def _jsonable(x, where, notes):
     "`x` with numpy scalars as Python numbers and every non-finite float as None (its place recorded in `notes`)"
-    if isinstance(x, dict): return {k: _jsonable(v, f"{where}.{k}" if where else k, notes) for k, v in x.items()}
-    if isinstance(x, (list, tuple)): return [_jsonable(v, f"{where}[{i}]", notes) for i, v in enumerate(x)]
-    if isinstance(x, np.generic): x = x.item()
-    if isinstance(x, float) and not math.isfinite(x): notes.append(where); return None
+    if isinstance(x, dict):
+        return {k: _jsonable(v, f"{where}.{k}" if where else k, notes) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return [_jsonable(v, f"{where}[{i}]", notes) for i, v in enumerate(x)]
+    if isinstance(x, np.generic):
+        x = x.item()
+    if isinstance(x, float) and not math.isfinite(x):
+        notes.append(where)
+        return None
     return x
+
 
 def _json(d):
     "One line of strict JSON (no NaN or Infinity token: allow_nan=False fails loudly if one slipped through)"
     notes = []
     d = _jsonable(d, "", notes)
-    if notes: d["non_finite"] = notes
+    if notes:
+        d["non_finite"] = notes
     return json.dumps(d, allow_nan=False)
 
-def _id(x): return x.item() if isinstance(x, np.generic) else x
+
+def _id(x):
+    return x.item() if isinstance(x, np.generic) else x
+
 
 def _result_dict(res, profile, seconds, *, seed=None, method=None, noise=None):
     "The JSON-able record of an aggregation; `noise`: the mode in effect, for a result that does not record its own"
     private = bool(res.private) and math.isfinite(res.epsilon)
     ids = np.asarray(profile.item_ids)[res.order]
-    d = dict(order=[_id(i) for i in ids], names=[profile.item_names[q] for q in res.order], method=method or res.method,
-             private=private, epsilon=res.epsilon if private else None, delta=res.delta if private else None,
-             model=res.model if private else "none", privacy_unit=res.privacy_unit if private else None,
-             noise=(res.noise if res.noise != "none" else (noise or core.noise_mode())) if private else "none",
-             n_voters=int(res.n_voters), n_items=int(res.n_items), seconds=round(seconds, 6), seed=seed)
-    diag = {k: _id(v) for k, v in res.diagnostics.items() if isinstance(v, (str, bool, int, float, np.generic))}
+    d = dict(
+        order=[_id(i) for i in ids],
+        names=[profile.item_names[q] for q in res.order],
+        method=method or res.method,
+        private=private,
+        epsilon=res.epsilon if private else None,
+        delta=res.delta if private else None,
+        model=res.model if private else "none",
+        privacy_unit=res.privacy_unit if private else None,
+        noise=(res.noise if res.noise != "none" else (noise or core.noise_mode()))
+        if private
+        else "none",
+        n_voters=int(res.n_voters),
+        n_items=int(res.n_items),
+        seconds=round(seconds, 6),
+        seed=seed,
+    )
+    diag = {
+        k: _id(v)
+        for k, v in res.diagnostics.items()
+        if isinstance(v, (str, bool, int, float, np.generic))
+    }
     if private and res.method == "btl":
-        d["epsilon_per_comparison"] = dict(min=diag.pop("epsilon_per_comparison_min"), max=diag.pop("epsilon_per_comparison_max"))
-        d["comparisons_per_" + d["privacy_unit"]] = dict(min=diag.pop("comparisons_per_unit_min"), max=diag.pop("comparisons_per_unit_max"))
+        d["epsilon_per_comparison"] = dict(
+            min=diag.pop("epsilon_per_comparison_min"), max=diag.pop("epsilon_per_comparison_max")
+        )
+        d["comparisons_per_" + d["privacy_unit"]] = dict(
+            min=diag.pop("comparisons_per_unit_min"), max=diag.pop("comparisons_per_unit_max")
+        )
         d["composition"] = diag.pop("composition")
-    if res.method == "btl": d["theta"] = [float(t) for t in res.scores]   # in the file's candidate order
-    if "solver" in diag: d["solver"] = diag["solver"]
-    if res.private and not private: diag["note"] = "epsilon = inf: not private"
-    if diag: d["diagnostics"] = diag
-    if profile.note: d["conversion"] = profile.note
+    if res.method == "btl":
+        d["theta"] = [float(t) for t in res.scores]  # in the file's candidate order
+    if "solver" in diag:
+        d["solver"] = diag["solver"]
+    if res.private and not private:
+        diag["note"] = "epsilon = inf: not private"
+    if diag:
+        d["diagnostics"] = diag
+    if profile.note:
+        d["conversion"] = profile.note
     return d
 
+
 def _privacy_text(d):
-    if not d["private"]: return "not private"
+    if not d["private"]:
+        return "not private"
     unit = d["privacy_unit"]
     if "epsilon_per_comparison" in d:
         lo, hi = d["epsilon_per_comparison"]["min"], d["epsilon_per_comparison"]["max"]
         k = d[f"comparisons_per_{unit}"]
         per = f"{lo:g}" if lo == hi else f"{lo:g} to {hi:g}"
         ks = f"{k['min']}" if k["min"] == k["max"] else f"{k['min']} to {k['max']}"
-        return (f"epsilon = {d['epsilon']:g} per {unit} ({d['model']} model, {d['noise']} noise): each {unit}'s {ks} "
-                f"comparisons reported at epsilon/k = {per} each (basic composition)")
+        return (
+            f"epsilon = {d['epsilon']:g} per {unit} ({d['model']} model, {d['noise']} noise): each {unit}'s {ks} "
+            f"comparisons reported at epsilon/k = {per} each (basic composition)"
+        )
     return f"epsilon = {d['epsilon']:g}, delta = {d['delta']:g} per {unit} ({d['model']} model, {d['noise']} noise)"
+
 
 def _format_result(d, title=""):
     "Human-readable consensus: a header line and one line per candidate (text from the file escaped)"
-    lines = [f"{d['method']} consensus of {d['n_voters']} voters over {d['n_items']} candidates"
-             + (f" ({printable(title)})" if title else "") + f": {_privacy_text(d)}"]
-    lines += [f"{k + 1:>3}. {printable(str(name))} (id {printable(str(i))})" for k, (i, name) in enumerate(zip(d["order"], d["names"]))]
-    if d.get("conversion"): lines.append(f"note: {d['conversion']}")
+    lines = [
+        f"{d['method']} consensus of {d['n_voters']} voters over {d['n_items']} candidates"
+        + (f" ({printable(title)})" if title else "")
+        + f": {_privacy_text(d)}"
+    ]
+    lines += [
+        f"{k + 1:>3}. {printable(str(name))} (id {printable(str(i))})"
+        for k, (i, name) in enumerate(zip(d["order"], d["names"]))
+    ]
+    if d.get("conversion"):
+        lines.append(f"note: {d['conversion']}")
     return "\n".join(lines)
 
 # %% ../nbs/09_cli.ipynb #ec67a027
 def _positive_float(flag):
     "A float option; inf is refused here (a command-line run is private or it omits --epsilon)"
+
     def conv(s):
-        try: v = float(s)
-        except ValueError: raise argparse.ArgumentTypeError(f"{flag} must be a number; got {s!r}")
-        if math.isinf(v): raise argparse.ArgumentTypeError(f"{flag} must be finite; got {s!r} (omit --epsilon for a non-private run)")
+        try:
+            v = float(s)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{flag} must be a number; got {s!r}")
+        if math.isinf(v):
+            raise argparse.ArgumentTypeError(
+                f"{flag} must be finite; got {s!r} (omit --epsilon for a non-private run)"
+            )
         return v
+
     return conv
+
 
 def _count(flag, minimum=0):
     "An integer option >= minimum"
+
     def conv(s):
-        try: v = int(s)
-        except ValueError: raise argparse.ArgumentTypeError(f"{flag} must be an integer >= {minimum}; got {s!r}")
-        if v < minimum: raise argparse.ArgumentTypeError(f"{flag} must be an integer >= {minimum}; got {s!r}")
+        try:
+            v = int(s)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{flag} must be an integer >= {minimum}; got {s!r}")
+        if v < minimum:
+            raise argparse.ArgumentTypeError(f"{flag} must be an integer >= {minimum}; got {s!r}")
         return v
+
     return conv
+
 
 _seed = _count("--seed")
 
+
 def _add_noise_arg(p):
-    p.add_argument("--noise", choices=core.NOISE_MODES, default=None,
-                   help="noise path of the private mechanisms: fast (floating point) or exact (integer noise); default: $PRIVRANK_NOISE, else fast")
+    p.add_argument(
+        "--noise",
+        choices=core.NOISE_MODES,
+        default=None,
+        help="noise path of the private mechanisms: fast (floating point) or exact (integer noise); default: $PRIVRANK_NOISE, else fast",
+    )
+
 
 def _add_privacy_args(p, epsilon_default=None):
-    p.add_argument("--epsilon", type=_positive_float("--epsilon"), default=epsilon_default,
-                   help="privacy budget per voter (user), for every method (omit for the non-private method)")
-    p.add_argument("--delta", type=_positive_float("--delta"), default=None, help="0 <= delta < 1 (default 0: pure DP)")
-    p.add_argument("--model", choices=MODELS, default=None, help="who adds the noise (default: the method's first, central where it has one)")
+    p.add_argument(
+        "--epsilon",
+        type=_positive_float("--epsilon"),
+        default=epsilon_default,
+        help="privacy budget per voter (user), for every method (omit for the non-private method)",
+    )
+    p.add_argument(
+        "--delta",
+        type=_positive_float("--delta"),
+        default=None,
+        help="0 <= delta < 1 (default 0: pure DP)",
+    )
+    p.add_argument(
+        "--model",
+        choices=MODELS,
+        default=None,
+        help="who adds the noise (default: the method's first, central where it has one)",
+    )
     _add_noise_arg(p)
-    p.add_argument("--seed", type=_seed, default=None, help="seed for the noise, to repeat a run (default: fresh randomness)")
+    p.add_argument(
+        "--seed",
+        type=_seed,
+        default=None,
+        help="seed for the noise, to repeat a run (default: fresh randomness)",
+    )
     p.add_argument("--json", action="store_true", help="print one JSON object")
+
 
 def _cmd_aggregate(args):
     "privrank aggregate FILE --method M ...: the text to print"
     rng = check_rng(args.seed)
     profile = load_profile(args.file, rng=rng)
-    res, sec = run_method(args.method, profile, epsilon=args.epsilon, delta=args.delta, model=args.model, rng=rng)
+    res, sec = run_method(
+        args.method, profile, epsilon=args.epsilon, delta=args.delta, model=args.model, rng=rng
+    )
     d = _result_dict(res, profile, sec, seed=args.seed, method=args.method, noise=core.noise_mode())
     return _json(d) if args.json else _format_result(d, profile.title)
 
@@ -379,35 +658,62 @@ def demo_rows(*, epsilon=1.0, delta=1e-6, model=None, rng=None):
     profile = load_profile(datasets.demo_path())
     rows = []
     for name, m in METHODS.items():
-        models = [x for x in m.models if model is None or x == model] if m.private is not None else []
-        if model is not None and not models: continue
+        models = (
+            [x for x in m.models if model is None or x == model] if m.private is not None else []
+        )
+        if model is not None and not models:
+            continue
         base, _ = run_method(name, profile)
         rows.append((name, base, 0))
         for mdl in models:
-            for d in ((0.0,) if m.pure or not delta else (0.0, delta)):
+            for d in (0.0,) if m.pure or not delta else (0.0, delta):
                 res, _ = run_method(name, profile, epsilon=epsilon, delta=d, model=mdl, rng=rng)
                 rows.append((name, res, int(kendall_tau_distance(res.ranks, base.ranks))))
     return profile, rows
 
+
 def _cmd_demo(args):
     "privrank demo: the text to print"
     t0 = time.perf_counter()
-    profile, rows = demo_rows(epsilon=args.epsilon, delta=args.delta if args.delta is not None else 1e-6, model=args.model, rng=args.seed)
+    profile, rows = demo_rows(
+        epsilon=args.epsilon,
+        delta=args.delta if args.delta is not None else 1e-6,
+        model=args.model,
+        rng=args.seed,
+    )
     ids, mode = np.asarray(profile.item_ids), core.noise_mode()
     if args.json:
-        recs = [dict(_result_dict(res, profile, 0.0, seed=args.seed, method=name, noise=mode), kendall_to_nonprivate=k)
-                for name, res, k in rows]
-        return _json(dict(dataset=profile.title, model=args.model, results=recs, seconds=round(time.perf_counter() - t0, 6)))
+        recs = [
+            dict(
+                _result_dict(res, profile, 0.0, seed=args.seed, method=name, noise=mode),
+                kendall_to_nonprivate=k,
+            )
+            for name, res, k in rows
+        ]
+        return _json(
+            dict(
+                dataset=profile.title,
+                model=args.model,
+                results=recs,
+                seconds=round(time.perf_counter() - t0, 6),
+            )
+        )
     m, pairs = len(ids), len(ids) * (len(ids) - 1) // 2
-    lines = [f"privrank demo: AGH course selection, {profile.title} ({profile.ranks.shape[0]} voters, {m} courses; "
-             f"PrefLib 00009-00000001, bundled){'; ' + args.model + ' model only' if args.model else ''}",
-             f"{'method':<9} {'model':<8} {'eps/voter':>9} {'delta':>7} {'Kendall':>8}  consensus (ids, best first)"]
+    lines = [
+        f"privrank demo: AGH course selection, {profile.title} ({profile.ranks.shape[0]} voters, {m} courses; "
+        f"PrefLib 00009-00000001, bundled){'; ' + args.model + ' model only' if args.model else ''}",
+        f"{'method':<9} {'model':<8} {'eps/voter':>9} {'delta':>7} {'Kendall':>8}  consensus (ids, best first)",
+    ]
     for name, res, k in rows:
         e, dl = (f"{res.epsilon:g}", f"{res.delta:g}") if res.private else ("-", "-")
-        lines.append(f"{name:<9} {res.model:<8} {e:>9} {dl:>7} {k:>8}  {' > '.join(str(i) for i in ids[res.order])}")
-    lines.append(f"Kendall: pairs of courses ordered differently from the same method's non-private consensus (of {pairs}). "
-                 f"epsilon is per voter for every method (btl: each voter's {pairs} comparisons at epsilon/{pairs} each); "
-                 f"noise: {mode}. {time.perf_counter() - t0:.2f}s")
+        lines.append(
+            f"{name:<9} {res.model:<8} {e:>9} {dl:>7} {k:>8}  {' > '.join(str(i) for i in ids[res.order])}"
+        )
+    lines.append(
+        f"Kendall: pairs of courses ordered differently from the same method's non-private consensus (of {pairs}). "
+        f"epsilon is per voter for every method (btl: each voter's {pairs} comparisons at epsilon/{pairs} each); "
+        f"noise: {mode}. {time.perf_counter() - t0:.2f}s"
+    )
     return "\n".join(lines)
 
 # %% ../nbs/09_cli.ipynb #6656893c
@@ -415,63 +721,134 @@ def load_ratings(path, *, n_items=None):
     "A `Ratings` from a MovieLens or Jester file, with the item universe 1..n_items if given (see `privrank.datasets`)"
     return datasets.read_ratings(path, n_items=n_items)
 
-_COMPLETE_FLAGS = dict(n_iter="--iterations", row_norm="--row-norm", rank_bound="--rank-bound", method="--solver",
-                       max_per_user="--max-per-user", test_fraction="--test-fraction", n_items="--items")
+
+_COMPLETE_FLAGS = dict(
+    n_iter="--iterations",
+    row_norm="--row-norm",
+    rank_bound="--rank-bound",
+    method="--solver",
+    max_per_user="--max-per-user",
+    test_fraction="--test-fraction",
+    n_items="--items",
+)
+
 
 def _flag_names(e, flags):
     "The same error, with the library's parameter names replaced by the command's flags"
     msg = str(e)
-    for k, v in flags.items(): msg = msg.replace(f"`{k}`", f"`{v}`")
+    for k, v in flags.items():
+        msg = msg.replace(f"`{k}`", f"`{v}`")
     return type(e)(msg)
+
 
 def _universe(args):
     "The item universe of the ratings file and where it comes from: --items, Jester dataset 1, or the MovieLens catalogue"
-    if args.items is not None: return args.items, "--items"
-    if datasets.ratings_format(args.file) == "jester": return datasets.JESTER_JOKES, f"Jester dataset 1 ({datasets.JESTER_JOKES} jokes)"
+    if args.items is not None:
+        return args.items, "--items"
+    if datasets.ratings_format(args.file) == "jester":
+        return datasets.JESTER_JOKES, f"Jester dataset 1 ({datasets.JESTER_JOKES} jokes)"
     n = datasets.item_universe(args.file)
     if n is None:
-        raise CLIError(f"{Path(args.file).name}: the number of items is not known: pass --items N, the size of the item catalogue "
-                       f"(the items that happen to be rated are not used: their number would reveal whether anyone rated a rare one; "
-                       f"a MovieLens catalogue, u.info/u.item/movies.dat/movies.csv, is read from beside the ratings file)")
+        raise CLIError(
+            f"{Path(args.file).name}: the number of items is not known: pass --items N, the size of the item catalogue "
+            f"(the items that happen to be rated are not used: their number would reveal whether anyone rated a rare one; "
+            f"a MovieLens catalogue, u.info/u.item/movies.dat/movies.csv, is read from beside the ratings file)"
+        )
     return n, "the MovieLens catalogue beside the ratings file"
+
 
 def _fw_bytes(n_items, n_iter, solver):
     "Estimated peak memory of private Frank-Wolfe's dense item-side arrays: a (64, n) noise block, the T factors, n x n for 'exact'"
     return 8 * n_items * (64 + n_iter + 16) + (24 * n_items * n_items if solver == "exact" else 0)
 
+
 def _cmd_complete(args):
     "privrank complete RATINGS --epsilon E --delta D ...: the text to print"
     if args.test_fraction is not None and not args.evaluate:
-        raise CLIError("--test-fraction needs --evaluate: without it nothing is held out and no evaluation is printed")
+        raise CLIError(
+            "--test-fraction needs --evaluate: without it nothing is held out and no evaluation is printed"
+        )
     try:
         n_items, items_from = _universe(args)
-        mc._check_iter(args.iterations, name="n_iter")                    # before the estimate that uses it
-        core.check_memory(_fw_bytes(n_items, args.iterations, args.solver), name="n_items",
-                          what=f"private Frank-Wolfe's dense arrays over the {n_items:,} items of the universe")
+        mc._check_iter(args.iterations, name="n_iter")  # before the estimate that uses it
+        core.check_memory(
+            _fw_bytes(n_items, args.iterations, args.solver),
+            name="n_items",
+            what=f"private Frank-Wolfe's dense arrays over the {n_items:,} items of the universe",
+        )
         r = load_ratings(args.file, n_items=n_items)
         rng, mode, t0 = check_rng(args.seed), core.noise_mode(), time.perf_counter()
-        out = mc.complete(r.ratings, epsilon=args.epsilon, delta=args.delta, rank_bound=args.rank_bound, n_iter=args.iterations,
-                          row_norm=args.row_norm, method=args.solver, max_per_user=args.max_per_user, evaluate=args.evaluate,
-                          test_fraction=0.01 if args.test_fraction is None else args.test_fraction, noise=mode, rng=rng)
-        rec = {k: out[k] for k in ("epsilon", "delta", "privacy_unit", "accountant", "noise_multiplier", "rank_bound", "n_iter")}
+        out = mc.complete(
+            r.ratings,
+            epsilon=args.epsilon,
+            delta=args.delta,
+            rank_bound=args.rank_bound,
+            n_iter=args.iterations,
+            row_norm=args.row_norm,
+            method=args.solver,
+            max_per_user=args.max_per_user,
+            evaluate=args.evaluate,
+            test_fraction=0.01 if args.test_fraction is None else args.test_fraction,
+            noise=mode,
+            rng=rng,
+        )
+        rec = {
+            k: out[k]
+            for k in (
+                "epsilon",
+                "delta",
+                "privacy_unit",
+                "accountant",
+                "noise_multiplier",
+                "rank_bound",
+                "n_iter",
+            )
+        }
         ev = out
-    except (ValueError, TypeError) as e: raise _flag_names(e, _COMPLETE_FLAGS) from None
-    d = dict(file=Path(args.file).name, users=r.n_users, items=n_items, items_from=items_from, private=True, **rec, model="joint",
-             noise=mode, row_norm=args.row_norm, solver=args.solver, max_per_user=args.max_per_user, seed=args.seed, evaluation=None)
+    except (ValueError, TypeError) as e:
+        raise _flag_names(e, _COMPLETE_FLAGS) from None
+    d = dict(
+        file=Path(args.file).name,
+        users=r.n_users,
+        items=n_items,
+        items_from=items_from,
+        private=True,
+        **rec,
+        model="joint",
+        noise=mode,
+        row_norm=args.row_norm,
+        solver=args.solver,
+        max_per_user=args.max_per_user,
+        seed=args.seed,
+        evaluation=None,
+    )
     if args.evaluate:
-        d["evaluation"] = dict(private=False, note="computed without noise from the raw held-out ratings: not covered by epsilon/delta",
-                               test_rmse=ev["test_rmse"], baseline_rmse_user_mean=ev["baseline_rmse_user_mean"], n_test=ev["n_test"],
-                               test_fraction=0.01 if args.test_fraction is None else args.test_fraction,
-                               seconds=round(time.perf_counter() - t0, 6))
-    if args.json: return _json(d)
-    lines = [f"private Frank-Wolfe on {printable(d['file'])}: {d['users']} users x {d['items']} items (items: {d['items_from']})",
-             f"spent epsilon = {d['epsilon']:g}, delta = {d['delta']:g} per {d['privacy_unit']} (joint DP, {mode} noise), "
-             f"{d['n_iter']} iterations, accountant {d['accountant']}, noise multiplier {d['noise_multiplier']:.3g}"]
-    if not args.evaluate: lines.append("no accuracy figure printed: pass --evaluate for a (non-private) test RMSE on held-out ratings")
+        d["evaluation"] = dict(
+            private=False,
+            note="computed without noise from the raw held-out ratings: not covered by epsilon/delta",
+            test_rmse=ev["test_rmse"],
+            baseline_rmse_user_mean=ev["baseline_rmse_user_mean"],
+            n_test=ev["n_test"],
+            test_fraction=0.01 if args.test_fraction is None else args.test_fraction,
+            seconds=round(time.perf_counter() - t0, 6),
+        )
+    if args.json:
+        return _json(d)
+    lines = [
+        f"private Frank-Wolfe on {printable(d['file'])}: {d['users']} users x {d['items']} items (items: {d['items_from']})",
+        f"spent epsilon = {d['epsilon']:g}, delta = {d['delta']:g} per {d['privacy_unit']} (joint DP, {mode} noise), "
+        f"{d['n_iter']} iterations, accountant {d['accountant']}, noise multiplier {d['noise_multiplier']:.3g}",
+    ]
+    if not args.evaluate:
+        lines.append(
+            "no accuracy figure printed: pass --evaluate for a (non-private) test RMSE on held-out ratings"
+        )
     else:
         e = d["evaluation"]
-        lines.append(f"non-private evaluation (raw held-out ratings, not covered by epsilon): test RMSE {e['test_rmse']:.4f} on "
-                     f"{e['n_test']} held-out ratings (user means: {e['baseline_rmse_user_mean']:.4f}); {e['seconds']:.2f}s")
+        lines.append(
+            f"non-private evaluation (raw held-out ratings, not covered by epsilon): test RMSE {e['test_rmse']:.4f} on "
+            f"{e['n_test']} held-out ratings (user means: {e['baseline_rmse_user_mean']:.4f}); {e['seconds']:.2f}s"
+        )
     return "\n".join(lines)
 
 # %% ../nbs/09_cli.ipynb #3bbea85f
@@ -483,96 +860,196 @@ def build_parser():
     d = sub.add_parser("demo", help="run the main job on the bundled election")
     _add_privacy_args(d, epsilon_default=1.0)
     a = sub.add_parser("aggregate", help="aggregate the rankings in FILE")
-    a.add_argument("file", metavar="FILE", help="a PrefLib .soc/.soi/.toi/.toc file (optionally .gz), or a pairwise CSV user,winner,loser[,tie]")
+    a.add_argument(
+        "file",
+        metavar="FILE",
+        help="a PrefLib .soc/.soi/.toi/.toc file (optionally .gz), or a pairwise CSV user,winner,loser[,tie]",
+    )
     a.add_argument("--method", required=True, help=f"one of: {', '.join(METHODS)}")
     _add_privacy_args(a)
-    c = sub.add_parser("complete", help="private matrix completion of the ratings in RATINGS (joint DP)")
-    c.add_argument("file", metavar="RATINGS", help="MovieLens u.data / ratings.dat / ratings.csv, or Jester user,joke,rating (optionally .gz)")
-    c.add_argument("--epsilon", type=_positive_float("--epsilon"), required=True, help="privacy budget per user (whole row)")
+    c = sub.add_parser(
+        "complete", help="private matrix completion of the ratings in RATINGS (joint DP)"
+    )
+    c.add_argument(
+        "file",
+        metavar="RATINGS",
+        help="MovieLens u.data / ratings.dat / ratings.csv, or Jester user,joke,rating (optionally .gz)",
+    )
+    c.add_argument(
+        "--epsilon",
+        type=_positive_float("--epsilon"),
+        required=True,
+        help="privacy budget per user (whole row)",
+    )
     c.add_argument("--delta", type=_positive_float("--delta"), required=True, help="0 < delta < 1")
-    c.add_argument("--items", type=_count("--items", 1), default=None,
-                   help="number of items of the catalogue, ids 1..N (default: Jester's 100 jokes, or the MovieLens catalogue beside RATINGS)")
-    c.add_argument("--rank-bound", type=_positive_float("--rank-bound"), default=None, help="nuclear-norm bound k (default: row_norm * sqrt(users), data-independent)")
-    c.add_argument("--iterations", type=_seed, default=10, help="Frank-Wolfe iterations T (default 10)")
-    c.add_argument("--row-norm", type=_positive_float("--row-norm"), default=2.0, help="row clipping norm L (default 2)")
-    c.add_argument("--solver", default="oja", help=f"private top eigenvector, one of {', '.join(mc.METHODS)} (default oja: streaming Oja)")
-    c.add_argument("--max-per-user", type=_seed, default=80, help="ratings sampled per user (default 80)")
-    c.add_argument("--evaluate", action="store_true", help="hold out ratings and print the test RMSE: a NON-PRIVATE evaluation, not covered by epsilon")
-    c.add_argument("--test-fraction", type=_positive_float("--test-fraction"), default=None, help="with --evaluate: fraction of ratings held out (default 0.01)")
+    c.add_argument(
+        "--items",
+        type=_count("--items", 1),
+        default=None,
+        help="number of items of the catalogue, ids 1..N (default: Jester's 100 jokes, or the MovieLens catalogue beside RATINGS)",
+    )
+    c.add_argument(
+        "--rank-bound",
+        type=_positive_float("--rank-bound"),
+        default=None,
+        help="nuclear-norm bound k (default: row_norm * sqrt(users), data-independent)",
+    )
+    c.add_argument(
+        "--iterations", type=_seed, default=10, help="Frank-Wolfe iterations T (default 10)"
+    )
+    c.add_argument(
+        "--row-norm",
+        type=_positive_float("--row-norm"),
+        default=2.0,
+        help="row clipping norm L (default 2)",
+    )
+    c.add_argument(
+        "--solver",
+        default="oja",
+        help=f"private top eigenvector, one of {', '.join(mc.METHODS)} (default oja: streaming Oja)",
+    )
+    c.add_argument(
+        "--max-per-user", type=_seed, default=80, help="ratings sampled per user (default 80)"
+    )
+    c.add_argument(
+        "--evaluate",
+        action="store_true",
+        help="hold out ratings and print the test RMSE: a NON-PRIVATE evaluation, not covered by epsilon",
+    )
+    c.add_argument(
+        "--test-fraction",
+        type=_positive_float("--test-fraction"),
+        default=None,
+        help="with --evaluate: fraction of ratings held out (default 0.01)",
+    )
     _add_noise_arg(c)
     c.add_argument("--seed", type=_seed, default=None, help="seed for the sampling and the noise")
     c.add_argument("--json", action="store_true", help="print one JSON object")
     return p
 
+
 _COMMANDS = {"demo": _cmd_demo, "aggregate": _cmd_aggregate, "complete": _cmd_complete}
 EXIT_USAGE, EXIT_SIGPIPE, EXIT_INTERRUPT = 2, 141, 130
 
+
 def _say(stream, line):
     "Write one line to `stream` (stderr), ignoring a stream that is closed or gone"
-    if stream is None: return
-    try: stream.write(line + "\n"); stream.flush()
-    except (OSError, ValueError): pass
+    if stream is None:
+        return
+    try:
+        stream.write(line + "\n")
+        stream.flush()
+    except (OSError, ValueError):
+        pass
+
 
 def _silence(out):
     "After a failed write to the process's stdout: point its descriptor at /dev/null, so that Python's final flush stays quiet"
-    if out is None or out is not sys.stdout: return
+    if out is None or out is not sys.stdout:
+        return
     try:
-        null = os.open(os.devnull, os.O_WRONLY); os.dup2(null, out.fileno()); os.close(null)
-    except (OSError, ValueError, AttributeError): pass
+        null = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(null, out.fileno())
+        os.close(null)
+    except (OSError, ValueError, AttributeError):
+        pass
+
 
 def _check_stream(s, name):
-    if s is not None and not callable(getattr(s, "write", None)): raise TypeError(f"`{name}` must be a text stream (with .write) or None; got {type(s).__name__}")
+    if s is not None and not callable(getattr(s, "write", None)):
+        raise TypeError(
+            f"`{name}` must be a text stream (with .write) or None; got {type(s).__name__}"
+        )
     return s
+
 
 def _run(argv, out):
     "Parse `argv` and run the command: the text to print, or an exit status (after --help / --version)"
     parser = build_parser()
     try:
-        with contextlib.redirect_stdout(out) if out is not None else contextlib.nullcontext(): args = parser.parse_args(list(argv))
-    except SystemExit as e:                                              # --help, --version: argparse printed them
-        if out is not None: out.flush()
+        with contextlib.redirect_stdout(out) if out is not None else contextlib.nullcontext():
+            args = parser.parse_args(list(argv))
+    except SystemExit as e:  # --help, --version: argparse printed them
+        if out is not None:
+            out.flush()
         return e.code if isinstance(e.code, int) else 0
-    if args.command is None: raise CLIError("choose a command: demo, aggregate or complete (see privrank --help)")
-    if out is None: raise CLIError("standard output is closed: the result would be lost; run privrank with a standard output (or redirect it to a file)")
-    core.noise_mode()                                                    # an invalid PRIVRANK_NOISE is refused before any work
-    with (core.use_noise(args.noise) if args.noise else contextlib.nullcontext(), np.errstate(over="ignore", under="ignore"),
-          warnings.catch_warnings(record=True) as caught):
+    if args.command is None:
+        raise CLIError("choose a command: demo, aggregate or complete (see privrank --help)")
+    if out is None:
+        raise CLIError(
+            "standard output is closed: the result would be lost; run privrank with a standard output (or redirect it to a file)"
+        )
+    core.noise_mode()  # an invalid PRIVRANK_NOISE is refused before any work
+    with (
+        core.use_noise(args.noise) if args.noise else contextlib.nullcontext(),
+        np.errstate(over="ignore", under="ignore"),
+        warnings.catch_warnings(record=True) as caught,
+    ):
         warnings.simplefilter("always")
         text = _COMMANDS[args.command](args)
-    notes = list(dict.fromkeys(" ".join(str(w.message).split()) for w in caught))   # each once, in order
-    if not notes: return text
-    if args.json: return _json({**json.loads(text), "warnings": notes})
+    notes = list(
+        dict.fromkeys(" ".join(str(w.message).split()) for w in caught)
+    )  # each once, in order
+    if not notes:
+        return text
+    if args.json:
+        return _json({**json.loads(text), "warnings": notes})
     return "\n".join([text] + [f"warning: {printable(n)}" for n in notes])
+
 
 def main(argv=None, out=None, err=None):
     "Entry point of the `privrank` command; returns the exit status (0; 2 refused; 130 interrupted; 141 the pipe's reader went away)"
-    if argv is None: argv = sys.argv[1:]
-    if isinstance(argv, (str, bytes)) or not isinstance(argv, (list, tuple)) or not all(isinstance(a, str) for a in argv):
-        raise TypeError(f"`argv` must be a list of strings or None; got {type(argv).__name__} {argv!r:.80}")
+    if argv is None:
+        argv = sys.argv[1:]
+    if (
+        isinstance(argv, (str, bytes))
+        or not isinstance(argv, (list, tuple))
+        or not all(isinstance(a, str) for a in argv)
+    ):
+        raise TypeError(
+            f"`argv` must be a list of strings or None; got {type(argv).__name__} {argv!r:.80}"
+        )
     out = sys.stdout if _check_stream(out, "out") is None else out
     err = sys.stderr if _check_stream(err, "err") is None else err
     try:
         text = _run(argv, out)
-        if isinstance(text, int): return text
+        if isinstance(text, int):
+            return text
     except KeyboardInterrupt:
-        _say(err, "privrank: interrupted"); return EXIT_INTERRUPT
-    except BrokenPipeError:                                              # --help into a closed pipe
-        _silence(out); return EXIT_SIGPIPE
+        _say(err, "privrank: interrupted")
+        return EXIT_INTERRUPT
+    except BrokenPipeError:  # --help into a closed pipe
+        _silence(out)
+        return EXIT_SIGPIPE
     except (CLIError, ValueError, TypeError, OSError) as e:
-        if os.environ.get("PRIVRANK_DEBUG"): raise
-        _say(err, f"privrank: error: {printable(' '.join(str(e).split()) or type(e).__name__)}"); return EXIT_USAGE
-    except Exception as e:
-        if os.environ.get("PRIVRANK_DEBUG"): raise
-        _say(err, f"privrank: unexpected error ({type(e).__name__}): {printable(' '.join(str(e).split()))} "
-                  f"(set PRIVRANK_DEBUG=1 for a traceback, and please report it)")
+        if os.environ.get("PRIVRANK_DEBUG"):
+            raise
+        _say(err, f"privrank: error: {printable(' '.join(str(e).split()) or type(e).__name__)}")
         return EXIT_USAGE
-    try:                                                                 # the whole result, written at once
-        out.write(text + "\n"); out.flush()
+    except Exception as e:
+        if os.environ.get("PRIVRANK_DEBUG"):
+            raise
+        _say(
+            err,
+            f"privrank: unexpected error ({type(e).__name__}): {printable(' '.join(str(e).split()))} "
+            f"(set PRIVRANK_DEBUG=1 for a traceback, and please report it)",
+        )
+        return EXIT_USAGE
+    try:  # the whole result, written at once
+        out.write(text + "\n")
+        out.flush()
     except KeyboardInterrupt:
-        _silence(out); _say(err, "privrank: interrupted"); return EXIT_INTERRUPT
-    except BrokenPipeError:                                              # the reader of a pipe went away: stop quietly
-        _silence(out); return EXIT_SIGPIPE
-    except (OSError, ValueError) as e:                                   # a full disk, a closed stream: the result is lost
-        _silence(out); _say(err, f"privrank: error: cannot write the result to standard output: {printable(' '.join(str(e).split()))}")
+        _silence(out)
+        _say(err, "privrank: interrupted")
+        return EXIT_INTERRUPT
+    except BrokenPipeError:  # the reader of a pipe went away: stop quietly
+        _silence(out)
+        return EXIT_SIGPIPE
+    except (OSError, ValueError) as e:  # a full disk, a closed stream: the result is lost
+        _silence(out)
+        _say(
+            err,
+            f"privrank: error: cannot write the result to standard output: {printable(' '.join(str(e).split()))}",
+        )
         return EXIT_USAGE
     return 0

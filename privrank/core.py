@@ -6,6 +6,7 @@ Docs: https://privrank.github.io/privrank/core.html.md"""
 
 # %% ../nbs/00_core.ipynb #c820df7d
 from __future__ import annotations
+
 import contextlib
 import contextvars
 import decimal
@@ -40,19 +41,28 @@ def _real_array(x, name):
     return arr.astype(float)
 
 # %% ../nbs/00_core.ipynb #c4f53e09
-def check_epsilon(epsilon,          # privacy parameter: a positive number, or one per user (1-D array)
-                  *, name="epsilon", # parameter name used in error messages
-                  allow_inf=False,   # accept `inf`, meaning "no privacy"
-                  size=None,         # required length when `epsilon` is an array
-                  scalar=False):     # require one number (central mechanisms: one budget for the release)
+def check_epsilon(
+    epsilon,  # privacy parameter: a positive number, or one per user (1-D array)
+    *,
+    name="epsilon",  # parameter name used in error messages
+    allow_inf=False,  # accept `inf`, meaning "no privacy"
+    size=None,  # required length when `epsilon` is an array
+    scalar=False,
+):  # require one number (central mechanisms: one budget for the release)
     "Validated `epsilon`: a float, or a float array with one positive entry per user"
     arr = _real_array(epsilon, name)
     if scalar and arr.ndim != 0:
-        raise ValueError(f"`{name}` must be a single number here; got shape {arr.shape} (per-user epsilon applies to local randomized response)")
-    if arr.ndim > 1: raise ValueError(f"`{name}` must be a number or a 1-D array; got shape {arr.shape}")
-    if arr.ndim == 1 and arr.size == 0: raise ValueError(f"`{name}` must not be an empty array")
-    if np.isnan(arr).any(): raise ValueError(f"`{name}` must not be NaN")
-    if (arr <= 0).any(): raise ValueError(f"`{name}` must be positive; got {arr.min()}")
+        raise ValueError(
+            f"`{name}` must be a single number here; got shape {arr.shape} (per-user epsilon applies to local randomized response)"
+        )
+    if arr.ndim > 1:
+        raise ValueError(f"`{name}` must be a number or a 1-D array; got shape {arr.shape}")
+    if arr.ndim == 1 and arr.size == 0:
+        raise ValueError(f"`{name}` must not be an empty array")
+    if np.isnan(arr).any():
+        raise ValueError(f"`{name}` must not be NaN")
+    if (arr <= 0).any():
+        raise ValueError(f"`{name}` must be positive; got {arr.min()}")
     if np.isinf(arr).any() and not allow_inf:
         raise ValueError(f"`{name}` must be finite here; got inf (inf means no privacy)")
     if arr.ndim == 1 and size is not None and arr.size != size:
@@ -60,98 +70,153 @@ def check_epsilon(epsilon,          # privacy parameter: a positive number, or o
     return float(arr) if arr.ndim == 0 else arr
 
 # %% ../nbs/00_core.ipynb #d533684b
-def check_delta(delta,            # privacy parameter: 0 <= delta < 1
-                *, name="delta",  # parameter name used in error messages
-                positive=False):  # require delta > 0 (the Gaussian mechanism does)
+def check_delta(
+    delta,  # privacy parameter: 0 <= delta < 1
+    *,
+    name="delta",  # parameter name used in error messages
+    positive=False,
+):  # require delta > 0 (the Gaussian mechanism does)
     "Validated `delta` as a float in [0, 1) (or (0, 1) when `positive`)"
     arr = _real_array(delta, name)
-    if arr.ndim != 0: raise ValueError(f"`{name}` must be a single number; got shape {arr.shape}")
+    if arr.ndim != 0:
+        raise ValueError(f"`{name}` must be a single number; got shape {arr.shape}")
     d = float(arr)
-    if math.isnan(d): raise ValueError(f"`{name}` must not be NaN")
-    if not 0 <= d < 1: raise ValueError(f"`{name}` must satisfy 0 <= delta < 1; got {d}")
-    if positive and d == 0: raise ValueError(f"`{name}` must be positive for this mechanism; got 0")
+    if math.isnan(d):
+        raise ValueError(f"`{name}` must not be NaN")
+    if not 0 <= d < 1:
+        raise ValueError(f"`{name}` must satisfy 0 <= delta < 1; got {d}")
+    if positive and d == 0:
+        raise ValueError(f"`{name}` must be positive for this mechanism; got 0")
     return d
 
 # %% ../nbs/00_core.ipynb #f7a972af
-def check_rng(rng=None # None, an int seed, a SeedSequence, a BitGenerator or a Generator
-             ) -> np.random.Generator:
+def check_rng(
+    rng=None,  # None, an int seed, a SeedSequence, a BitGenerator or a Generator
+) -> np.random.Generator:
     "`np.random.default_rng(rng)`, with a clear error for anything else"
     if isinstance(rng, (bool, np.bool_, float, str, bytes)):
-        raise TypeError(f"`rng` must be None, an int seed, a SeedSequence, a BitGenerator or a Generator; got {type(rng).__name__}")
-    try: return np.random.default_rng(rng)
+        raise TypeError(
+            f"`rng` must be None, an int seed, a SeedSequence, a BitGenerator or a Generator; got {type(rng).__name__}"
+        )
+    try:
+        return np.random.default_rng(rng)
     except (TypeError, ValueError) as e:
-        raise TypeError(f"`rng` must be None, a non-negative int seed, a SeedSequence, a BitGenerator or a Generator; got {rng!r}") from e
+        raise TypeError(
+            f"`rng` must be None, a non-negative int seed, a SeedSequence, a BitGenerator or a Generator; got {rng!r}"
+        ) from e
 
 # %% ../nbs/00_core.ipynb #c943ae49
 def check_int(x, *, name, minimum=0, maximum=None):
     "Validated integer `x` >= `minimum` (and <= `maximum` if given)"
     if isinstance(x, (bool, np.bool_)) or not isinstance(x, numbers.Integral):
         raise TypeError(f"`{name}` must be an integer; got {type(x).__name__} {x!r}")
-    if x < minimum: raise ValueError(f"`{name}` must be >= {minimum}; got {x}")
-    if maximum is not None and x > maximum: raise ValueError(f"`{name}` must be <= {maximum:,}; got {x:,}")
+    if x < minimum:
+        raise ValueError(f"`{name}` must be >= {minimum}; got {x}")
+    if maximum is not None and x > maximum:
+        raise ValueError(f"`{name}` must be <= {maximum:,}; got {x:,}")
     return int(x)
 
 # %% ../nbs/00_core.ipynb #ab8f9dd5
-DEFAULT_MEMORY_LIMIT = 8 << 30      # bytes one call may allocate for arrays sized by its input; settable
+DEFAULT_MEMORY_LIMIT = (
+    8 << 30
+)  # bytes one call may allocate for arrays sized by its input; settable
 _MEMORY = {"limit": None}
 
-def _fmt_bytes(b): return f"{b / 2 ** 30:.3g} GiB" if b >= 2 ** 30 else f"{b / 2 ** 20:.3g} MiB"
+
+def _fmt_bytes(b):
+    return f"{b / 2**30:.3g} GiB" if b >= 2**30 else f"{b / 2**20:.3g} MiB"
+
 
 def memory_limit():
     "Bytes a call may allocate: `set_memory_limit`'s value, else $PRIVRANK_MEMORY_LIMIT (bytes, or with a K/M/G suffix), else 8 GiB"
-    if _MEMORY["limit"] is not None: return _MEMORY["limit"]
+    if _MEMORY["limit"] is not None:
+        return _MEMORY["limit"]
     env = os.environ.get("PRIVRANK_MEMORY_LIMIT", "").strip()
-    if not env: return DEFAULT_MEMORY_LIMIT
+    if not env:
+        return DEFAULT_MEMORY_LIMIT
     mult = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}.get(env[-1:].upper(), 1)
-    try: v = float(env[:-1] if mult > 1 else env) * mult
-    except ValueError: v = math.nan
+    try:
+        v = float(env[:-1] if mult > 1 else env) * mult
+    except ValueError:
+        v = math.nan
     if not (math.isfinite(v) and v >= 1):
-        raise ValueError(f"the environment variable PRIVRANK_MEMORY_LIMIT must be a positive number of bytes (e.g. 8G); got {env!r}")
+        raise ValueError(
+            f"the environment variable PRIVRANK_MEMORY_LIMIT must be a positive number of bytes (e.g. 8G); got {env!r}"
+        )
     return int(v)
 
-def set_memory_limit(nbytes): # bytes (int >= 1), or None to restore the default
+
+def set_memory_limit(nbytes):  # bytes (int >= 1), or None to restore the default
     "Set the memory a call may allocate before it refuses"
     _MEMORY["limit"] = None if nbytes is None else check_int(nbytes, name="nbytes", minimum=1)
 
-def check_memory(nbytes,   # estimated bytes the call would allocate
-                 *, name,  # the argument that determines the size
-                 what):    # what would be built, e.g. "the m x m preference matrix"
+
+def check_memory(
+    nbytes,  # estimated bytes the call would allocate
+    *,
+    name,  # the argument that determines the size
+    what,
+):  # what would be built, e.g. "the m x m preference matrix"
     "Refuse, naming `name` and the estimate, a call whose arrays would exceed `memory_limit()`"
     if nbytes > memory_limit():
-        raise ValueError(f"`{name}`: {what} would need about {_fmt_bytes(nbytes)}, over privrank's memory limit of "
-                         f"{_fmt_bytes(memory_limit())}; pass less data, or raise the limit with privrank.core.set_memory_limit "
-                         f"or PRIVRANK_MEMORY_LIMIT")
+        raise ValueError(
+            f"`{name}`: {what} would need about {_fmt_bytes(nbytes)}, over privrank's memory limit of "
+            f"{_fmt_bytes(memory_limit())}; pass less data, or raise the limit with privrank.core.set_memory_limit "
+            f"or PRIVRANK_MEMORY_LIMIT"
+        )
     return nbytes
 
 # %% ../nbs/00_core.ipynb #559f2ab5
 def _check_permutations(a, name):
     "Validated int64 2-D array whose rows are permutations of 0..m-1"
     if not isinstance(a, np.ndarray):
-        try: a = np.asarray(a)
-        except (ValueError, TypeError) as e: raise ValueError(f"`{name}` must be a rectangular integer array (voters x candidates); {e}") from None
+        try:
+            a = np.asarray(a)
+        except (ValueError, TypeError) as e:
+            raise ValueError(
+                f"`{name}` must be a rectangular integer array (voters x candidates); {e}"
+            ) from None
     if a.dtype == object or a.dtype.kind not in "iub" or a.dtype.kind == "b":
-        raise TypeError(f"`{name}` must be an integer array; got dtype {a.dtype} (convert with .astype(int) if the values are whole numbers)")
-    if a.ndim != 2: raise ValueError(f"`{name}` must be 2-D (voters x candidates); got shape {a.shape}")
+        raise TypeError(
+            f"`{name}` must be an integer array; got dtype {a.dtype} (convert with .astype(int) if the values are whole numbers)"
+        )
+    if a.ndim != 2:
+        raise ValueError(f"`{name}` must be 2-D (voters x candidates); got shape {a.shape}")
     n, m = a.shape
-    if n == 0 or m == 0: raise ValueError(f"`{name}` must have at least one voter and one candidate; got shape {a.shape}")
+    if n == 0 or m == 0:
+        raise ValueError(
+            f"`{name}` must have at least one voter and one candidate; got shape {a.shape}"
+        )
     a = a.astype(np.int64, copy=False)
     bad = np.flatnonzero((np.sort(a, axis=1) != np.arange(m)).any(axis=1))
     if bad.size:
         row = a[bad[0]]
-        what = (f"values outside 0..{m - 1}" if (row.min() < 0 or row.max() >= m)
-                else f"repeated values {np.unique(row[np.bincount(row, minlength=m)[row] > 1]).tolist()}")
-        raise ValueError(f"`{name}` row {bad[0]} is not a permutation of 0..{m - 1} ({what}); "
-                         f"{bad.size} of {n} rows are invalid")
+        what = (
+            f"values outside 0..{m - 1}"
+            if (row.min() < 0 or row.max() >= m)
+            else f"repeated values {np.unique(row[np.bincount(row, minlength=m)[row] > 1]).tolist()}"
+        )
+        raise ValueError(
+            f"`{name}` row {bad[0]} is not a permutation of 0..{m - 1} ({what}); "
+            f"{bad.size} of {n} rows are invalid"
+        )
     return a
 
 # %% ../nbs/00_core.ipynb #27c06754
-def check_ranks(ranks,         # (n, m) ints: ranks[i, q] = position of candidate q for voter i, 0 = best
-                *, name="ranks"):
+def check_ranks(
+    ranks,  # (n, m) ints: ranks[i, q] = position of candidate q for voter i, 0 = best
+    *,
+    name="ranks",
+):
     "Validated `ranks` as an int64 (n, m) array whose rows are permutations of 0..m-1"
     return _check_permutations(ranks, name)
 
-def check_orders(orders,          # (n, m) ints: orders[i, k] = candidate at position k for voter i
-                 *, name="orders"):
+
+def check_orders(
+    orders,  # (n, m) ints: orders[i, k] = candidate at position k for voter i
+    *,
+    name="orders",
+):
     "Validated `orders` as an int64 (n, m) array whose rows are permutations of 0..m-1"
     return _check_permutations(orders, name)
 
@@ -162,26 +227,37 @@ def _invert(p):
     np.put_along_axis(inv, p, np.broadcast_to(np.arange(p.shape[1]), p.shape), axis=1)
     return inv
 
-def ranks_to_orders(ranks): # (n, m) ranks
+
+def ranks_to_orders(ranks):  # (n, m) ranks
     "Candidates best-first for each voter: orders[i, k] = the candidate voter i puts at position k"
     return _invert(check_ranks(ranks))
 
-def orders_to_ranks(orders): # (n, m) orders, candidates best-first
+
+def orders_to_ranks(orders):  # (n, m) orders, candidates best-first
     "Positions of each candidate: ranks[i, q] = position of candidate q for voter i"
     return _invert(check_orders(orders))
 
 # %% ../nbs/00_core.ipynb #ba2250bd
-MAX_ENTRIES = 1 << 31   # largest array a function builds from its arguments' sizes (16 GiB of float64): refuse beyond
+MAX_ENTRIES = (
+    1 << 31
+)  # largest array a function builds from its arguments' sizes (16 GiB of float64): refuse beyond
 
-def sample_plackett_luce(theta,     # (m,) utilities; larger is better
-                         n,         # number of voters
-                         *, rng=None):
+
+def sample_plackett_luce(
+    theta,  # (m,) utilities; larger is better
+    n,  # number of voters
+    *,
+    rng=None,
+):
     "Ranks (n, m) of n voters drawn from the Plackett–Luce model with utilities `theta`"
     theta = _real_array(theta, "theta")
     if theta.ndim != 1 or theta.size == 0 or not np.isfinite(theta).all():
         raise ValueError("`theta` must be a non-empty 1-D array of finite utilities")
     n, rng = check_int(n, name="n", minimum=1), check_rng(rng)
-    if n * theta.size > MAX_ENTRIES: raise ValueError(f"`n` x m = {n * theta.size:,} entries exceeds the limit {MAX_ENTRIES:,}; sample in chunks")
+    if n * theta.size > MAX_ENTRIES:
+        raise ValueError(
+            f"`n` x m = {n * theta.size:,} entries exceeds the limit {MAX_ENTRIES:,}; sample in chunks"
+        )
     orders = np.argsort(-(theta + rng.gumbel(size=(n, theta.size))), axis=1)
     return _invert(orders)
 
@@ -204,50 +280,73 @@ def _count_inversions(seq):
 # %% ../nbs/00_core.ipynb #3d0afb71
 def _ragged(x):
     "True when `x` is a nested sequence numpy cannot make rectangular"
-    try: np.ndim(x); return False
-    except ValueError: return True
+    try:
+        np.ndim(x)
+        return False
+    except ValueError:
+        return True
+
 
 def _pair(a, b):
     "Validated 2-D broadcast pair of rank arrays, and whether the inputs were both 1-D"
     single = not (_ragged(a) or _ragged(b)) and np.ndim(a) == 1 and np.ndim(b) == 1
-    a2, b2 = (check_ranks(x if _ragged(x) else np.atleast_2d(x), name=k) for x, k in ((a, "a"), (b, "b")))
+    a2, b2 = (
+        check_ranks(x if _ragged(x) else np.atleast_2d(x), name=k) for x, k in ((a, "a"), (b, "b"))
+    )
     if a2.shape[1] != b2.shape[1]:
-        raise ValueError(f"`a` and `b` rank different numbers of candidates ({a2.shape[1]} and {b2.shape[1]})")
+        raise ValueError(
+            f"`a` and `b` rank different numbers of candidates ({a2.shape[1]} and {b2.shape[1]})"
+        )
     if a2.shape[0] != b2.shape[0] and 1 not in (a2.shape[0], b2.shape[0]):
-        raise ValueError(f"`a` has {a2.shape[0]} rankings and `b` has {b2.shape[0]}; expected equal counts or one of them 1")
+        raise ValueError(
+            f"`a` has {a2.shape[0]} rankings and `b` has {b2.shape[0]}; expected equal counts or one of them 1"
+        )
     a2, b2 = np.broadcast_arrays(a2, b2)
     return a2, b2, single
 
-def kendall_tau_distance(a, # ranks, (m,) or (n, m)
-                         b): # ranks, (m,) or (n, m); broadcast against `a`
+
+def kendall_tau_distance(
+    a,  # ranks, (m,) or (n, m)
+    b,
+):  # ranks, (m,) or (n, m); broadcast against `a`
     "Number of discordant candidate pairs between `a` and `b`, row by row (an int for two single rankings)"
     a2, b2, single = _pair(a, b)
     d = _count_inversions(np.take_along_axis(b2, _invert(np.ascontiguousarray(a2)), axis=1))
     return int(d[0]) if single else d
 
 # %% ../nbs/00_core.ipynb #9d9fa995
-def footrule_distance(a, # ranks, (m,) or (n, m)
-                      b): # ranks, (m,) or (n, m); broadcast against `a`
+def footrule_distance(
+    a,  # ranks, (m,) or (n, m)
+    b,
+):  # ranks, (m,) or (n, m); broadcast against `a`
     "Spearman's footrule sum_q |a[q] - b[q]|, row by row (an int for two single rankings)"
     a2, b2, single = _pair(a, b)
     d = np.abs(a2 - b2).sum(axis=1)
     return int(d[0]) if single else d
 
 # %% ../nbs/00_core.ipynb #ca3e75be
-def preference_counts(ranks): # (n, m) ranks
+def preference_counts(ranks):  # (n, m) ranks
     "C[u, v] = number of voters placing candidate u before candidate v (int64)"
     r = check_ranks(ranks)
     n, m = r.shape
-    if m * m > MAX_ENTRIES: raise ValueError(f"`ranks` has m = {m:,} candidates: the m x m preference matrix would exceed {MAX_ENTRIES:,} entries")
+    if m * m > MAX_ENTRIES:
+        raise ValueError(
+            f"`ranks` has m = {m:,} candidates: the m x m preference matrix would exceed {MAX_ENTRIES:,} entries"
+        )
     block = max(1, (1 << 22) // (m * m))
-    check_memory(16 * m * m + min(n, block) * m * m, name="ranks", what=f"the {m:,} x {m:,} preference counts")
+    check_memory(
+        16 * m * m + min(n, block) * m * m,
+        name="ranks",
+        what=f"the {m:,} x {m:,} preference counts",
+    )
     counts = np.zeros((m, m), np.int64)
     for s in range(0, n, block):
-        chunk = r[s:s + block]
+        chunk = r[s : s + block]
         counts += (chunk[:, :, None] < chunk[:, None, :]).sum(axis=0)
     return counts
 
-def preference_matrix(ranks): # (n, m) ranks
+
+def preference_matrix(ranks):  # (n, m) ranks
     "w[u, v] = fraction of voters placing candidate u before candidate v"
     c = preference_counts(ranks)
     return c / len(np.asarray(ranks))
@@ -256,198 +355,301 @@ def preference_matrix(ranks): # (n, m) ranks
 @dataclass(frozen=True, eq=False)
 class Consensus:
     "A consensus ranking and the privacy it spent"
-    order: np.ndarray          # candidates best first
-    method: str                # e.g. "borda"
-    epsilon: float             # privacy spent per `privacy_unit`; inf when not private
-    delta: float               # 0 for pure DP; for a non-private result also 0 (with epsilon = inf)
-    model: str                 # "none" (not private), "central" or "local"
+
+    order: np.ndarray  # candidates best first
+    method: str  # e.g. "borda"
+    epsilon: float  # privacy spent per `privacy_unit`; inf when not private
+    delta: float  # 0 for pure DP; for a non-private result also 0 (with epsilon = inf)
+    model: str  # "none" (not private), "central" or "local"
     n_voters: int
-    privacy_unit: str = "voter" # what a neighbouring dataset changes: one voter's whole ranking
-    noise: str = "none"         # the noise path of a private result, "fast" or "exact" (see `use_noise`); "none" if not private
-    scores: np.ndarray | None = None       # the (noisy) scores the order was read from, if any
+    privacy_unit: str = "voter"  # what a neighbouring dataset changes: one voter's whole ranking
+    noise: str = "none"  # the noise path of a private result, "fast" or "exact" (see `use_noise`); "none" if not private
+    scores: np.ndarray | None = None  # the (noisy) scores the order was read from, if any
     diagnostics: dict = field(default_factory=dict)
 
     @property
-    def n_items(self): return len(self.order)
+    def n_items(self):
+        return len(self.order)
+
     @property
-    def ranks(self): return _invert(self.order[None])[0]
+    def ranks(self):
+        return _invert(self.order[None])[0]
+
     @property
-    def private(self): return self.model != "none"
+    def private(self):
+        return self.model != "none"
 
 # %% ../nbs/00_core.ipynb #22f45e5b
-def borda_scores(ranks): # (n, m) ranks
+def borda_scores(ranks):  # (n, m) ranks
     "Total Borda points sum_i (m - 1 - ranks[i, q]) of each candidate"
     r = check_ranks(ranks)
     return (r.shape[1] - 1) * r.shape[0] - r.sum(axis=0)
 
-def _order_from_scores(scores): return np.argsort(-np.asarray(scores), kind="stable")
 
-def borda_aggregate(ranks): # (n, m) ranks
+def _order_from_scores(scores):
+    return np.argsort(-np.asarray(scores), kind="stable")
+
+
+def borda_aggregate(ranks):  # (n, m) ranks
     "Non-private Borda consensus: candidates by total points, best first (ties to the lower index)"
     s = borda_scores(ranks)
-    return Consensus(order=_order_from_scores(s), method="borda", epsilon=math.inf, delta=0.0,
-                     model="none", n_voters=len(np.asarray(ranks)), scores=s)
+    return Consensus(
+        order=_order_from_scores(s),
+        method="borda",
+        epsilon=math.inf,
+        delta=0.0,
+        model="none",
+        n_voters=len(np.asarray(ranks)),
+        scores=s,
+    )
 
 # %% ../nbs/00_core.ipynb #7a63a16f
 def _check_sensitivity(x, name):
-    if isinstance(x, (bool, np.bool_)) or not isinstance(x, numbers.Real) or not (x >= 0 and math.isfinite(x)):
+    if (
+        isinstance(x, (bool, np.bool_))
+        or not isinstance(x, numbers.Real)
+        or not (x >= 0 and math.isfinite(x))
+    ):
         raise ValueError(f"`{name}` must be a non-negative finite number; got {x!r}")
     return float(x)
 
-def analytic_gaussian_sigma(epsilon,     # > 0
-                            delta,       # in (0, 1)
-                            sensitivity=1.0): # l2 sensitivity of the released vector
+
+def analytic_gaussian_sigma(
+    epsilon,  # > 0
+    delta,  # in (0, 1)
+    sensitivity=1.0,
+):  # l2 sensitivity of the released vector
     "Smallest sigma making the Gaussian mechanism (epsilon, delta)-DP (Balle & Wang 2018, Thm 8)"
     epsilon, delta = check_epsilon(epsilon, scalar=True), check_delta(delta, positive=True)
     sensitivity = _check_sensitivity(sensitivity, "sensitivity")
-    if sensitivity == 0: return 0.0   # the query cannot change: no noise is needed
+    if sensitivity == 0:
+        return 0.0  # the query cannot change: no noise is needed
+
     def excess(log_sigma):
         s = math.exp(log_sigma)
         a, b = 1 / (2 * s), epsilon * s
         # Phi(a - b) - e^eps Phi(-a - b), with the second term in log space to avoid overflow
         t = epsilon + special.log_ndtr(-a - b)
         return special.ndtr(a - b) - (math.exp(t) if t < 709 else math.inf) - delta
-    lo, hi = -30.0, 30.0          # log sigma; widened until it brackets the root (excess decreases in sigma)
-    while excess(lo) <= 0 and lo > -700: lo -= 60.0
-    while excess(hi) > 0 and hi < 700: hi += 60.0
+
+    lo, hi = (
+        -30.0,
+        30.0,
+    )  # log sigma; widened until it brackets the root (excess decreases in sigma)
+    while excess(lo) <= 0 and lo > -700:
+        lo -= 60.0
+    while excess(hi) > 0 and hi < 700:
+        hi += 60.0
     if not (excess(lo) > 0 >= excess(hi)):
-        raise ValueError(f"`epsilon`={epsilon!r} and `delta`={delta!r} are outside the range where sigma is representable")
+        raise ValueError(
+            f"`epsilon`={epsilon!r} and `delta`={delta!r} are outside the range where sigma is representable"
+        )
     return sensitivity * math.exp(optimize.brentq(excess, lo, hi, xtol=1e-14, rtol=1e-13))
 
-def gaussian_delta(epsilon,         # >= 0
-                   sigma,           # > 0
-                   sensitivity=1.0): # l2 sensitivity, >= 0
+
+def gaussian_delta(
+    epsilon,  # >= 0
+    sigma,  # > 0
+    sensitivity=1.0,
+):  # l2 sensitivity, >= 0
     "The delta at which N(0, sigma^2) noise on an l2-sensitivity query is epsilon-DP (the exact privacy profile)"
-    epsilon, sigma, sensitivity = (_check_sensitivity(x, k) for x, k in ((epsilon, "epsilon"), (sigma, "sigma"), (sensitivity, "sensitivity")))
-    if sigma == 0: raise ValueError("`sigma` must be positive")
-    if sensitivity == 0: return 0.0
+    epsilon, sigma, sensitivity = (
+        _check_sensitivity(x, k)
+        for x, k in ((epsilon, "epsilon"), (sigma, "sigma"), (sensitivity, "sensitivity"))
+    )
+    if sigma == 0:
+        raise ValueError("`sigma` must be positive")
+    if sensitivity == 0:
+        return 0.0
     a, b = sensitivity / (2 * sigma), epsilon * sigma / sensitivity
     return float(special.ndtr(a - b) - math.exp(epsilon + special.log_ndtr(-a - b)))
 
 # %% ../nbs/00_core.ipynb #aefd7f22
 NOISE_MODES = ("fast", "exact")
-_NOISE_DEFAULT = {"mode": None}    # set by `set_noise`; None: $PRIVRANK_NOISE, else "fast"
-_NOISE_LOCAL = contextvars.ContextVar("privrank_noise", default=None)   # set by `use_noise`, local to a thread / task
+_NOISE_DEFAULT = {"mode": None}  # set by `set_noise`; None: $PRIVRANK_NOISE, else "fast"
+_NOISE_LOCAL = contextvars.ContextVar(
+    "privrank_noise", default=None
+)  # set by `use_noise`, local to a thread / task
+
 
 def _check_noise(mode, name="noise"):
     if not (isinstance(mode, str) and mode in NOISE_MODES):
-        raise ValueError(f"`{name}` must be one of {', '.join(map(repr, NOISE_MODES))}; got {mode!r}")
+        raise ValueError(
+            f"`{name}` must be one of {', '.join(map(repr, NOISE_MODES))}; got {mode!r}"
+        )
     return mode
 
-def noise_mode(noise=None): # "fast", "exact", or None: the mode in effect here
+
+def noise_mode(noise=None):  # "fast", "exact", or None: the mode in effect here
     "The noise path in effect: `noise` if given, else the innermost `use_noise` block, else `set_noise`'s default, else $PRIVRANK_NOISE, else 'fast'"
-    if noise is not None: return _check_noise(noise)
+    if noise is not None:
+        return _check_noise(noise)
     for m in (_NOISE_LOCAL.get(), _NOISE_DEFAULT["mode"]):
-        if m is not None: return m
+        if m is not None:
+            return m
     env = os.environ.get("PRIVRANK_NOISE", "")
-    if env == "": return "fast"
+    if env == "":
+        return "fast"
     if env not in NOISE_MODES:
-        raise ValueError(f"the environment variable PRIVRANK_NOISE must be one of {', '.join(map(repr, NOISE_MODES))} "
-                         f"(or unset); got {env!r}")
+        raise ValueError(
+            f"the environment variable PRIVRANK_NOISE must be one of {', '.join(map(repr, NOISE_MODES))} "
+            f"(or unset); got {env!r}"
+        )
     return env
 
-def set_noise(mode): # "fast" or "exact"; None restores the default ($PRIVRANK_NOISE, else "fast")
+
+def set_noise(mode):  # "fast" or "exact"; None restores the default ($PRIVRANK_NOISE, else "fast")
     "Set the process-wide default noise path (every thread outside a `use_noise` block)"
     _NOISE_DEFAULT["mode"] = None if mode is None else _check_noise(mode, "mode")
 
+
 @contextlib.contextmanager
-def use_noise(mode): # "fast" or "exact"
+def use_noise(mode):  # "fast" or "exact"
     "Context manager: the noise path inside the block, for this thread (or asyncio task) only"
     token = _NOISE_LOCAL.set(_check_noise(mode, "mode"))
-    try: yield mode
-    finally: _NOISE_LOCAL.reset(token)
+    try:
+        yield mode
+    finally:
+        _NOISE_LOCAL.reset(token)
 
 # %% ../nbs/00_core.ipynb #b80ff1cc
 def _float_noise(scale, name="scale"):
     scale = _check_sensitivity(scale, name)
     if noise_mode() == "exact":
-        raise ValueError("floating-point noise was requested while the noise mode is 'exact': a mechanism must add its noise "
-                         "through `privrank.core.release` (integer statistic + exact integer noise)")
+        raise ValueError(
+            "floating-point noise was requested while the noise mode is 'exact': a mechanism must add its noise "
+            "through `privrank.core.release` (integer statistic + exact integer noise)"
+        )
     return scale
 
-def sample_laplace(scale, size, *, rng): # scale >= 0
+
+def sample_laplace(scale, size, *, rng):  # scale >= 0
     "Floating-point Laplace(0, scale) noise (numpy; the fast path, refused in exact mode)"
     scale, rng = _float_noise(scale), check_rng(rng)
     return rng.laplace(0.0, 1.0, size) * scale
 
-def sample_gaussian(sigma, size, *, rng): # sigma >= 0
+
+def sample_gaussian(sigma, size, *, rng):  # sigma >= 0
     "Floating-point N(0, sigma^2) noise (numpy; the fast path, refused in exact mode)"
     sigma, rng = _float_noise(sigma, "sigma"), check_rng(rng)
     return rng.normal(0.0, 1.0, size) * sigma
 
 # %% ../nbs/00_core.ipynb #e5b2d9ef
-_SMALL = 1 << 62   # integer arithmetic stays in int64 while every operand and result is below this; beyond, Python integers
+_SMALL = (
+    1 << 62
+)  # integer arithmetic stays in int64 while every operand and result is below this; beyond, Python integers
+
 
 def _exact_rational(x, name, upper):
     "x as an exact positive Fraction (an int, a Fraction, or a finite float: a float is a dyadic rational), at most `upper`"
     if isinstance(x, (bool, np.bool_)) or not isinstance(x, (numbers.Rational, float, np.floating)):
-        raise TypeError(f"`{name}` must be a positive int, fractions.Fraction or float; got {type(x).__name__} {x!r}")
-    if isinstance(x, (float, np.floating)) and not math.isfinite(x): raise ValueError(f"`{name}` must be finite; got {x!r}")
-    q = fractions.Fraction(int(x) if isinstance(x, np.integer) else float(x) if isinstance(x, np.floating) else x)
-    if q <= 0: raise ValueError(f"`{name}` must be positive; got {x!r}")
-    if q > upper: raise ValueError(f"`{name}` must be at most {float(upper):.4g} (2^{upper.bit_length() - 1}); got {float(q):.4g}")
+        raise TypeError(
+            f"`{name}` must be a positive int, fractions.Fraction or float; got {type(x).__name__} {x!r}"
+        )
+    if isinstance(x, (float, np.floating)) and not math.isfinite(x):
+        raise ValueError(f"`{name}` must be finite; got {x!r}")
+    q = fractions.Fraction(
+        int(x) if isinstance(x, np.integer) else float(x) if isinstance(x, np.floating) else x
+    )
+    if q <= 0:
+        raise ValueError(f"`{name}` must be positive; got {x!r}")
+    if q > upper:
+        raise ValueError(
+            f"`{name}` must be at most {float(upper):.4g} (2^{upper.bit_length() - 1}); got {float(q):.4g}"
+        )
     return q
+
 
 def _size(size):
     "(shape, number of entries) of a size argument"
-    if isinstance(size, numbers.Integral): shape = (check_int(size, name="size"),)
-    elif isinstance(size, (tuple, list)): shape = tuple(check_int(s, name="size") for s in size)
-    else: raise TypeError(f"`size` must be an int or a tuple of ints; got {type(size).__name__} {size!r}")
+    if isinstance(size, numbers.Integral):
+        shape = (check_int(size, name="size"),)
+    elif isinstance(size, (tuple, list)):
+        shape = tuple(check_int(s, name="size") for s in size)
+    else:
+        raise TypeError(
+            f"`size` must be an int or a tuple of ints; got {type(size).__name__} {size!r}"
+        )
     n = math.prod(shape)
     check_memory(8 * n, name="size", what=f"{n:,} noise draws")
     return shape, n
 
+
 def _uniform_below(high, k, rng):
     "k exactly uniform integers in [0, high), high a Python int >= 1: int64 when high <= 2^62, else Python ints (object array)"
-    if high <= _SMALL: return rng.integers(0, high, k, dtype=np.int64)
-    nbits = (high - 1).bit_length(); words = -(-nbits // 62)
+    if high <= _SMALL:
+        return rng.integers(0, high, k, dtype=np.int64)
+    nbits = (high - 1).bit_length()
+    words = -(-nbits // 62)
     out, todo = np.empty(k, object), np.arange(k)
-    while todo.size:                                     # rejection: each round accepts with probability >= 1/2
+    while todo.size:  # rejection: each round accepts with probability >= 1/2
         w = rng.integers(0, _SMALL, (todo.size, words), dtype=np.int64).astype(object)
         x = w[:, 0]
-        for j in range(1, words): x = x + (w[:, j] << (62 * j))
+        for j in range(1, words):
+            x = x + (w[:, j] << (62 * j))
         x = x & ((1 << nbits) - 1)
         ok = (x < high).astype(bool)
-        out[todo[ok]] = x[ok]; todo = todo[~ok]
+        out[todo[ok]] = x[ok]
+        todo = todo[~ok]
     return out
+
 
 def _bern_exp_frac(num, den, rng):
     "Exact Bernoulli(exp(-num/den)) per entry, 0 <= num <= den (CKS Algorithm 1): K = first k with Bernoulli(num/(den k)) = 0; K odd"
     k, going, res = 1, np.ones(num.shape, bool), np.zeros(num.shape, bool)
     while going.any():
         idx = np.flatnonzero(going)
-        a = (_uniform_below(den, idx.size, rng) < num[idx]).astype(bool)        # Bernoulli(num / den) ...
-        if k > 1: a &= rng.integers(0, k, idx.size) == 0                       # ... and Bernoulli(1 / k): Bernoulli(gamma / k)
-        stop = idx[~a]; res[stop] = k % 2 == 1; going[stop] = False; k += 1
+        a = (_uniform_below(den, idx.size, rng) < num[idx]).astype(bool)  # Bernoulli(num / den) ...
+        if k > 1:
+            a &= rng.integers(0, k, idx.size) == 0  # ... and Bernoulli(1 / k): Bernoulli(gamma / k)
+        stop = idx[~a]
+        res[stop] = k % 2 == 1
+        going[stop] = False
+        k += 1
     return res
+
 
 def _bern_exp(num, den, rng):
     "Exact Bernoulli(exp(-num/den)) per entry: num >= 0 integers (int64 or object array), den a Python int >= 1"
-    if den > _SMALL and num.dtype != object: num = num.astype(object)
+    if den > _SMALL and num.dtype != object:
+        num = num.astype(object)
     q, r = num // den, num % den
     out = np.ones(num.shape, bool)
     live = (q > 0).astype(bool)
-    while live.any():                                    # exp(-q) = q independent exp(-1) trials all succeeding
+    while live.any():  # exp(-q) = q independent exp(-1) trials all succeeding
         idx = np.flatnonzero(live)
         out[idx[~_bern_exp_frac(np.ones(idx.size, np.int64), 1, rng)]] = False
-        q[idx] -= 1; live = out & (q > 0).astype(bool)
+        q[idx] -= 1
+        live = out & (q > 0).astype(bool)
     idx = np.flatnonzero(out & (r > 0).astype(bool))
     out[idx] = _bern_exp_frac(r[idx], den, rng)
     return out
 
+
 def _to_int64(z):
     "An object array of Python ints as int64 when every entry fits (else unchanged: the law stays exact)"
-    if z.dtype != object or z.size == 0: return z
-    return z.astype(np.int64) if max(abs(int(z.max())), abs(int(z.min()))) < 2 ** 63 else z
+    if z.dtype != object or z.size == 0:
+        return z
+    return z.astype(np.int64) if max(abs(int(z.max())), abs(int(z.min()))) < 2**63 else z
 
-MAX_NOISE_UNITS = 2 ** 52   # largest Laplace scale / Gaussian sigma in integer units (beyond, draws past 2^63 stop being astronomically rare)
 
-def discrete_laplace(scale,   # t > 0: an int, a fractions.Fraction, or a float (taken exactly), at most 2^52
-                     size,    # int or shape
-                     *, rng):
+MAX_NOISE_UNITS = (
+    2**52
+)  # largest Laplace scale / Gaussian sigma in integer units (beyond, draws past 2^63 stop being astronomically rare)
+
+
+def discrete_laplace(
+    scale,  # t > 0: an int, a fractions.Fraction, or a float (taken exactly), at most 2^52
+    size,  # int or shape
+    *,
+    rng,
+):
     "Exact discrete Laplace: P(Z = z) ∝ exp(-|z| / scale) on the integers (CKS Algorithm 2, integer arithmetic only)"
-    q = _exact_rational(scale, "scale", MAX_NOISE_UNITS); rng = check_rng(rng); shape, n = _size(size)
+    q = _exact_rational(scale, "scale", MAX_NOISE_UNITS)
+    rng = check_rng(rng)
+    shape, n = _size(size)
     return _to_int64(_dlap(q.numerator, q.denominator, n, rng)).reshape(shape)
+
 
 def _dlap(t, s, n, rng):
     "n exact discrete Laplace draws of scale t / s (Python ints >= 1), int64 or (if any operand outgrows int64) object"
@@ -455,30 +657,43 @@ def _dlap(t, s, n, rng):
     while have < n:
         k = 2 * (n - have) + 16
         U = _uniform_below(t, k, rng)
-        D = _bern_exp(U, t, rng)                         # accept U with probability exp(-U/t)
-        V, go = np.zeros(k, np.int64), D.copy()          # V: number of exp(-1) successes before the first failure
+        D = _bern_exp(U, t, rng)  # accept U with probability exp(-U/t)
+        V, go = (
+            np.zeros(k, np.int64),
+            D.copy(),
+        )  # V: number of exp(-1) successes before the first failure
         while go.any():
-            idx = np.flatnonzero(go); b = _bern_exp_frac(np.ones(idx.size, np.int64), 1, rng)
-            V[idx[b]] += 1; go[idx[~b]] = False
+            idx = np.flatnonzero(go)
+            b = _bern_exp_frac(np.ones(idx.size, np.int64), 1, rng)
+            V[idx[b]] += 1
+            go[idx[~b]] = False
         if U.dtype == object or t * int(V.max()) >= _SMALL - t or s > _SMALL:
             X = U.astype(object) + t * V.astype(object)
-        else: X = U + t * V
+        else:
+            X = U + t * V
         Y = X // s
         B = rng.integers(0, 2, k).astype(bool)
         keep = D & ~(B & (Y == 0).astype(bool))
         Z = np.where(B, -Y, Y)[keep]
-        parts.append(Z); have += Z.size
+        parts.append(Z)
+        have += Z.size
     z = np.concatenate(parts)[:n]
     return z.astype(object) if any(p.dtype == object for p in parts) else z
 
-def discrete_gaussian(sigma2,  # sigma^2 > 0: an int, a fractions.Fraction, or a float (taken exactly), at most 2^104
-                      size,    # int or shape
-                      *, rng):
+
+def discrete_gaussian(
+    sigma2,  # sigma^2 > 0: an int, a fractions.Fraction, or a float (taken exactly), at most 2^104
+    size,  # int or shape
+    *,
+    rng,
+):
     "Exact discrete Gaussian: P(Z = z) ∝ exp(-z^2 / (2 sigma2)) on the integers (CKS Algorithm 3, integer arithmetic only)"
-    q = _exact_rational(sigma2, "sigma2", MAX_NOISE_UNITS ** 2); rng = check_rng(rng); shape, n = _size(size)
-    a, b = q.numerator, q.denominator                   # sigma^2 = a / b
-    t = math.isqrt(a // b) + 1                          # floor(sigma) + 1
-    den = 2 * a * b * t * t                             # accept Y ~ DLap(t) with probability exp(-(|Y| b t - a)^2 / den)
+    q = _exact_rational(sigma2, "sigma2", MAX_NOISE_UNITS**2)
+    rng = check_rng(rng)
+    shape, n = _size(size)
+    a, b = q.numerator, q.denominator  # sigma^2 = a / b
+    t = math.isqrt(a // b) + 1  # floor(sigma) + 1
+    den = 2 * a * b * t * t  # accept Y ~ DLap(t) with probability exp(-(|Y| b t - a)^2 / den)
     parts, have = [np.zeros(0, np.int64)], 0
     while have < n:
         k = 2 * (n - have) + 16
@@ -486,201 +701,317 @@ def discrete_gaussian(sigma2,  # sigma^2 > 0: an int, a fractions.Fraction, or a
         absY = np.abs(Y)
         if Y.dtype != object and int(absY.max()) * b * t < _SMALL and a < _SMALL:
             A = absY * (b * t) - a
-            num = A * A if int(np.abs(A).max()) < 2 ** 31 else A.astype(object) ** 2
-        else: num = (absY.astype(object) * (b * t) - a) ** 2
+            num = A * A if int(np.abs(A).max()) < 2**31 else A.astype(object) ** 2
+        else:
+            num = (absY.astype(object) * (b * t) - a) ** 2
         Z = Y[_bern_exp(num, den, rng)]
-        parts.append(Z); have += Z.size
+        parts.append(Z)
+        have += Z.size
     z = np.concatenate(parts)[:n]
-    return _to_int64(z.astype(object) if any(p.dtype == object for p in parts) else z).reshape(shape)
+    return _to_int64(z.astype(object) if any(p.dtype == object for p in parts) else z).reshape(
+        shape
+    )
 
 # %% ../nbs/00_core.ipynb #d5dc8304
 def _log_zcdp_delta(log_rho, epsilon):
     "log of the smallest delta at which rho-zCDP implies (epsilon, delta)-DP: min over alpha > 1 of (alpha-1)(alpha rho - epsilon) - log(alpha-1) + alpha log(1 - 1/alpha)"
     rho = math.exp(min(log_rho, 700.0)) if log_rho > -745 else 0.0
-    def f(u):                                            # u = log(alpha - 1); unimodal in u (convex in alpha)
-        am1 = math.exp(u); a = am1 + 1
-        v = am1 * (a * rho - epsilon) - u + a * (u - math.log1p(am1))      # a log(1 - 1/a) = a (log(a - 1) - log a)
-        return min(max(v, -1e200), 1e200)                                  # overflow: kept finite for the minimiser
+
+    def f(u):  # u = log(alpha - 1); unimodal in u (convex in alpha)
+        am1 = math.exp(u)
+        a = am1 + 1
+        v = (
+            am1 * (a * rho - epsilon) - u + a * (u - math.log1p(am1))
+        )  # a log(1 - 1/a) = a (log(a - 1) - log a)
+        return min(max(v, -1e200), 1e200)  # overflow: kept finite for the minimiser
+
     # the optimum lies below alpha = (epsilon + rho) / (2 rho) + 1; capped at alpha = e^700 (a smaller range: a larger delta, never smaller)
     hi = min(700.0, math.log(4.0) + float(np.logaddexp(math.log(epsilon) - log_rho, 0.0)))
-    res = optimize.minimize_scalar(f, bounds=(-60.0, max(hi, -59.0)), method="bounded", options=dict(xatol=1e-10))
+    res = optimize.minimize_scalar(
+        f, bounds=(-60.0, max(hi, -59.0)), method="bounded", options=dict(xatol=1e-10)
+    )
     return min(res.fun, 0.0)
 
-def zcdp_delta(rho, epsilon): # rho > 0, epsilon > 0
+
+def zcdp_delta(rho, epsilon):  # rho > 0, epsilon > 0
     "The delta at which a rho-zCDP mechanism is (epsilon, delta)-DP (Canonne, Kamath, Steinke 2020, Prop. 12)"
-    if not (rho > 0 and math.isfinite(rho)): raise ValueError(f"`rho` must be a positive finite number; got {rho!r}")
+    if not (rho > 0 and math.isfinite(rho)):
+        raise ValueError(f"`rho` must be a positive finite number; got {rho!r}")
     epsilon = check_epsilon(epsilon, scalar=True)
     return math.exp(_log_zcdp_delta(math.log(rho), epsilon))
+
 
 def zcdp_sigma(epsilon, delta, sensitivity=1.0):
     "Smallest sigma whose Gaussian noise (continuous or discrete) on an l2-sensitivity query is rho = (sensitivity / sigma)^2 / 2 zCDP with zcdp_delta <= delta"
     epsilon, delta = check_epsilon(epsilon, scalar=True), check_delta(delta, positive=True)
     sensitivity = _check_sensitivity(sensitivity, "sensitivity")
-    if sensitivity == 0: return 0.0
-    g = lambda lr: _log_zcdp_delta(lr, epsilon) - math.log(delta)   # increasing in rho
-    lo, hi = -20.0, 20.0                                  # log rho, within [-1400, 700]
-    while g(lo) > 0 and lo > -1400: lo -= 40.0
-    while g(hi) <= 0 and hi < 700: hi = min(hi + 40.0, 700.0)
+    if sensitivity == 0:
+        return 0.0
+    g = lambda lr: _log_zcdp_delta(lr, epsilon) - math.log(delta)  # increasing in rho
+    lo, hi = -20.0, 20.0  # log rho, within [-1400, 700]
+    while g(lo) > 0 and lo > -1400:
+        lo -= 40.0
+    while g(hi) <= 0 and hi < 700:
+        hi = min(hi + 40.0, 700.0)
     if not (g(lo) <= 0 < g(hi)):
-        raise ValueError(f"`epsilon`={epsilon!r} and `delta`={delta!r} are outside the range where the exact path's sigma is representable")
-    log_rho = optimize.brentq(g, lo, hi, xtol=1e-13, rtol=1e-13) - 1e-9      # rounded toward more noise
-    log_sigma = math.log(sensitivity) - log_rho / 2 - math.log(2) / 2      # sigma = sensitivity / sqrt(2 rho), in log space
+        raise ValueError(
+            f"`epsilon`={epsilon!r} and `delta`={delta!r} are outside the range where the exact path's sigma is representable"
+        )
+    log_rho = optimize.brentq(g, lo, hi, xtol=1e-13, rtol=1e-13) - 1e-9  # rounded toward more noise
+    log_sigma = (
+        math.log(sensitivity) - log_rho / 2 - math.log(2) / 2
+    )  # sigma = sensitivity / sqrt(2 rho), in log space
     sigma = math.exp(log_sigma) if -745 < log_sigma < 709 else (0.0 if log_sigma < 0 else math.inf)
     if not math.isfinite(sigma) or sigma == 0:
-        raise ValueError(f"`epsilon`={epsilon!r} and `delta`={delta!r}: the exact path's sigma is not a finite positive float")
+        raise ValueError(
+            f"`epsilon`={epsilon!r} and `delta`={delta!r}: the exact path's sigma is not a finite positive float"
+        )
     return sigma
 
 # %% ../nbs/00_core.ipynb #59436ba0
 NOISE_LAWS = ("laplace", "gaussian", "none")
 
-def calibrate_noise(epsilon,     # > 0, or inf (no noise)
-                    delta,       # 0: Laplace; > 0: Gaussian
-                    *, l1,       # l1 sensitivity of the query
-                    l2,          # l2 sensitivity of the query
-                    noise=None): # "fast", "exact" or None (`noise_mode()`): the exact path's Gaussian is calibrated by zCDP
+
+def calibrate_noise(
+    epsilon,  # > 0, or inf (no noise)
+    delta,  # 0: Laplace; > 0: Gaussian
+    *,
+    l1,  # l1 sensitivity of the query
+    l2,  # l2 sensitivity of the query
+    noise=None,
+):  # "fast", "exact" or None (`noise_mode()`): the exact path's Gaussian is calibrated by zCDP
     "The noise law that hides one release: ('laplace', l1/epsilon), ('gaussian', sigma) or ('none', 0)"
     epsilon, delta = check_epsilon(epsilon, allow_inf=True, scalar=True), check_delta(delta)
     l1, l2, mode = _check_sensitivity(l1, "l1"), _check_sensitivity(l2, "l2"), noise_mode(noise)
-    if math.isinf(epsilon): return "none", 0.0
-    if delta == 0: law, scale = "laplace", l1 / epsilon
-    else: law, scale = "gaussian", (zcdp_sigma if mode == "exact" else analytic_gaussian_sigma)(epsilon, delta, l2)
-    if not math.isfinite(scale): raise ValueError(f"`epsilon` = {epsilon:g} is too small: the noise scale {scale} is not a finite float")
+    if math.isinf(epsilon):
+        return "none", 0.0
+    if delta == 0:
+        law, scale = "laplace", l1 / epsilon
+    else:
+        law, scale = (
+            "gaussian",
+            (zcdp_sigma if mode == "exact" else analytic_gaussian_sigma)(epsilon, delta, l2),
+        )
+    if not math.isfinite(scale):
+        raise ValueError(
+            f"`epsilon` = {epsilon:g} is too small: the noise scale {scale} is not a finite float"
+        )
     return law, scale
 
+
 def _check_law(law, scale):
-    if not (isinstance(law, str) and law in NOISE_LAWS): raise ValueError(f"`law` must be one of {', '.join(map(repr, NOISE_LAWS))}; got {law!r}")
+    if not (isinstance(law, str) and law in NOISE_LAWS):
+        raise ValueError(f"`law` must be one of {', '.join(map(repr, NOISE_LAWS))}; got {law!r}")
     return law, _check_sensitivity(scale, "scale")
+
 
 def sample_noise(law, scale, size, *, rng):
     "Floating-point noise of a law from `calibrate_noise` (zeros for 'none'), drawn by `sample_laplace` / `sample_gaussian`"
     law, scale = _check_law(law, scale)
-    if law == "none": return np.zeros(size)
+    if law == "none":
+        return np.zeros(size)
     return (sample_laplace if law == "laplace" else sample_gaussian)(scale, size, rng=rng)
 
 # %% ../nbs/00_core.ipynb #9d108ab8
-EXACT_BITS = 40   # the exact path rounds a noise scale up to 40 significant bits: at most 2^-39 more noise, never less
+EXACT_BITS = 40  # the exact path rounds a noise scale up to 40 significant bits: at most 2^-39 more noise, never less
+
 
 def _round_up(q, bits=EXACT_BITS):
     "The smallest dyadic rational with `bits` significant bits that is >= the positive Fraction q"
     k = bits - (q.numerator.bit_length() - q.denominator.bit_length())
-    if k >= 0: return fractions.Fraction(-((-q.numerator << k) // q.denominator), 1 << k)
+    if k >= 0:
+        return fractions.Fraction(-((-q.numerator << k) // q.denominator), 1 << k)
     return fractions.Fraction(-((-q.numerator) // (q.denominator << -k)) << -k)
+
 
 def _check_counts(counts, name):
     "Integer counts as int64: an integer array, or floats holding whole numbers below 2^53"
     c = np.asarray(counts)
-    if c.dtype.kind in "iu": return c.astype(np.int64)
-    if c.dtype.kind == "b" or c.dtype.kind not in "f": raise TypeError(f"`{name}` must be an integer array; got dtype {c.dtype}")
-    if not (np.isfinite(c).all() and (np.abs(c) < 2.0 ** 53).all() and (c == np.round(c)).all()):
-        raise ValueError(f"`{name}` must hold whole numbers below 2^53 for exact noise: a statistic off the integer grid keeps its "
-                         "residue in every release; put it on a grid first (`snap`, with the rounding in the sensitivity)")
+    if c.dtype.kind in "iu":
+        return c.astype(np.int64)
+    if c.dtype.kind == "b" or c.dtype.kind not in "f":
+        raise TypeError(f"`{name}` must be an integer array; got dtype {c.dtype}")
+    if not (np.isfinite(c).all() and (np.abs(c) < 2.0**53).all() and (c == np.round(c)).all()):
+        raise ValueError(
+            f"`{name}` must hold whole numbers below 2^53 for exact noise: a statistic off the integer grid keeps its "
+            "residue in every release; put it on a grid first (`snap`, with the rounding in the sensitivity)"
+        )
     return c.astype(np.int64)
+
 
 def _round_up_sigma2(q):
     "sigma^2 rounded up to a multiple of 2^-(20 - floor(log2 sigma^2)) (an integer from 2^20 on): at most 2^-20 relative"
     k = max(0, 20 - (q.numerator.bit_length() - q.denominator.bit_length()))
     return fractions.Fraction(-((-q.numerator << k) // q.denominator), 1 << k)
 
-def exact_noise(law, scale, size, *, rng): # law from `calibrate_noise`; scale in integer units (any positive real)
+
+def exact_noise(
+    law, scale, size, *, rng
+):  # law from `calibrate_noise`; scale in integer units (any positive real)
     "Integer noise of `law` at (at least) `scale`: discrete Laplace (scale rounded up to EXACT_BITS bits) or discrete Gaussian (sigma^2 rounded up, `_round_up_sigma2`)"
     law, scale = _check_law(law, scale)
-    if law == "none" or scale == 0: return np.zeros(size, np.int64)
+    if law == "none" or scale == 0:
+        return np.zeros(size, np.int64)
     q = fractions.Fraction(scale)
-    if law == "laplace": return discrete_laplace(_round_up(q), size, rng=rng)
+    if law == "laplace":
+        return discrete_laplace(_round_up(q), size, rng=rng)
     return discrete_gaussian(_round_up_sigma2(q * q), size, rng=rng)
 
-def release(counts,      # the statistic in integer units: ints, or floats holding whole numbers
-            law,         # "laplace", "gaussian" or "none", from `calibrate_noise`
-            scale,       # Laplace scale or Gaussian sigma, in the units of the released value counts / denom
-            *, rng,
-            denom=1,     # the released value is counts / denom (n for a fraction of n voters; 1 / grid for `snap`ped counts)
-            noise=None): # "fast", "exact" or None (`noise_mode()`)
+
+def release(
+    counts,  # the statistic in integer units: ints, or floats holding whole numbers
+    law,  # "laplace", "gaussian" or "none", from `calibrate_noise`
+    scale,  # Laplace scale or Gaussian sigma, in the units of the released value counts / denom
+    *,
+    rng,
+    denom=1,  # the released value is counts / denom (n for a fraction of n voters; 1 / grid for `snap`ped counts)
+    noise=None,
+):  # "fast", "exact" or None (`noise_mode()`)
     "The one way privrank adds noise: counts / denom + float noise (fast), or (counts + exact integer noise) / denom (exact)"
     law, scale = _check_law(law, scale)
-    if isinstance(denom, (bool, np.bool_)) or not isinstance(denom, numbers.Real) or not (0 < denom < math.inf):
+    if (
+        isinstance(denom, (bool, np.bool_))
+        or not isinstance(denom, numbers.Real)
+        or not (0 < denom < math.inf)
+    ):
         raise ValueError(f"`denom` must be a positive finite number; got {denom!r}")
     rng, mode = check_rng(rng), noise_mode(noise)
     if mode == "fast":
         c = np.asarray(counts)
-        if c.dtype.kind not in "iuf": raise TypeError(f"`counts` must be a real array; got dtype {c.dtype}")
-        with use_noise("fast"): z = sample_noise(law, scale, c.shape, rng=rng)   # asked for explicitly: fast even inside an exact block
+        if c.dtype.kind not in "iuf":
+            raise TypeError(f"`counts` must be a real array; got dtype {c.dtype}")
+        with use_noise("fast"):
+            z = sample_noise(
+                law, scale, c.shape, rng=rng
+            )  # asked for explicitly: fast even inside an exact block
         return c / denom + z
     c = _check_counts(counts, "counts")
-    units = fractions.Fraction(scale) * fractions.Fraction(denom)      # exact: the noise scale in count units
+    units = fractions.Fraction(scale) * fractions.Fraction(
+        denom
+    )  # exact: the noise scale in count units
     if law != "none" and units > MAX_NOISE_UNITS:
-        raise ValueError(f"`epsilon` is too small for exact noise: the noise scale is {float(units):.4g} counts, beyond 2^52; "
-                         "use a larger epsilon (or the fast path)")
+        raise ValueError(
+            f"`epsilon` is too small for exact noise: the noise scale is {float(units):.4g} counts, beyond 2^52; "
+            "use a larger epsilon (or the fast path)"
+        )
     z = exact_noise(law, units, c.shape, rng=rng)
-    tot = c + z if z.dtype != object and (c.size == 0 or int(np.abs(c).max()) + int(np.abs(z).max()) < 2 ** 63) \
-          else c.astype(object) + z
-    return tot.astype(float) / denom         # post-processing of an integer release
+    tot = (
+        c + z
+        if z.dtype != object
+        and (c.size == 0 or int(np.abs(c).max()) + int(np.abs(z).max()) < 2**63)
+        else c.astype(object) + z
+    )
+    return tot.astype(float) / denom  # post-processing of an integer release
 
-def snap(x,     # real statistic
-         grid): # a power of two
+
+def snap(
+    x,  # real statistic
+    grid,
+):  # a power of two
     "Integer counts round(x / grid): a real statistic put on the grid; each changed entry's rounding moves it by less than one grid step"
     g = _check_sensitivity(grid, "grid")
-    if g == 0 or math.frexp(g)[0] != 0.5: raise ValueError(f"`grid` must be a positive power of two; got {grid!r}")
+    if g == 0 or math.frexp(g)[0] != 0.5:
+        raise ValueError(f"`grid` must be a positive power of two; got {grid!r}")
     y = np.asarray(x, float) / g
-    if not np.isfinite(y).all() or (np.abs(y) >= 2.0 ** 53).any(): raise ValueError("`x` must be finite and below 2^53 grid steps")
+    if not np.isfinite(y).all() or (np.abs(y) >= 2.0**53).any():
+        raise ValueError("`x` must be finite and below 2^53 grid steps")
     return np.rint(y).astype(np.int64)
 
-def snap_grid(l2,            # l2 sensitivity of the real statistic
-              changed,       # most entries one neighbour can change
-              bits=10):      # the rounding adds at most 2^-bits of l2 to the sensitivity
+
+def snap_grid(
+    l2,  # l2 sensitivity of the real statistic
+    changed,  # most entries one neighbour can change
+    bits=10,
+):  # the rounding adds at most 2^-bits of l2 to the sensitivity
     "Largest power-of-two grid g with sqrt(changed) g <= 2^-bits l2"
     l2, changed = _check_sensitivity(l2, "l2"), check_int(changed, name="changed", minimum=1)
-    if l2 == 0: raise ValueError("`l2` must be positive")
+    if l2 == 0:
+        raise ValueError("`l2` must be positive")
     return 2.0 ** math.floor(math.log2(l2 / math.sqrt(changed)) - bits)
 
-def snapped_sensitivity(l1, l2,      # sensitivities of the exact real statistic
-                        changed,     # most entries one neighbour can change
-                        grid,        # the grid of `snap`
-                        error=0.0):  # a bound on the floating-point error of each computed entry (see `float_sum_error`)
+
+def snapped_sensitivity(
+    l1,
+    l2,  # sensitivities of the exact real statistic
+    changed,  # most entries one neighbour can change
+    grid,  # the grid of `snap`
+    error=0.0,
+):  # a bound on the floating-point error of each computed entry (see `float_sum_error`)
     "(l1, l2) sensitivity of `snap`ped counts times grid: each changed entry moves by less than |dx| + 2 error + one grid step"
     step = grid + 2 * _check_sensitivity(error, "error")
     return l1 + changed * step, l2 + math.sqrt(changed) * step
 
-def float_sum_error(n_terms,     # terms summed into each entry (products of two floats count as one term)
-                    magnitude):  # a data-independent bound on the sum of the terms' absolute values
+
+def float_sum_error(
+    n_terms,  # terms summed into each entry (products of two floats count as one term)
+    magnitude,
+):  # a data-independent bound on the sum of the terms' absolute values
     "Bound on |computed - exact| of a floating-point sum of products: gamma_n x magnitude, gamma_n = n u / (1 - n u), u = 2^-53"
     n, M = check_int(n_terms, name="n_terms", minimum=1), _check_sensitivity(magnitude, "magnitude")
-    nu = (n + 1) * 2.0 ** -53                                  # n additions and one product per term
-    if nu >= 0.5: raise ValueError(f"`n_terms` = {n:,}: floating-point sums this long have no useful error bound")
+    nu = (n + 1) * 2.0**-53  # n additions and one product per term
+    if nu >= 0.5:
+        raise ValueError(
+            f"`n_terms` = {n:,}: floating-point sums this long have no useful error bound"
+        )
     return M * nu / (1 - nu)
 
 # %% ../nbs/00_core.ipynb #e4bc42b2
 def _exact_expit_flips(e, u, rng):
     "Exact Bernoulli(1/(1+e^e)) from 64 uniform bits u per entry (uint64), refining the rare undecided entries with `decimal`"
     with np.errstate(over="ignore", under="ignore"):
-        p = special.expit(-e)                                    # within a few ulps of the true p (and p < 1/2)
-        lo = np.floor(p * (1 - 2.0 ** -45) * 2.0 ** 64)          # the true p * 2^64 lies in [lo, hi] with a wide margin
-        hi = np.ceil(p * (1 + 2.0 ** -45) * 2.0 ** 64) + 1
-    lo, hi = lo.astype(np.uint64), hi.astype(np.uint64)          # whole numbers below 2^63: exact; compared with u as integers
-    flip = u < lo                                                # u + 1 <= lo: the uniform U = (u + rest) / 2^64 is below p surely
-    todo = np.flatnonzero((u >= lo) & (u < hi))                  # undecided (else U >= hi / 2^64 > p): about p 2^-44 + 2^-63 per entry
-    for i in todo:                                               # a loop over the rare undecided entries only
+        p = special.expit(-e)  # within a few ulps of the true p (and p < 1/2)
+        lo = np.floor(
+            p * (1 - 2.0**-45) * 2.0**64
+        )  # the true p * 2^64 lies in [lo, hi] with a wide margin
+        hi = np.ceil(p * (1 + 2.0**-45) * 2.0**64) + 1
+    lo, hi = (
+        lo.astype(np.uint64),
+        hi.astype(np.uint64),
+    )  # whole numbers below 2^63: exact; compared with u as integers
+    flip = u < lo  # u + 1 <= lo: the uniform U = (u + rest) / 2^64 is below p surely
+    todo = np.flatnonzero(
+        (u >= lo) & (u < hi)
+    )  # undecided (else U >= hi / 2^64 > p): about p 2^-44 + 2^-63 per entry
+    for i in todo:  # a loop over the rare undecided entries only
         k, prefix = 1, int(u[i])
         while True:
             with decimal.localcontext() as ctx:
-                ctx.prec = 40 + 20 * k                           # digits: 2^-(64k) needs 19.3 k; exp and division correctly rounded
-                t = (decimal.Decimal(1) / (1 + decimal.Decimal(float(e[i])).exp())) * (decimal.Decimal(2) ** (64 * k))
+                ctx.prec = (
+                    40 + 20 * k
+                )  # digits: 2^-(64k) needs 19.3 k; exp and division correctly rounded
+                t = (decimal.Decimal(1) / (1 + decimal.Decimal(float(e[i])).exp())) * (
+                    decimal.Decimal(2) ** (64 * k)
+                )
                 slack = t * decimal.Decimal(10) ** (-(ctx.prec - 5))
-                if prefix + 1 <= t - slack: flip[i] = True; break
-                if prefix >= t + slack: flip[i] = False; break
-            prefix = (prefix << 64) | int(rng.integers(0, 2 ** 64, dtype=np.uint64)); k += 1
+                if prefix + 1 <= t - slack:
+                    flip[i] = True
+                    break
+                if prefix >= t + slack:
+                    flip[i] = False
+                    break
+            prefix = (prefix << 64) | int(rng.integers(0, 2**64, dtype=np.uint64))
+            k += 1
     return flip
 
-def rr_flips(epsilon,     # > 0 (inf: never flip), scalar or an array broadcastable to `size`
-             size,        # shape of the draws
-             *, rng,
-             noise=None,  # "fast", "exact" or None (`noise_mode()`)
-             p=None):     # the float flip probabilities expit(-epsilon), when the caller already has them (saves the exp)
+
+def rr_flips(
+    epsilon,  # > 0 (inf: never flip), scalar or an array broadcastable to `size`
+    size,  # shape of the draws
+    *,
+    rng,
+    noise=None,  # "fast", "exact" or None (`noise_mode()`)
+    p=None,
+):  # the float flip probabilities expit(-epsilon), when the caller already has them (saves the exp)
     "Randomized response's coin: Bernoulli(1/(1 + e^epsilon)) per entry, by a float uniform (fast) or exactly (exact)"
     rng, mode = check_rng(rng), noise_mode(noise)
     e = np.asarray(epsilon, float)
-    if np.isnan(e).any() or (e <= 0).any(): raise ValueError("`epsilon` must be positive (inf: never flip)")
-    if mode == "fast": return rng.random(size) < (special.expit(-e) if p is None else p)
-    return _exact_expit_flips(np.broadcast_to(e, size), rng.integers(0, 2 ** 64, size=size, dtype=np.uint64), rng)
+    if np.isnan(e).any() or (e <= 0).any():
+        raise ValueError("`epsilon` must be positive (inf: never flip)")
+    if mode == "fast":
+        return rng.random(size) < (special.expit(-e) if p is None else p)
+    return _exact_expit_flips(
+        np.broadcast_to(e, size), rng.integers(0, 2**64, size=size, dtype=np.uint64), rng
+    )
 
 # %% ../nbs/00_core.ipynb #d7ce79c0
 def borda_sensitivity(m):
@@ -688,48 +1019,102 @@ def borda_sensitivity(m):
     m = check_int(m, name="m", minimum=1)
     return m * m // 2, math.sqrt(m * (m * m - 1) / 3)
 
+
 def _borda_noise(m, epsilon, delta, mode=None):
     "Noise law for one release of a Borda vector: ('laplace' | 'gaussian', scale)"
     l1, l2 = borda_sensitivity(m)
     return calibrate_noise(epsilon, delta, l1=l1, l2=l2, noise=mode)
 
 # %% ../nbs/00_core.ipynb #b7bb5054
-def dp_borda_aggregate(ranks,            # (n, m) ranks
-                       *, epsilon,       # privacy per voter; inf = no noise (a non-private result)
-                       delta=0.0,        # 0: Laplace (pure DP); > 0: Gaussian
-                       model="central",  # "central": the curator adds noise once; "local": each voter noises her own vector
-                       rng=None):
+def dp_borda_aggregate(
+    ranks,  # (n, m) ranks
+    *,
+    epsilon,  # privacy per voter; inf = no noise (a non-private result)
+    delta=0.0,  # 0: Laplace (pure DP); > 0: Gaussian
+    model="central",  # "central": the curator adds noise once; "local": each voter noises her own vector
+    rng=None,
+):
     "Borda consensus from noisy scores: epsilon-DP (Laplace) or (epsilon, delta)-DP (Gaussian), central or local"
     r = check_ranks(ranks)
     epsilon, delta = check_epsilon(epsilon, allow_inf=True, scalar=True), check_delta(delta)
-    if model not in ("central", "local"): raise ValueError(f"`model` must be 'central' or 'local'; got {model!r}")
+    if model not in ("central", "local"):
+        raise ValueError(f"`model` must be 'central' or 'local'; got {model!r}")
     rng, mode = check_rng(rng), noise_mode()
     n, m = r.shape
     if math.isinf(epsilon):
-        res = borda_aggregate(r); return Consensus(**{**res.__dict__, "diagnostics": dict(note="epsilon = inf: no noise, not private")})
+        res = borda_aggregate(r)
+        return Consensus(
+            **{**res.__dict__, "diagnostics": dict(note="epsilon = inf: no noise, not private")}
+        )
     law, scale = _borda_noise(m, epsilon, delta, mode)
-    if model == "central": noisy = release(borda_scores(r), law, scale, rng=rng, noise=mode)
+    if model == "central":
+        noisy = release(borda_scores(r), law, scale, rng=rng, noise=mode)
     else:
-        check_memory(24 * n * m, name="ranks", what=f"the local model's {n:,} x {m:,} noisy reports")
-        noisy = release(m - 1 - r, law, scale, rng=rng, noise=mode).sum(axis=0)   # each voter's own report, summed
+        check_memory(
+            24 * n * m, name="ranks", what=f"the local model's {n:,} x {m:,} noisy reports"
+        )
+        noisy = release(m - 1 - r, law, scale, rng=rng, noise=mode).sum(
+            axis=0
+        )  # each voter's own report, summed
     l1, l2 = borda_sensitivity(m)
-    return Consensus(order=_order_from_scores(noisy), method="borda", epsilon=epsilon, delta=delta, model=model,
-                     n_voters=n, scores=noisy, noise=mode,
-                     diagnostics=dict(noise_law=law, noise_scale=scale, sensitivity_l1=l1, sensitivity_l2=l2))
+    return Consensus(
+        order=_order_from_scores(noisy),
+        method="borda",
+        epsilon=epsilon,
+        delta=delta,
+        model=model,
+        n_voters=n,
+        scores=noisy,
+        noise=mode,
+        diagnostics=dict(noise_law=law, noise_scale=scale, sensitivity_l1=l1, sensitivity_l2=l2),
+    )
 
 # %% ../nbs/00_core.ipynb #93caba6b
-PRIVACY_MODELS = ("none", "central", "local", "joint")   # who adds the noise: nobody, a curator, each user, a curator with users' own post-processing
-PRIVACY_UNITS = ("comparison", "voter", "user")          # what a neighbouring dataset changes: one comparison, one voter's ranking, one user's data
+PRIVACY_MODELS = (
+    "none",
+    "central",
+    "local",
+    "joint",
+)  # who adds the noise: nobody, a curator, each user, a curator with users' own post-processing
+PRIVACY_UNITS = (
+    "comparison",
+    "voter",
+    "user",
+)  # what a neighbouring dataset changes: one comparison, one voter's ranking, one user's data
 
-def privacy_record(result): # any private (or non-private) result of privrank
+
+def privacy_record(result):  # any private (or non-private) result of privrank
     "The privacy record every result carries, checked against the one vocabulary: epsilon, delta, model, privacy_unit, private, noise"
-    missing = [k for k in ("epsilon", "delta", "model", "privacy_unit", "private", "noise") if not hasattr(result, k)]
-    if missing: raise TypeError(f"`result` ({type(result).__name__}) carries no privacy record: missing {', '.join(missing)}")
-    rec = dict(epsilon=float(result.epsilon), delta=float(result.delta), model=result.model, privacy_unit=result.privacy_unit,
-               private=bool(result.private), noise=result.noise)
+    missing = [
+        k
+        for k in ("epsilon", "delta", "model", "privacy_unit", "private", "noise")
+        if not hasattr(result, k)
+    ]
+    if missing:
+        raise TypeError(
+            f"`result` ({type(result).__name__}) carries no privacy record: missing {', '.join(missing)}"
+        )
+    rec = dict(
+        epsilon=float(result.epsilon),
+        delta=float(result.delta),
+        model=result.model,
+        privacy_unit=result.privacy_unit,
+        private=bool(result.private),
+        noise=result.noise,
+    )
     private = rec["model"] != "none"
-    if rec["model"] not in PRIVACY_MODELS or rec["privacy_unit"] not in PRIVACY_UNITS or rec["noise"] not in ("none",) + NOISE_MODES \
-            or rec["private"] != private or (private and not (0 < rec["epsilon"] < math.inf and 0 <= rec["delta"] < 1)) \
-            or (not private and not (math.isinf(rec["epsilon"]) and rec["noise"] in ("none", "fast", "exact"))):
-        raise ValueError(f"`result` ({type(result).__name__}) has an inconsistent privacy record: {rec}")
+    if (
+        rec["model"] not in PRIVACY_MODELS
+        or rec["privacy_unit"] not in PRIVACY_UNITS
+        or rec["noise"] not in ("none",) + NOISE_MODES
+        or rec["private"] != private
+        or (private and not (0 < rec["epsilon"] < math.inf and 0 <= rec["delta"] < 1))
+        or (
+            not private
+            and not (math.isinf(rec["epsilon"]) and rec["noise"] in ("none", "fast", "exact"))
+        )
+    ):
+        raise ValueError(
+            f"`result` ({type(result).__name__}) has an inconsistent privacy record: {rec}"
+        )
     return rec

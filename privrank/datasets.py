@@ -6,7 +6,12 @@ Docs: https://privrank.github.io/privrank/datasets.html.md"""
 
 # %% ../nbs/07_datasets.ipynb #fc6d2859
 from __future__ import annotations
-import gzip, io, os, re, stat, zlib
+
+import gzip
+import os
+import re
+import stat
+import zlib
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
@@ -14,7 +19,7 @@ from pathlib import Path
 import numpy as np
 from scipy import sparse
 
-from .core import check_rng, check_int, check_memory, memory_limit, orders_to_ranks
+from .core import check_int, check_memory, check_rng, memory_limit, orders_to_ranks
 
 # %% auto #0
 __all__ = ['DEFAULT_MAX_FILE_BYTES', 'RANKS_BYTES_PER_ENTRY', 'PREFLIB_PARSE_FACTOR', 'CSV_PARSE_FACTOR', 'JESTER_JOKES',
@@ -25,197 +30,342 @@ __all__ = ['DEFAULT_MAX_FILE_BYTES', 'RANKS_BYTES_PER_ENTRY', 'PREFLIB_PARSE_FAC
 # %% ../nbs/07_datasets.ipynb #c381c6cd
 def _home(folder):
     "The data folder: `folder`, else $PRIVRANK_DATA, else ~/privrank_data."
-    if folder is None: folder = os.environ.get('PRIVRANK_DATA') or '~/privrank_data'
+    if folder is None:
+        folder = os.environ.get("PRIVRANK_DATA") or "~/privrank_data"
     if not isinstance(folder, (str, os.PathLike)):
         raise TypeError(f"`data_home` must be a folder path or None; got {type(folder).__name__}")
     return Path(folder).expanduser()
 
-def data_home(data_home:str|os.PathLike|None=None, # folder to use; None: $PRIVRANK_DATA, else ~/privrank_data
-             ) -> Path:
+
+def data_home(
+    data_home: str
+    | os.PathLike
+    | None = None,  # folder to use; None: $PRIVRANK_DATA, else ~/privrank_data
+) -> Path:
     "The folder privrank reads data files from (never created, nothing downloaded)."
     return _home(data_home)
 
 # %% ../nbs/07_datasets.ipynb #6857417a
-def find_data_file(name:str|os.PathLike, # file name relative to the data folder (an absolute path is used as is)
-                   data_home:str|os.PathLike|None=None, # the data folder; see `data_home`
-                  ) -> Path:
+def find_data_file(
+    name: str
+    | os.PathLike,  # file name relative to the data folder (an absolute path is used as is)
+    data_home: str | os.PathLike | None = None,  # the data folder; see `data_home`
+) -> Path:
     "Path of data file `name` in the data folder; a FileNotFoundError saying where to put it if it is not there."
-    if not isinstance(name, (str, os.PathLike)): raise TypeError(f"`name` must be a file name; got {type(name).__name__}")
+    if not isinstance(name, (str, os.PathLike)):
+        raise TypeError(f"`name` must be a file name; got {type(name).__name__}")
     home = _home(data_home)
-    path = home/Path(name).expanduser()
-    if path.is_file(): return path
-    raise FileNotFoundError(f"data file {str(name)!r} not found: looked for {path}. privrank never downloads data: "
-                            f"put the file there, or pass `data_home=` / set $PRIVRANK_DATA to the folder that holds it "
-                            f"(the data folder is now {home})")
+    path = home / Path(name).expanduser()
+    if path.is_file():
+        return path
+    raise FileNotFoundError(
+        f"data file {str(name)!r} not found: looked for {path}. privrank never downloads data: "
+        f"put the file there, or pass `data_home=` / set $PRIVRANK_DATA to the folder that holds it "
+        f"(the data folder is now {home})"
+    )
 
 # %% ../nbs/07_datasets.ipynb #82656f7d
-def shared_data_dir() -> Path|None:
+def shared_data_dir() -> Path | None:
     "The project's shared folder of real datasets ($PRIVRANK_SHARED_DATA, else ../shared/data from the repo root), or None."
-    env = os.environ.get('PRIVRANK_SHARED_DATA')
-    if env: return Path(env).expanduser() if Path(env).expanduser().is_dir() else None
-    pkg = Path(str(resources.files('privrank')))
-    for root in (pkg.parent, Path.cwd(), Path.cwd().parent):  # repo root: from the package, or from cwd (repo or nbs/)
-        if (d := root.parent/'shared'/'data').is_dir(): return d.resolve()
+    env = os.environ.get("PRIVRANK_SHARED_DATA")
+    if env:
+        return Path(env).expanduser() if Path(env).expanduser().is_dir() else None
+    pkg = Path(str(resources.files("privrank")))
+    for root in (
+        pkg.parent,
+        Path.cwd(),
+        Path.cwd().parent,
+    ):  # repo root: from the package, or from cwd (repo or nbs/)
+        if (d := root.parent / "shared" / "data").is_dir():
+            return d.resolve()
     return None
 
 # %% ../nbs/07_datasets.ipynb #c32c4d91
-DEFAULT_MAX_FILE_BYTES = 1 << 30   # 1 GiB: the largest file (decompressed) a reader reads unless told otherwise
+DEFAULT_MAX_FILE_BYTES = (
+    1 << 30
+)  # 1 GiB: the largest file (decompressed) a reader reads unless told otherwise
 _FILE_CAP = {"bytes": None}
+
 
 def _parse_bytes(text, name):
     "A byte count written as digits with an optional K/M/G/T suffix"
     mult = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}.get(text[-1:].upper(), 1)
-    try: v = float(text[:-1] if mult > 1 else text) * mult
-    except ValueError: v = float('nan')
-    if not (v >= 1 and v < 2**63): raise ValueError(f"{name} must be a positive number of bytes (e.g. 512M); got {text!r}")
+    try:
+        v = float(text[:-1] if mult > 1 else text) * mult
+    except ValueError:
+        v = float("nan")
+    if not (v >= 1 and v < 2**63):
+        raise ValueError(f"{name} must be a positive number of bytes (e.g. 512M); got {text!r}")
     return int(v)
+
 
 def max_file_bytes() -> int:
     "Bytes a reader reads at most: `set_max_file_bytes`'s value, else $PRIVRANK_MAX_FILE_BYTES (bytes, or with a K/M/G suffix), else 1 GiB."
-    if _FILE_CAP["bytes"] is not None: return _FILE_CAP["bytes"]
+    if _FILE_CAP["bytes"] is not None:
+        return _FILE_CAP["bytes"]
     env = os.environ.get("PRIVRANK_MAX_FILE_BYTES", "").strip()
-    return _parse_bytes(env, "the environment variable PRIVRANK_MAX_FILE_BYTES") if env else DEFAULT_MAX_FILE_BYTES
+    return (
+        _parse_bytes(env, "the environment variable PRIVRANK_MAX_FILE_BYTES")
+        if env
+        else DEFAULT_MAX_FILE_BYTES
+    )
 
-def set_max_file_bytes(nbytes:int|None, # the cap in bytes (>= 1), or None to restore the default
-                      ):
+
+def set_max_file_bytes(
+    nbytes: int | None,  # the cap in bytes (>= 1), or None to restore the default
+):
     "Set, for the whole process, the largest file (after decompression) the readers read."
     _FILE_CAP["bytes"] = None if nbytes is None else check_int(nbytes, name="nbytes", minimum=1)
 
-def _check_path(path, what='path'):
-    if isinstance(path, (str, os.PathLike)) and not isinstance(path, bytes) and not isinstance(os.fspath(path), bytes): return Path(path)
+
+def _check_path(path, what="path"):
+    if (
+        isinstance(path, (str, os.PathLike))
+        and not isinstance(path, bytes)
+        and not isinstance(os.fspath(path), bytes)
+    ):
+        return Path(path)
     raise TypeError(f"`{what}` must be a file path (str or os.PathLike); got {type(path).__name__}")
 
+
 def _check_read_options(max_bytes, allow_special):
-    if not isinstance(allow_special, (bool, np.bool_)): raise TypeError(f"`allow_special` must be True or False; got {type(allow_special).__name__}")
-    return max_file_bytes() if max_bytes is None else check_int(max_bytes, name="max_bytes", minimum=1), bool(allow_special)
+    if not isinstance(allow_special, (bool, np.bool_)):
+        raise TypeError(
+            f"`allow_special` must be True or False; got {type(allow_special).__name__}"
+        )
+    return max_file_bytes() if max_bytes is None else check_int(
+        max_bytes, name="max_bytes", minimum=1
+    ), bool(allow_special)
 
-_KINDS = ((stat.S_ISFIFO, 'a FIFO (named pipe)'), (stat.S_ISCHR, 'a character device'), (stat.S_ISBLK, 'a block device'),
-          (stat.S_ISSOCK, 'a socket'))
 
-def _open(path:Path, allow_special:bool):
+_KINDS = (
+    (stat.S_ISFIFO, "a FIFO (named pipe)"),
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+    (stat.S_ISSOCK, "a socket"),
+)
+
+
+def _open(path: Path, allow_special: bool):
     "A binary file object for `path` and its stat; refuses a folder, and any other non-regular file unless `allow_special`."
-    flags = os.O_RDONLY | getattr(os, 'O_NONBLOCK', 0) | getattr(os, 'O_NOCTTY', 0) | getattr(os, 'O_CLOEXEC', 0)
-    try: fd = os.open(path, flags)
-    except FileNotFoundError: raise FileNotFoundError(f"{path}: no such file") from None
-    except IsADirectoryError: raise IsADirectoryError(f"{path}: is a folder, not a data file") from None
+    flags = (
+        os.O_RDONLY
+        | getattr(os, "O_NONBLOCK", 0)
+        | getattr(os, "O_NOCTTY", 0)
+        | getattr(os, "O_CLOEXEC", 0)
+    )
+    try:
+        fd = os.open(path, flags)
+    except FileNotFoundError:
+        raise FileNotFoundError(f"{path}: no such file") from None
+    except IsADirectoryError:
+        raise IsADirectoryError(f"{path}: is a folder, not a data file") from None
     try:
         st = os.fstat(fd)
-        if stat.S_ISDIR(st.st_mode): raise IsADirectoryError(f"{path}: is a folder, not a data file")
+        if stat.S_ISDIR(st.st_mode):
+            raise IsADirectoryError(f"{path}: is a folder, not a data file")
         if not stat.S_ISREG(st.st_mode):
-            kind = next((k for test, k in _KINDS if test(st.st_mode)), 'not a regular file')
+            kind = next((k for test, k in _KINDS if test(st.st_mode)), "not a regular file")
             if not allow_special:
-                link = ', reached through a symbolic link' if os.path.islink(path) else ''
-                raise ValueError(f"{path}: is {kind}{link}, not a regular file; privrank reads regular files only, so that an "
-                                 f"endless or blocking stream cannot hang it: copy the data into a file, or pass "
-                                 f"`allow_special=True` (reads at most `max_bytes`)")
-            if hasattr(os, 'set_blocking'): os.set_blocking(fd, True)
-        return os.fdopen(fd, 'rb'), st
+                link = ", reached through a symbolic link" if os.path.islink(path) else ""
+                raise ValueError(
+                    f"{path}: is {kind}{link}, not a regular file; privrank reads regular files only, so that an "
+                    f"endless or blocking stream cannot hang it: copy the data into a file, or pass "
+                    f"`allow_special=True` (reads at most `max_bytes`)"
+                )
+            if hasattr(os, "set_blocking"):
+                os.set_blocking(fd, True)
+        return os.fdopen(fd, "rb"), st
     except BaseException:
-        os.close(fd); raise
+        os.close(fd)
+        raise
+
 
 def _too_big(path, cap, gz):
-    return ValueError(f"{path}: {'decompresses to' if gz else 'is'} more than {cap:,} bytes, privrank's cap on a data file; "
-                      f"pass a larger `max_bytes=`, or raise the cap with privrank.datasets.set_max_file_bytes or "
-                      f"PRIVRANK_MAX_FILE_BYTES")
+    return ValueError(
+        f"{path}: {'decompresses to' if gz else 'is'} more than {cap:,} bytes, privrank's cap on a data file; "
+        f"pass a larger `max_bytes=`, or raise the cap with privrank.datasets.set_max_file_bytes or "
+        f"PRIVRANK_MAX_FILE_BYTES"
+    )
+
 
 def _check_parse_memory(path, nbytes, factor):
     "Refuse, naming the file, text whose parse would need more than privrank's memory budget"
-    try: check_memory(factor * nbytes, name='path', what=f"parsing {nbytes:,} bytes of text (about {factor} bytes per byte)")
-    except ValueError as e: raise ValueError(f"{path}: {e}") from None
+    try:
+        check_memory(
+            factor * nbytes,
+            name="path",
+            what=f"parsing {nbytes:,} bytes of text (about {factor} bytes per byte)",
+        )
+    except ValueError as e:
+        raise ValueError(f"{path}: {e}") from None
 
-def _read_bytes(path, what='path', *, max_bytes=None, allow_special=False, factor=1) -> tuple[Path, bytes]:
+
+def _read_bytes(
+    path, what="path", *, max_bytes=None, allow_special=False, factor=1
+) -> tuple[Path, bytes]:
     "The bytes of file `path` (gunzipped if gzip), read under the size cap, with the parse-memory estimate checked."
     path = _check_path(path, what)
     cap, allow_special = _check_read_options(max_bytes, allow_special)
     f, st = _open(path, allow_special)
     with f:
-        gz = f.peek(2)[:2] == b'\x1f\x8b' or path.name.lower().endswith('.gz')
-        if stat.S_ISREG(st.st_mode) and st.st_size > cap: raise _too_big(path, cap, False)
-        if stat.S_ISREG(st.st_mode) and not gz: _check_parse_memory(path, st.st_size, factor)   # before reading anything
+        gz = f.peek(2)[:2] == b"\x1f\x8b" or path.name.lower().endswith(".gz")
+        if stat.S_ISREG(st.st_mode) and st.st_size > cap:
+            raise _too_big(path, cap, False)
+        if stat.S_ISREG(st.st_mode) and not gz:
+            _check_parse_memory(path, st.st_size, factor)  # before reading anything
         if gz:
             try:
-                with gzip.GzipFile(fileobj=f, mode='rb') as z: data = z.read(cap + 1)
-            except (OSError, EOFError, zlib.error) as e: raise ValueError(f"{path}: not a valid gzip file ({e})") from None
-        else: data = f.read(cap + 1)
-    if len(data) > cap: raise _too_big(path, cap, gz)
-    if gz or not stat.S_ISREG(st.st_mode): _check_parse_memory(path, len(data), factor)
+                with gzip.GzipFile(fileobj=f, mode="rb") as z:
+                    data = z.read(cap + 1)
+            except (OSError, EOFError, zlib.error) as e:
+                raise ValueError(f"{path}: not a valid gzip file ({e})") from None
+        else:
+            data = f.read(cap + 1)
+    if len(data) > cap:
+        raise _too_big(path, cap, gz)
+    if gz or not stat.S_ISREG(st.st_mode):
+        _check_parse_memory(path, len(data), factor)
     return path, data
 
-def _read_text(path, what='path', *, max_bytes=None, allow_special=False, factor=1) -> tuple[Path, str]:
+
+def _read_text(
+    path, what="path", *, max_bytes=None, allow_special=False, factor=1
+) -> tuple[Path, str]:
     "The text of file `path`: read by `_read_bytes`, a UTF-8 byte-order mark dropped, decoded as strict UTF-8."
-    path, data = _read_bytes(path, what, max_bytes=max_bytes, allow_special=allow_special, factor=factor)
-    if data[:3] == b'\xef\xbb\xbf': data = data[3:]
-    try: return path, data.decode('utf-8')
+    path, data = _read_bytes(
+        path, what, max_bytes=max_bytes, allow_special=allow_special, factor=factor
+    )
+    if data[:3] == b"\xef\xbb\xbf":
+        data = data[3:]
+    try:
+        return path, data.decode("utf-8")
     except UnicodeDecodeError as e:
-        line = data.count(b'\n', 0, e.start) + 1
-        raise ValueError(f"{path} line {line}: byte {data[e.start]:#04x} is not valid UTF-8; save the file as UTF-8") from None
+        line = data.count(b"\n", 0, e.start) + 1
+        raise ValueError(
+            f"{path} line {line}: byte {data[e.start]:#04x} is not valid UTF-8; save the file as UTF-8"
+        ) from None
 
 # %% ../nbs/07_datasets.ipynb #aca40138
-_TIER = r'(?:[0-9]+|\{\s*[0-9]+(?:\s*,\s*[0-9]+)*\s*\})'
-_ORDER = re.compile(rf'\s*([0-9]+)\s*:\s*({_TIER}(?:\s*,\s*{_TIER})*)\s*')
-_TIERS = re.compile(r'\{([^}]*)\}|([0-9]+)')
+_TIER = r"(?:[0-9]+|\{\s*[0-9]+(?:\s*,\s*[0-9]+)*\s*\})"
+_ORDER = re.compile(rf"\s*([0-9]+)\s*:\s*({_TIER}(?:\s*,\s*{_TIER})*)\s*")
+_TIERS = re.compile(r"\{([^}]*)\}|([0-9]+)")
 
-def _parse_order(line:str, # a data line `count: a,b,{c,d},e`
-                 m:int,    # number of alternatives
-                 data_type:str, # 'soc', 'soi', 'toc' or 'toi'
-                ) -> tuple[int, tuple]:
+
+def _parse_order(
+    line: str,  # a data line `count: a,b,{c,d},e`
+    m: int,  # number of alternatives
+    data_type: str,  # 'soc', 'soi', 'toc' or 'toi'
+) -> tuple[int, tuple]:
     "Voter count and tiers (0-based item arrays, best first) of one PrefLib order line; ValueError saying what is wrong."
     mt = _ORDER.fullmatch(line)
-    if not mt: raise ValueError(f"expected 'count: a,b,{{c,d}},...' (voter count, then alternatives best first, ties in braces); got {line[:80]!r}")
-    count, tiers = int(mt[1]), [[int(x) for x in (tie.split(',') if tie else [one])] for tie, one in _TIERS.findall(mt[2])]
-    if count < 1: raise ValueError(f"the voter count must be positive; got {count}")
+    if not mt:
+        raise ValueError(
+            f"expected 'count: a,b,{{c,d}},...' (voter count, then alternatives best first, ties in braces); got {line[:80]!r}"
+        )
+    count, tiers = (
+        int(mt[1]),
+        [
+            [int(x) for x in (tie.split(",") if tie else [one])]
+            for tie, one in _TIERS.findall(mt[2])
+        ],
+    )
+    if count < 1:
+        raise ValueError(f"the voter count must be positive; got {count}")
     flat = [q for t in tiers for q in t]
-    if bad := [q for q in flat if not 1 <= q <= m]: raise ValueError(f"alternative {bad[0]} is out of range 1..{m}")
-    if len(set(flat)) < len(flat): raise ValueError(f"alternative {next(q for i, q in enumerate(flat) if q in flat[:i])} appears more than once")
-    if data_type in ('soc', 'soi') and len(tiers) < len(flat): raise ValueError(f"ties ({{...}}) are not allowed in a '{data_type}' file")
-    if data_type in ('soc', 'toc') and len(flat) < m: raise ValueError(f"a '{data_type}' order must rank all {m} alternatives; this one ranks {len(flat)}")
+    if bad := [q for q in flat if not 1 <= q <= m]:
+        raise ValueError(f"alternative {bad[0]} is out of range 1..{m}")
+    if len(set(flat)) < len(flat):
+        raise ValueError(
+            f"alternative {next(q for i, q in enumerate(flat) if q in flat[:i])} appears more than once"
+        )
+    if data_type in ("soc", "soi") and len(tiers) < len(flat):
+        raise ValueError(f"ties ({{...}}) are not allowed in a '{data_type}' file")
+    if data_type in ("soc", "toc") and len(flat) < m:
+        raise ValueError(
+            f"a '{data_type}' order must rank all {m} alternatives; this one ranks {len(flat)}"
+        )
     return count, tuple(np.array(t, dtype=np.int64) - 1 for t in tiers)
 
 # %% ../nbs/07_datasets.ipynb #efe147dd
-_HEADER = re.compile(r'#\s*([^:]*?)\s*:\s?(.*?)\s*')
-_TYPES = ('soc', 'soi', 'toc', 'toi')
+_HEADER = re.compile(r"#\s*([^:]*?)\s*:\s?(.*?)\s*")
+_TYPES = ("soc", "soi", "toc", "toi")
 
-def _preflib_header(lines:list, # the file's lines
-                    path:Path,  # the file, for messages
-                   ) -> tuple[dict, dict, int]:
+
+def _preflib_header(
+    lines: list,  # the file's lines
+    path: Path,  # the file, for messages
+) -> tuple[dict, dict, int]:
     "The `# KEY: value` header of a PrefLib file: values by key, line numbers by key, index of the first data line."
     meta, where, i = {}, {}, 0
-    while i < len(lines) and lines[i].startswith('#'):
+    while i < len(lines) and lines[i].startswith("#"):
         mt = _HEADER.fullmatch(lines[i])
-        if not mt or not mt[1]: raise ValueError(f"{path} line {i+1}: expected a header line '# KEY: value'; got {lines[i][:80]!r}")
+        if not mt or not mt[1]:
+            raise ValueError(
+                f"{path} line {i + 1}: expected a header line '# KEY: value'; got {lines[i][:80]!r}"
+            )
         key = mt[1].upper()
-        if key in where: raise ValueError(f"{path} line {i+1}: header key {key!r} already given on line {where[key]}")
-        meta[key], where[key], i = mt[2], i+1, i+1
+        if key in where:
+            raise ValueError(
+                f"{path} line {i + 1}: header key {key!r} already given on line {where[key]}"
+            )
+        meta[key], where[key], i = mt[2], i + 1, i + 1
     return meta, where, i
 
 # %% ../nbs/07_datasets.ipynb #5032db8d
 def _header_int(meta, where, key, path) -> int:
     "The positive integer header value `key`, or a ValueError naming the file and line."
-    if key not in meta: raise ValueError(f"{path}: no '# {key}: ...' header line (privrank reads the PrefLib 2022 format: "
-                                         f"'# KEY: value' header lines, then one 'count: a,b,...' line per order)")
-    v, top = meta[key], 10**6 if key == 'NUMBER ALTERNATIVES' else 2**62
-    if not re.fullmatch('[0-9]+', v) or not 1 <= int(v) <= top: raise ValueError(f"{path} line {where[key]}: {key} must be an integer in 1..{top}; got {v!r}")
+    if key not in meta:
+        raise ValueError(
+            f"{path}: no '# {key}: ...' header line (privrank reads the PrefLib 2022 format: "
+            f"'# KEY: value' header lines, then one 'count: a,b,...' line per order)"
+        )
+    v, top = meta[key], 10**6 if key == "NUMBER ALTERNATIVES" else 2**62
+    if not re.fullmatch("[0-9]+", v) or not 1 <= int(v) <= top:
+        raise ValueError(
+            f"{path} line {where[key]}: {key} must be an integer in 1..{top}; got {v!r}"
+        )
     return int(v)
+
 
 def _preflib_meta(meta, where, path) -> tuple[int, int, str, tuple]:
     "m, n, data type and alternative names from a PrefLib header."
-    m, n = _header_int(meta, where, 'NUMBER ALTERNATIVES', path), _header_int(meta, where, 'NUMBER VOTERS', path)
-    given, suffix = meta.get('DATA TYPE', '').lower(), path.name.lower().removesuffix('.gz').rpartition('.')[2]
-    if given and given not in _TYPES: raise ValueError(f"{path} line {where['DATA TYPE']}: DATA TYPE must be one of {_TYPES}; got {given!r}")
-    if given and suffix in _TYPES and given != suffix: raise ValueError(f"{path} line {where['DATA TYPE']}: DATA TYPE {given!r} contradicts the file suffix '.{suffix}'")
-    if not (data_type := given or suffix) in _TYPES: raise ValueError(f"{path}: unknown data type: no DATA TYPE header and the suffix is not one of {_TYPES}")
-    names = [str(k) for k in range(1, m+1)]
+    m, n = (
+        _header_int(meta, where, "NUMBER ALTERNATIVES", path),
+        _header_int(meta, where, "NUMBER VOTERS", path),
+    )
+    given, suffix = (
+        meta.get("DATA TYPE", "").lower(),
+        path.name.lower().removesuffix(".gz").rpartition(".")[2],
+    )
+    if given and given not in _TYPES:
+        raise ValueError(
+            f"{path} line {where['DATA TYPE']}: DATA TYPE must be one of {_TYPES}; got {given!r}"
+        )
+    if given and suffix in _TYPES and given != suffix:
+        raise ValueError(
+            f"{path} line {where['DATA TYPE']}: DATA TYPE {given!r} contradicts the file suffix '.{suffix}'"
+        )
+    if (data_type := given or suffix) not in _TYPES:
+        raise ValueError(
+            f"{path}: unknown data type: no DATA TYPE header and the suffix is not one of {_TYPES}"
+        )
+    names = [str(k) for k in range(1, m + 1)]
     for key in meta:
-        if key.startswith('ALTERNATIVE NAME'):
-            k = key.removeprefix('ALTERNATIVE NAME').strip()
-            if not re.fullmatch('[0-9]+', k) or not 1 <= int(k) <= m: raise ValueError(f"{path} line {where[key]}: expected 'ALTERNATIVE NAME k' with k in 1..{m}; got {key!r}")
-            names[int(k)-1] = meta[key]
+        if key.startswith("ALTERNATIVE NAME"):
+            k = key.removeprefix("ALTERNATIVE NAME").strip()
+            if not re.fullmatch("[0-9]+", k) or not 1 <= int(k) <= m:
+                raise ValueError(
+                    f"{path} line {where[key]}: expected 'ALTERNATIVE NAME k' with k in 1..{m}; got {key!r}"
+                )
+            names[int(k) - 1] = meta[key]
     return m, n, data_type, tuple(names)
 
 # %% ../nbs/07_datasets.ipynb #28975eb0
-def _tier_levels(orders:tuple, # per order, its tiers (0-based item arrays), best first
-                 m:int,        # number of items
-                ) -> np.ndarray:
+def _tier_levels(
+    orders: tuple,  # per order, its tiers (0-based item arrays), best first
+    m: int,  # number of items
+) -> np.ndarray:
     "(k, m) ints: the tier (0 = best) of item q in order o; items an order leaves out share the tier after its last."
     n_tiers = np.array([len(o) for o in orders], dtype=np.int64)
     tiers = [t for o in orders for t in o]
@@ -227,376 +377,615 @@ def _tier_levels(orders:tuple, # per order, its tiers (0-based item arrays), bes
     return levels
 
 # %% ../nbs/07_datasets.ipynb #a1483cef
-RANKS_BYTES_PER_ENTRY = 24   # peak bytes per (voter, item) entry of `.ranks` (measured 17) and of `.to_ranks` (measured 25, so 32 there)
+RANKS_BYTES_PER_ENTRY = 24  # peak bytes per (voter, item) entry of `.ranks` (measured 17) and of `.to_ranks` (measured 25, so 32 there)
+
 
 @dataclass(frozen=True, eq=False)
 class Preferences:
     "Preference orders read from a PrefLib file: each distinct order as tiers (best first), with its voter count."
-    orders: tuple         # per distinct order (one per data line), its tiers best first: int arrays of 0-based item indices
-    counts: np.ndarray    # number of voters who cast each order
-    item_ids: np.ndarray  # each item's number in the file (PrefLib: alternative q+1 is item q)
-    item_names: tuple     # each item's ALTERNATIVE NAME (its number if the file gives none)
-    data_type: str        # 'soc', 'soi', 'toc' or 'toi'
-    title: str = ''       # the file's TITLE
-    source: str = ''      # the file read
-    metadata: dict = field(default_factory=dict)  # every `# KEY: value` header line, as strings
-    lineno: np.ndarray|None = None  # the file line of each order (for messages)
 
-    n_voters = property(lambda self: int(self.counts.sum()), doc="Number of voters (the counts' sum).")
+    orders: tuple  # per distinct order (one per data line), its tiers best first: int arrays of 0-based item indices
+    counts: np.ndarray  # number of voters who cast each order
+    item_ids: np.ndarray  # each item's number in the file (PrefLib: alternative q+1 is item q)
+    item_names: tuple  # each item's ALTERNATIVE NAME (its number if the file gives none)
+    data_type: str  # 'soc', 'soi', 'toc' or 'toi'
+    title: str = ""  # the file's TITLE
+    source: str = ""  # the file read
+    metadata: dict = field(default_factory=dict)  # every `# KEY: value` header line, as strings
+    lineno: np.ndarray | None = None  # the file line of each order (for messages)
+
+    n_voters = property(
+        lambda self: int(self.counts.sum()), doc="Number of voters (the counts' sum)."
+    )
     n_items = property(lambda self: len(self.item_ids), doc="Number of items (alternatives) m.")
-    n_orders = property(lambda self: len(self.orders), doc="Number of distinct orders (data lines).")
-    is_complete_strict = property(lambda self: all(len(o) == self.n_items for o in self.orders),
-                                  doc="True if every order ranks all items without ties.")
+    n_orders = property(
+        lambda self: len(self.orders), doc="Number of distinct orders (data lines)."
+    )
+    is_complete_strict = property(
+        lambda self: all(len(o) == self.n_items for o in self.orders),
+        doc="True if every order ranks all items without ties.",
+    )
 
     def __post_init__(self):
-        if not (isinstance(self.orders, tuple) and self.orders): raise TypeError("`orders` must be a non-empty tuple (one entry per order)")
+        if not (isinstance(self.orders, tuple) and self.orders):
+            raise TypeError("`orders` must be a non-empty tuple (one entry per order)")
         c = np.asarray(self.counts)
         if c.dtype.kind not in "iu" or c.shape != (len(self.orders),) or (c < 1).any():
-            raise ValueError(f"`counts` must hold one positive integer per order ({len(self.orders)}); got dtype {c.dtype}, shape {c.shape}")
-        if len(self.item_names) != len(self.item_ids): raise ValueError("`item_names` must have one entry per item (`item_ids`)")
-        if not (isinstance(self.data_type, str) and self.data_type in _TYPES): raise ValueError(f"`data_type` must be one of {_TYPES}; got {self.data_type!r}")
-        if self.lineno is not None and np.shape(self.lineno) != (len(self.orders),): raise ValueError("`lineno` must have one entry per order")
+            raise ValueError(
+                f"`counts` must hold one positive integer per order ({len(self.orders)}); got dtype {c.dtype}, shape {c.shape}"
+            )
+        if len(self.item_names) != len(self.item_ids):
+            raise ValueError("`item_names` must have one entry per item (`item_ids`)")
+        if not (isinstance(self.data_type, str) and self.data_type in _TYPES):
+            raise ValueError(f"`data_type` must be one of {_TYPES}; got {self.data_type!r}")
+        if self.lineno is not None and np.shape(self.lineno) != (len(self.orders),):
+            raise ValueError("`lineno` must have one entry per order")
 
-    def __repr__(self): return (f"Preferences({self.title!r}, {self.data_type}: {self.n_voters} voters, "
-                                f"{self.n_items} items, {self.n_orders} distinct orders)")
+    def __repr__(self):
+        return (
+            f"Preferences({self.title!r}, {self.data_type}: {self.n_voters} voters, "
+            f"{self.n_items} items, {self.n_orders} distinct orders)"
+        )
 
-    def expanded_bytes(self, per_entry:int=RANKS_BYTES_PER_ENTRY, # bytes per (voter, item) entry
-                      ) -> int:
+    def expanded_bytes(
+        self,
+        per_entry: int = RANKS_BYTES_PER_ENTRY,  # bytes per (voter, item) entry
+    ) -> int:
         "Estimated peak memory of expanding the orders to one row per voter (n_voters x n_items entries)."
-        return check_int(per_entry, name='per_entry', minimum=1) * self.n_voters * self.n_items
+        return check_int(per_entry, name="per_entry", minimum=1) * self.n_voters * self.n_items
 
     def _check_size(self, per_entry, what):
         "Refuse, naming the file and its largest line, an expansion beyond privrank's memory budget (before allocating)"
         need = self.expanded_bytes(per_entry)
-        if need <= memory_limit(): return
+        if need <= memory_limit():
+            return
         k = int(np.argmax(self.counts))
-        line = f" line {self.lineno[k]}" if self.lineno is not None else ''
-        try: check_memory(need, name='orders', what=f"{what} ({self.n_voters:,} voters x {self.n_items:,} items)")
+        line = f" line {self.lineno[k]}" if self.lineno is not None else ""
+        try:
+            check_memory(
+                need,
+                name="orders",
+                what=f"{what} ({self.n_voters:,} voters x {self.n_items:,} items)",
+            )
         except ValueError as e:
-            raise ValueError(f"{self.source or 'the data'}{line} ({int(self.counts[k]):,} voters on this line): {e}; "
-                             f"or work with `orders` and `counts`, which stay compact") from None
+            raise ValueError(
+                f"{self.source or 'the data'}{line} ({int(self.counts[k]):,} voters on this line): {e}; "
+                f"or work with `orders` and `counts`, which stay compact"
+            ) from None
 
     @property
     def ranks(self) -> np.ndarray:
         "(n_voters, m) ints, one row per voter in file order: ranks[i, q] = position of item q (0 = best); complete strict data only."
         if not self.is_complete_strict:
-            raise ValueError(f"`ranks` needs complete strict orders, but this {self.data_type!r} data has ties or unranked items; "
-                             f"use `.to_ranks(tie_break='index' or 'random')`, a lossy conversion (see privrank.datasets)")
-        self._check_size(RANKS_BYTES_PER_ENTRY, 'expanding the orders to ranks')
-        return orders_to_ranks(np.repeat(np.stack([np.concatenate(o) for o in self.orders]), self.counts, axis=0))
+            raise ValueError(
+                f"`ranks` needs complete strict orders, but this {self.data_type!r} data has ties or unranked items; "
+                f"use `.to_ranks(tie_break='index' or 'random')`, a lossy conversion (see privrank.datasets)"
+            )
+        self._check_size(RANKS_BYTES_PER_ENTRY, "expanding the orders to ranks")
+        return orders_to_ranks(
+            np.repeat(np.stack([np.concatenate(o) for o in self.orders]), self.counts, axis=0)
+        )
 
-    def to_ranks(self, *, tie_break:str='index', # how to order a tie or the unranked items: 'index' or 'random'
-                 rng=None, # seed or Generator, used by tie_break='random'
-                ) -> np.ndarray:
+    def to_ranks(
+        self,
+        *,
+        tie_break: str = "index",  # how to order a tie or the unranked items: 'index' or 'random'
+        rng=None,  # seed or Generator, used by tie_break='random'
+    ) -> np.ndarray:
         "(n_voters, m) ranks with unranked items after the ranked ones and ties broken by `tie_break` (lossy)."
-        if not (isinstance(tie_break, str) and tie_break in ('index', 'random')):
-            raise (ValueError if isinstance(tie_break, str) else TypeError)(f"`tie_break` must be 'index' or 'random'; got {tie_break!r}")
+        if not (isinstance(tie_break, str) and tie_break in ("index", "random")):
+            raise (ValueError if isinstance(tie_break, str) else TypeError)(
+                f"`tie_break` must be 'index' or 'random'; got {tie_break!r}"
+            )
         rng = check_rng(rng)
-        self._check_size(RANKS_BYTES_PER_ENTRY + 8, 'expanding the orders to ranks')
+        self._check_size(RANKS_BYTES_PER_ENTRY + 8, "expanding the orders to ranks")
         levels = np.repeat(_tier_levels(self.orders, self.n_items), self.counts, axis=0)
-        if tie_break == 'random': return orders_to_ranks(np.argsort(levels + rng.random(levels.shape), axis=1))
-        return orders_to_ranks(np.argsort(levels, axis=1, kind='stable'))
+        if tie_break == "random":
+            return orders_to_ranks(np.argsort(levels + rng.random(levels.shape), axis=1))
+        return orders_to_ranks(np.argsort(levels, axis=1, kind="stable"))
 
 # %% ../nbs/07_datasets.ipynb #ad1a1b7c
-PREFLIB_PARSE_FACTOR = 64   # bytes of memory per byte of PrefLib text while parsing (measured 46 on the Sushi .soi)
+PREFLIB_PARSE_FACTOR = (
+    64  # bytes of memory per byte of PrefLib text while parsing (measured 46 on the Sushi .soi)
+)
 
-def read_preflib(path:str|os.PathLike, # a PrefLib 2022 .soc/.soi/.toc/.toi file (gzip accepted)
-                 *, max_bytes:int|None=None, # size cap in bytes (None: `max_file_bytes()`)
-                 allow_special:bool=False,   # read a FIFO / device too (still capped); by default only regular files
-                ) -> Preferences:
+
+def read_preflib(
+    path: str | os.PathLike,  # a PrefLib 2022 .soc/.soi/.toc/.toi file (gzip accepted)
+    *,
+    max_bytes: int | None = None,  # size cap in bytes (None: `max_file_bytes()`)
+    allow_special: bool = False,  # read a FIFO / device too (still capped); by default only regular files
+) -> Preferences:
     "Read a PrefLib file, keeping partial and tied orders as they are; ValueError naming file and line if malformed."
-    path, text = _read_text(path, max_bytes=max_bytes, allow_special=allow_special, factor=PREFLIB_PARSE_FACTOR)
-    lines = [l.removesuffix('\r') for l in text.split('\n')]
+    path, text = _read_text(
+        path, max_bytes=max_bytes, allow_special=allow_special, factor=PREFLIB_PARSE_FACTOR
+    )
+    lines = [l.removesuffix("\r") for l in text.split("\n")]
     meta, where, start = _preflib_header(lines, path)
     m, n, data_type, names = _preflib_meta(meta, where, path)
     counts, orders, lineno = [], [], []
     for i in range(start, len(lines)):
-        if not lines[i].strip(): continue
-        if lines[i].startswith('#'): raise ValueError(f"{path} line {i+1}: header lines must come before the orders")
-        try: c, tiers = _parse_order(lines[i], m, data_type)
-        except ValueError as e: raise ValueError(f"{path} line {i+1}: {e}") from None
-        counts.append(c); orders.append(tiers); lineno.append(i + 1)
-    if not orders: raise ValueError(f"{path}: no orders after the header (is the file truncated?)")
-    if sum(counts) != n: raise ValueError(f"{path}: the orders' counts sum to {sum(counts)} voters, but line {where['NUMBER VOTERS']} "
-                                          f"says NUMBER VOTERS: {n} (is the file truncated or edited?)")
-    if 'NUMBER UNIQUE ORDERS' in meta and meta['NUMBER UNIQUE ORDERS'] != str(len(orders)):
-        raise ValueError(f"{path}: {len(orders)} order lines, but line {where['NUMBER UNIQUE ORDERS']} says NUMBER UNIQUE ORDERS: {meta['NUMBER UNIQUE ORDERS']}")
-    return Preferences(tuple(orders), np.array(counts, dtype=np.int64), np.arange(1, m+1), names, data_type,
-                       meta.get('TITLE', ''), str(path), meta, np.array(lineno, dtype=np.int64))
+        if not lines[i].strip():
+            continue
+        if lines[i].startswith("#"):
+            raise ValueError(f"{path} line {i + 1}: header lines must come before the orders")
+        try:
+            c, tiers = _parse_order(lines[i], m, data_type)
+        except ValueError as e:
+            raise ValueError(f"{path} line {i + 1}: {e}") from None
+        counts.append(c)
+        orders.append(tiers)
+        lineno.append(i + 1)
+    if not orders:
+        raise ValueError(f"{path}: no orders after the header (is the file truncated?)")
+    if sum(counts) != n:
+        raise ValueError(
+            f"{path}: the orders' counts sum to {sum(counts)} voters, but line {where['NUMBER VOTERS']} "
+            f"says NUMBER VOTERS: {n} (is the file truncated or edited?)"
+        )
+    if "NUMBER UNIQUE ORDERS" in meta and meta["NUMBER UNIQUE ORDERS"] != str(len(orders)):
+        raise ValueError(
+            f"{path}: {len(orders)} order lines, but line {where['NUMBER UNIQUE ORDERS']} says NUMBER UNIQUE ORDERS: {meta['NUMBER UNIQUE ORDERS']}"
+        )
+    return Preferences(
+        tuple(orders),
+        np.array(counts, dtype=np.int64),
+        np.arange(1, m + 1),
+        names,
+        data_type,
+        meta.get("TITLE", ""),
+        str(path),
+        meta,
+        np.array(lineno, dtype=np.int64),
+    )
 
 # %% ../nbs/07_datasets.ipynb #1e8663b7
 def demo_path() -> Path:
     "Path of the bundled demo election file (PrefLib .soc)"
-    return Path(str(resources.files('privrank')/'data'/'agh2003.soc'))
+    return Path(str(resources.files("privrank") / "data" / "agh2003.soc"))
+
 
 def load_demo() -> Preferences:
     "The bundled demo election: AGH course selection 2003 (PrefLib 00009-00000001; 146 voters rank 9 courses)."
     return read_preflib(demo_path())
 
 # %% ../nbs/07_datasets.ipynb #96e1ecfd
-def _table(lines:list, # data lines (no header)
-           first:int,  # file line number of lines[0]
-           sep:str,    # field separator
-           ncol:int,   # fields per line
-           path:Path,  # the file, for messages
-          ) -> tuple[np.ndarray, np.ndarray]:
+def _table(
+    lines: list,  # data lines (no header)
+    first: int,  # file line number of lines[0]
+    sep: str,  # field separator
+    ncol: int,  # fields per line
+    path: Path,  # the file, for messages
+) -> tuple[np.ndarray, np.ndarray]:
     "(rows, ncol) stripped field strings of the non-blank `lines`, and their line numbers; ValueError naming a bad line."
-    keep = np.flatnonzero(np.fromiter((bool(l.strip()) for l in lines), dtype=bool, count=len(lines)))
-    if not keep.size: raise ValueError(f"{path}: no data lines")
+    keep = np.flatnonzero(
+        np.fromiter((bool(l.strip()) for l in lines), dtype=bool, count=len(lines))
+    )
+    if not keep.size:
+        raise ValueError(f"{path}: no data lines")
     lines = [lines[i] for i in keep]
     nsep = np.fromiter((l.count(sep) for l in lines), dtype=np.int64, count=len(lines))
     if (bad := np.flatnonzero(nsep != ncol - 1)).size:
-        i = bad[0]; raise ValueError(f"{path} line {first + keep[i]}: expected {ncol} fields separated by {sep!r}; got {nsep[i] + 1}: {lines[i][:80]!r}")
+        i = bad[0]
+        raise ValueError(
+            f"{path} line {first + keep[i]}: expected {ncol} fields separated by {sep!r}; got {nsep[i] + 1}: {lines[i][:80]!r}"
+        )
     parts = sep.join(lines).split(sep)
-    widest = max(map(len, parts))          # a fixed-width string array costs 4 bytes x the widest field, for every field (4 copies at the peak)
+    widest = max(
+        map(len, parts)
+    )  # a fixed-width string array costs 4 bytes x the widest field, for every field (4 copies at the peak)
     if 16 * widest * len(parts) > memory_limit():
         i = int(np.argmax(np.fromiter(map(len, parts), dtype=np.int64, count=len(parts)))) // ncol
-        try: check_memory(16 * widest * len(parts), name='path', what=f"a table of {len(parts):,} fields as wide as the widest ({widest:,} characters)")
-        except ValueError as e: raise ValueError(f"{path} line {first + keep[i]}: {e}") from None
+        try:
+            check_memory(
+                16 * widest * len(parts),
+                name="path",
+                what=f"a table of {len(parts):,} fields as wide as the widest ({widest:,} characters)",
+            )
+        except ValueError as e:
+            raise ValueError(f"{path} line {first + keep[i]}: {e}") from None
     cells = np.char.strip(np.array(parts).reshape(len(lines), ncol))
-    if (empty := np.flatnonzero((cells == '').any(1))).size:
-        raise ValueError(f"{path} line {first + keep[empty[0]]}: empty field in {lines[empty[0]][:80]!r}")
+    if (empty := np.flatnonzero((cells == "").any(1))).size:
+        raise ValueError(
+            f"{path} line {first + keep[empty[0]]}: empty field in {lines[empty[0]][:80]!r}"
+        )
     return cells, first + keep
 
 # %% ../nbs/07_datasets.ipynb #23735d02
-def _numbers(col:np.ndarray,    # strings
-             dtype,             # np.int64 or np.float64
-             lineno:np.ndarray, # the line number of each entry
-             path:Path,         # the file, for messages
-             what:str,          # the column's name, for messages
-            ) -> np.ndarray:
+def _numbers(
+    col: np.ndarray,  # strings
+    dtype,  # np.int64 or np.float64
+    lineno: np.ndarray,  # the line number of each entry
+    path: Path,  # the file, for messages
+    what: str,  # the column's name, for messages
+) -> np.ndarray:
     "`col` as `dtype` (finite), or a ValueError naming the first line whose entry is not one."
-    kind = 'an integer' if dtype is np.int64 else 'a finite number'
-    try: x = col.astype(dtype)
+    kind = "an integer" if dtype is np.int64 else "a finite number"
+    try:
+        x = col.astype(dtype)
     except (ValueError, OverflowError):
         for i, s in enumerate(col):
-            try: np.array([s]).astype(dtype)
-            except (ValueError, OverflowError): raise ValueError(f"{path} line {lineno[i]}: `{what}` must be {kind}; got {str(s)!r}") from None
+            try:
+                np.array([s]).astype(dtype)
+            except (ValueError, OverflowError):
+                raise ValueError(
+                    f"{path} line {lineno[i]}: `{what}` must be {kind}; got {str(s)!r}"
+                ) from None
     if dtype is np.float64 and (bad := np.flatnonzero(~np.isfinite(x))).size:
-        raise ValueError(f"{path} line {lineno[bad[0]]}: `{what}` must be {kind}; got {str(col[bad[0]])!r}")
+        raise ValueError(
+            f"{path} line {lineno[bad[0]]}: `{what}` must be {kind}; got {str(col[bad[0]])!r}"
+        )
     return x
 
-def _labels(col:np.ndarray, # stripped field strings
-           ) -> np.ndarray:
+
+def _labels(
+    col: np.ndarray,  # stripped field strings
+) -> np.ndarray:
     "Labels as strings: the field without enclosing double quotes (and spaces inside them); never converted to numbers."
     return np.char.strip(np.char.strip(col, '"'))
 
 # %% ../nbs/07_datasets.ipynb #218aa327
-def _columns(lines:list, # data lines (no header)
-             first:int,  # file line number of lines[0]
-             sep:str,    # one-character field separator
-             kinds:str,  # per column: 'i' integer or 'f' finite float
-             names:tuple, # the columns' names, for messages
-             path:Path,  # the file, for messages
-            ) -> tuple[list, np.ndarray]:
+def _columns(
+    lines: list,  # data lines (no header)
+    first: int,  # file line number of lines[0]
+    sep: str,  # one-character field separator
+    kinds: str,  # per column: 'i' integer or 'f' finite float
+    names: tuple,  # the columns' names, for messages
+    path: Path,  # the file, for messages
+) -> tuple[list, np.ndarray]:
     "Numeric columns of a table and each row's line number; ValueError naming the first bad line."
-    if not any(l.strip() for l in lines): raise ValueError(f"{path}: no data lines")
-    try: x = np.loadtxt(lines, delimiter=sep, comments=None, ndmin=2, dtype=np.float64)
-    except Exception: x = None        # whatever the C parser dislikes, the slow path below finds and names the line
-    if (x is not None and x.shape[1] == len(kinds) and np.isfinite(x).all()
-        and all(c == 'f' or ((x[:, k] == np.round(x[:, k])) & (np.abs(x[:, k]) < 2**53)).all() for k, c in enumerate(kinds))):
-        lineno = first + np.flatnonzero(np.fromiter((l != '' for l in lines), dtype=bool, count=len(lines)))
-        if len(lineno) == len(x): return [x[:, k].astype(np.int64) if c == 'i' else x[:, k] for k, c in enumerate(kinds)], lineno
+    if not any(l.strip() for l in lines):
+        raise ValueError(f"{path}: no data lines")
+    try:
+        x = np.loadtxt(lines, delimiter=sep, comments=None, ndmin=2, dtype=np.float64)
+    except Exception:
+        x = None  # whatever the C parser dislikes, the slow path below finds and names the line
+    if (
+        x is not None
+        and x.shape[1] == len(kinds)
+        and np.isfinite(x).all()
+        and all(
+            c == "f" or ((x[:, k] == np.round(x[:, k])) & (np.abs(x[:, k]) < 2**53)).all()
+            for k, c in enumerate(kinds)
+        )
+    ):
+        lineno = first + np.flatnonzero(
+            np.fromiter((l != "" for l in lines), dtype=bool, count=len(lines))
+        )
+        if len(lineno) == len(x):
+            return [
+                x[:, k].astype(np.int64) if c == "i" else x[:, k] for k, c in enumerate(kinds)
+            ], lineno
     cells, lineno = _table(lines, first, sep, len(kinds), path)
-    return [_numbers(cells[:, k], np.int64 if c == 'i' else np.float64, lineno, path, names[k]) for k, c in enumerate(kinds)], lineno
+    return [
+        _numbers(cells[:, k], np.int64 if c == "i" else np.float64, lineno, path, names[k])
+        for k, c in enumerate(kinds)
+    ], lineno
 
 # %% ../nbs/07_datasets.ipynb #e75c7667
 @dataclass(frozen=True, eq=False)
 class Comparisons:
     "Pairwise comparisons: `user` preferred `winner` to `loser`, or found them equal where `tie` (0-based indices)."
-    user: np.ndarray      # index into `user_ids` of who compared
-    winner: np.ndarray    # index into `item_ids` of the preferred item
-    loser: np.ndarray     # index into `item_ids` of the other item
-    tie: np.ndarray       # True where the two items were judged equal (then winner/loser is just the file's order)
+
+    user: np.ndarray  # index into `user_ids` of who compared
+    winner: np.ndarray  # index into `item_ids` of the preferred item
+    loser: np.ndarray  # index into `item_ids` of the other item
+    tie: (
+        np.ndarray
+    )  # True where the two items were judged equal (then winner/loser is just the file's order)
     user_ids: np.ndarray  # the file's user labels, sorted
     item_ids: np.ndarray  # the file's item labels, sorted
-    source: str = ''      # the file read
+    source: str = ""  # the file read
 
     n_comparisons = property(lambda self: len(self.user), doc="Number of comparisons.")
     n_users = property(lambda self: len(self.user_ids), doc="Number of distinct users.")
     n_items = property(lambda self: len(self.item_ids), doc="Number of distinct items.")
+
     def __post_init__(self):
         k, L, m = len(self.user), len(self.user_ids), len(self.item_ids)
-        for name in ('user', 'winner', 'loser'):
+        for name in ("user", "winner", "loser"):
             a = np.asarray(getattr(self, name))
-            if a.dtype.kind not in 'iu' or a.shape != (k,): raise ValueError(f"`{name}` must be {k} integer indices; got dtype {a.dtype}, shape {a.shape}")
-        if np.asarray(self.tie).shape != (k,) or np.asarray(self.tie).dtype != bool: raise ValueError(f"`tie` must be {k} booleans")
-        if k and (np.min(self.user) < 0 or np.max(self.user) >= L): raise ValueError(f"`user` must index `user_ids` (0..{L - 1})")
-        if k and (min(np.min(self.winner), np.min(self.loser)) < 0 or max(np.max(self.winner), np.max(self.loser)) >= m):
+            if a.dtype.kind not in "iu" or a.shape != (k,):
+                raise ValueError(
+                    f"`{name}` must be {k} integer indices; got dtype {a.dtype}, shape {a.shape}"
+                )
+        if np.asarray(self.tie).shape != (k,) or np.asarray(self.tie).dtype != bool:
+            raise ValueError(f"`tie` must be {k} booleans")
+        if k and (np.min(self.user) < 0 or np.max(self.user) >= L):
+            raise ValueError(f"`user` must index `user_ids` (0..{L - 1})")
+        if k and (
+            min(np.min(self.winner), np.min(self.loser)) < 0
+            or max(np.max(self.winner), np.max(self.loser)) >= m
+        ):
             raise ValueError(f"`winner` and `loser` must index `item_ids` (0..{m - 1})")
-        if (np.asarray(self.winner) == np.asarray(self.loser)).any(): raise ValueError("`winner` and `loser` must differ")
+        if (np.asarray(self.winner) == np.asarray(self.loser)).any():
+            raise ValueError("`winner` and `loser` must differ")
 
-    def __repr__(self): return f"Comparisons({self.n_comparisons} comparisons, {self.n_users} users, {self.n_items} items, {int(self.tie.sum())} ties)"
+    def __repr__(self):
+        return f"Comparisons({self.n_comparisons} comparisons, {self.n_users} users, {self.n_items} items, {int(self.tie.sum())} ties)"
 
 # %% ../nbs/07_datasets.ipynb #199adfd1
-CSV_PARSE_FACTOR = 24   # bytes of memory per byte of CSV text while parsing (measured 11 to 23)
+CSV_PARSE_FACTOR = 24  # bytes of memory per byte of CSV text while parsing (measured 11 to 23)
 
-def read_pairwise_csv(path:str|os.PathLike, # CSV with header `user,winner,loser` or `user,winner,loser,tie` (gzip accepted)
-                      *, max_bytes:int|None=None, # size cap in bytes (None: `max_file_bytes()`)
-                      allow_special:bool=False,   # read a FIFO / device too (still capped); by default only regular files
-                     ) -> Comparisons:
+
+def read_pairwise_csv(
+    path: str
+    | os.PathLike,  # CSV with header `user,winner,loser` or `user,winner,loser,tie` (gzip accepted)
+    *,
+    max_bytes: int | None = None,  # size cap in bytes (None: `max_file_bytes()`)
+    allow_special: bool = False,  # read a FIFO / device too (still capped); by default only regular files
+) -> Comparisons:
     "Read pairwise comparisons (labels are strings); ValueError naming file and line if malformed."
-    path, text = _read_text(path, max_bytes=max_bytes, allow_special=allow_special, factor=CSV_PARSE_FACTOR)
-    lines = [l.removesuffix('\r') for l in text.split('\n')]
-    head = [h.strip().strip('"').lower() for h in lines[0].split(',')]
-    if head not in (['user', 'winner', 'loser'], ['user', 'winner', 'loser', 'tie']):
-        raise ValueError(f"{path} line 1: expected the header 'user,winner,loser' or 'user,winner,loser,tie'; got {lines[0][:80]!r}")
-    cells, lineno = _table(lines[1:], 2, ',', len(head), path)
+    path, text = _read_text(
+        path, max_bytes=max_bytes, allow_special=allow_special, factor=CSV_PARSE_FACTOR
+    )
+    lines = [l.removesuffix("\r") for l in text.split("\n")]
+    head = [h.strip().strip('"').lower() for h in lines[0].split(",")]
+    if head not in (["user", "winner", "loser"], ["user", "winner", "loser", "tie"]):
+        raise ValueError(
+            f"{path} line 1: expected the header 'user,winner,loser' or 'user,winner,loser,tie'; got {lines[0][:80]!r}"
+        )
+    cells, lineno = _table(lines[1:], 2, ",", len(head), path)
     labels = _labels(cells[:, :3])
-    if (empty := np.flatnonzero((labels == '').any(1))).size:
-        raise ValueError(f"{path} line {lineno[empty[0]]}: empty label in {lines[lineno[empty[0]] - 1][:80]!r}")
+    if (empty := np.flatnonzero((labels == "").any(1))).size:
+        raise ValueError(
+            f"{path} line {lineno[empty[0]]}: empty label in {lines[lineno[empty[0]] - 1][:80]!r}"
+        )
     tie = np.zeros(len(cells), dtype=bool)
     if len(head) == 4:
         t = np.char.lower(_labels(cells[:, 3]))
-        if (bad := np.flatnonzero(~np.isin(t, ['0', '1', 'true', 'false']))).size:
-            raise ValueError(f"{path} line {lineno[bad[0]]}: `tie` must be 0, 1, true or false; got {str(cells[bad[0], 3])!r}")
-        tie = np.isin(t, ['1', 'true'])
+        if (bad := np.flatnonzero(~np.isin(t, ["0", "1", "true", "false"]))).size:
+            raise ValueError(
+                f"{path} line {lineno[bad[0]]}: `tie` must be 0, 1, true or false; got {str(cells[bad[0], 3])!r}"
+            )
+        tie = np.isin(t, ["1", "true"])
     user_ids, user = np.unique(labels[:, 0], return_inverse=True)
     item_ids, items = np.unique(labels[:, 1:3].ravel(), return_inverse=True)
     items = items.reshape(-1, 2)
-    if (same := np.flatnonzero(items[:, 0] == items[:, 1])).size:   # the same string: '1' and '01' are different items
-        raise ValueError(f"{path} line {lineno[same[0]]}: `winner` and `loser` are the same item {str(labels[same[0], 1])!r}")
-    return Comparisons(user, items[:, 0].copy(), items[:, 1].copy(), tie, user_ids, item_ids, str(path))
+    if (
+        same := np.flatnonzero(items[:, 0] == items[:, 1])
+    ).size:  # the same string: '1' and '01' are different items
+        raise ValueError(
+            f"{path} line {lineno[same[0]]}: `winner` and `loser` are the same item {str(labels[same[0], 1])!r}"
+        )
+    return Comparisons(
+        user, items[:, 0].copy(), items[:, 1].copy(), tie, user_ids, item_ids, str(path)
+    )
 
 # %% ../nbs/07_datasets.ipynb #2218f2c8
-JESTER_JOKES = 100      # jokes in Jester dataset 1 (ids 1..100; Goldberg et al. 2001); later Jester datasets have 150
-MAX_N_ITEMS = 2**31 - 1 # largest item universe (column indices stay 32-bit)
+JESTER_JOKES = 100  # jokes in Jester dataset 1 (ids 1..100; Goldberg et al. 2001); later Jester datasets have 150
+MAX_N_ITEMS = 2**31 - 1  # largest item universe (column indices stay 32-bit)
+
 
 @dataclass(frozen=True, eq=False)
 class Ratings:
     "Observed ratings as a sparse users x items matrix; a stored 0 is an observed rating of 0, not a missing one."
-    ratings: sparse.csr_array  # users x items, float; row u is user user_ids[u], column j is item item_ids[j]
-    user_ids: np.ndarray       # the file's user ids, sorted
-    item_ids: np.ndarray       # the item universe 1..n_items if given, else the file's rated item ids, sorted
-    source: str = ''           # the file read
+
+    ratings: (
+        sparse.csr_array
+    )  # users x items, float; row u is user user_ids[u], column j is item item_ids[j]
+    user_ids: np.ndarray  # the file's user ids, sorted
+    item_ids: (
+        np.ndarray
+    )  # the item universe 1..n_items if given, else the file's rated item ids, sorted
+    source: str = ""  # the file read
 
     n_users = property(lambda self: self.ratings.shape[0], doc="Number of users (rows).")
     n_items = property(lambda self: self.ratings.shape[1], doc="Number of items (columns).")
     n_ratings = property(lambda self: self.ratings.nnz, doc="Number of observed ratings.")
-    def __post_init__(self):
-        if not (sparse.issparse(self.ratings) and self.ratings.format == 'csr'): raise TypeError(f"`ratings` must be a scipy.sparse CSR array; got {type(self.ratings).__name__}")
-        if self.ratings.shape != (len(self.user_ids), len(self.item_ids)):
-            raise ValueError(f"`ratings` has shape {self.ratings.shape}; expected (len(user_ids), len(item_ids)) = ({len(self.user_ids)}, {len(self.item_ids)})")
-        if self.ratings.dtype.kind != 'f' or not np.isfinite(self.ratings.data).all(): raise ValueError("`ratings` must hold finite floats")
 
-    def __repr__(self): return (f"Ratings({self.n_ratings} ratings, {self.n_users} users x {self.n_items} items, "
-                                f"density {self.n_ratings / (self.n_users * self.n_items):.1%})")
+    def __post_init__(self):
+        if not (sparse.issparse(self.ratings) and self.ratings.format == "csr"):
+            raise TypeError(
+                f"`ratings` must be a scipy.sparse CSR array; got {type(self.ratings).__name__}"
+            )
+        if self.ratings.shape != (len(self.user_ids), len(self.item_ids)):
+            raise ValueError(
+                f"`ratings` has shape {self.ratings.shape}; expected (len(user_ids), len(item_ids)) = ({len(self.user_ids)}, {len(self.item_ids)})"
+            )
+        if self.ratings.dtype.kind != "f" or not np.isfinite(self.ratings.data).all():
+            raise ValueError("`ratings` must hold finite floats")
+
+    def __repr__(self):
+        return (
+            f"Ratings({self.n_ratings} ratings, {self.n_users} users x {self.n_items} items, "
+            f"density {self.n_ratings / (self.n_users * self.n_items):.1%})"
+        )
+
 
 def _check_n_items(n_items):
-    return None if n_items is None else check_int(n_items, name='n_items', minimum=1, maximum=MAX_N_ITEMS)
+    return (
+        None
+        if n_items is None
+        else check_int(n_items, name="n_items", minimum=1, maximum=MAX_N_ITEMS)
+    )
+
 
 def _ratings(user, item, rating, lineno, path, n_items=None) -> Ratings:
     "Ratings from parallel (user id, item id, value) arrays read from lines `lineno`; a repeated (user, item) is an error."
     user_ids, u = np.unique(user, return_inverse=True)
-    if n_items is None: item_ids, j = np.unique(item, return_inverse=True)
+    if n_items is None:
+        item_ids, j = np.unique(item, return_inverse=True)
     else:
         if (bad := np.flatnonzero((item < 1) | (item > n_items))).size:
-            raise ValueError(f"{path} line {lineno[bad[0]]}: item {item[bad[0]]} is outside the item universe 1..{n_items:,} "
-                             f"(`n_items`); pass the catalogue's true number of items")
+            raise ValueError(
+                f"{path} line {lineno[bad[0]]}: item {item[bad[0]]} is outside the item universe 1..{n_items:,} "
+                f"(`n_items`); pass the catalogue's true number of items"
+            )
         item_ids, j = np.arange(1, n_items + 1), item - 1
     order = np.lexsort((j, u))
     if (dup := np.flatnonzero((np.diff(u[order]) == 0) & (np.diff(j[order]) == 0))).size:
-        a, b = np.sort(order[dup[0]:dup[0] + 2])
-        raise ValueError(f"{path} line {lineno[b]}: user {user[b]} rated item {item[b]} again (first on line {lineno[a]})")
+        a, b = np.sort(order[dup[0] : dup[0] + 2])
+        raise ValueError(
+            f"{path} line {lineno[b]}: user {user[b]} rated item {item[b]} again (first on line {lineno[a]})"
+        )
     R = sparse.csr_array((rating.astype(np.float64), (u, j)), shape=(len(user_ids), len(item_ids)))
     return Ratings(R, user_ids, item_ids, str(path))
 
 # %% ../nbs/07_datasets.ipynb #4086389e
 def _read_ratings(lines, first, sep, names, lo, hi, path, n_items=None) -> Ratings:
     "Ratings from data lines whose columns are user, item, rating in [lo, hi] (and an integer 4th column, if any)."
-    (user, item, rating, *_), lineno = _columns(lines, first, sep, 'iif' + 'i' * (len(names) - 3), names, path)
+    (user, item, rating, *_), lineno = _columns(
+        lines, first, sep, "iif" + "i" * (len(names) - 3), names, path
+    )
     if (bad := np.flatnonzero((rating < lo) | (rating > hi))).size:
-        raise ValueError(f"{path} line {lineno[bad[0]]}: `{names[2]}` must be in [{lo}, {hi}]; got {rating[bad[0]]:g}")
+        raise ValueError(
+            f"{path} line {lineno[bad[0]]}: `{names[2]}` must be in [{lo}, {hi}]; got {rating[bad[0]]:g}"
+        )
     return _ratings(user, item, rating, lineno, path, n_items)
 
-_ML_HEADER = 'userId,movieId,rating,timestamp'
+
+_ML_HEADER = "userId,movieId,rating,timestamp"
+
 
 def _movielens(path, text, n_items) -> Ratings:
-    lines = [l.removesuffix('\r') for l in text.split('\n')]
-    names = ('user', 'item', 'rating', 'timestamp')
-    if lines[0].strip().replace(' ', '') == _ML_HEADER: return _read_ratings(lines[1:], 2, ',', names, 0.5, 5, path, n_items)
-    if '::' in lines[0]: return _read_ratings([l.replace('::', '\t') for l in lines], 1, '\t', names, 0.5, 5, path, n_items)
-    if '\t' in lines[0]: return _read_ratings(lines, 1, '\t', names, 0.5, 5, path, n_items)
-    raise ValueError(f"{path} line 1: not a MovieLens ratings file: expected 'user<TAB>item<TAB>rating<TAB>timestamp' (u.data), "
-                     f"'user::item::rating::timestamp' (ratings.dat) or the header '{_ML_HEADER}'; got {lines[0][:80]!r}")
+    lines = [l.removesuffix("\r") for l in text.split("\n")]
+    names = ("user", "item", "rating", "timestamp")
+    if lines[0].strip().replace(" ", "") == _ML_HEADER:
+        return _read_ratings(lines[1:], 2, ",", names, 0.5, 5, path, n_items)
+    if "::" in lines[0]:
+        return _read_ratings(
+            [l.replace("::", "\t") for l in lines], 1, "\t", names, 0.5, 5, path, n_items
+        )
+    if "\t" in lines[0]:
+        return _read_ratings(lines, 1, "\t", names, 0.5, 5, path, n_items)
+    raise ValueError(
+        f"{path} line 1: not a MovieLens ratings file: expected 'user<TAB>item<TAB>rating<TAB>timestamp' (u.data), "
+        f"'user::item::rating::timestamp' (ratings.dat) or the header '{_ML_HEADER}'; got {lines[0][:80]!r}"
+    )
 
-def read_movielens(path:str|os.PathLike, # MovieLens u.data, ratings.dat or ratings.csv (gzip accepted)
-                   *, n_items:int|None=None, # the item universe: items are 1..n_items (None: the rated ids)
-                   max_bytes:int|None=None,  # size cap in bytes (None: `max_file_bytes()`)
-                   allow_special:bool=False, # read a FIFO / device too (still capped); by default only regular files
-                  ) -> Ratings:
+
+def read_movielens(
+    path: str | os.PathLike,  # MovieLens u.data, ratings.dat or ratings.csv (gzip accepted)
+    *,
+    n_items: int | None = None,  # the item universe: items are 1..n_items (None: the rated ids)
+    max_bytes: int | None = None,  # size cap in bytes (None: `max_file_bytes()`)
+    allow_special: bool = False,  # read a FIFO / device too (still capped); by default only regular files
+) -> Ratings:
     "Read MovieLens ratings as a sparse users x movies matrix; ValueError naming file and line if malformed."
     n_items = _check_n_items(n_items)
-    path, text = _read_text(path, max_bytes=max_bytes, allow_special=allow_special, factor=CSV_PARSE_FACTOR)
+    path, text = _read_text(
+        path, max_bytes=max_bytes, allow_special=allow_special, factor=CSV_PARSE_FACTOR
+    )
     return _movielens(path, text, n_items)
 
 # %% ../nbs/07_datasets.ipynb #b9d75776
 def _jester(path, text, n_items) -> Ratings:
-    lines = [l.removesuffix('\r') for l in text.split('\n')]
-    if [h.strip().strip('"').lower() for h in lines[0].split(',')] != ['user', 'joke', 'rating']:
-        raise ValueError(f"{path} line 1: expected the header 'user,joke,rating'; got {lines[0][:80]!r}")
-    return _read_ratings(lines[1:], 2, ',', ('user', 'joke', 'rating'), -10, 10, path, n_items)
+    lines = [l.removesuffix("\r") for l in text.split("\n")]
+    if [h.strip().strip('"').lower() for h in lines[0].split(",")] != ["user", "joke", "rating"]:
+        raise ValueError(
+            f"{path} line 1: expected the header 'user,joke,rating'; got {lines[0][:80]!r}"
+        )
+    return _read_ratings(lines[1:], 2, ",", ("user", "joke", "rating"), -10, 10, path, n_items)
 
-def read_jester(path:str|os.PathLike, # CSV with header `user,joke,rating` (gzip accepted)
-                *, n_items:int|None=None, # the joke universe: jokes are 1..n_items (Jester dataset 1: `JESTER_JOKES`)
-                max_bytes:int|None=None,  # size cap in bytes (None: `max_file_bytes()`)
-                allow_special:bool=False, # read a FIFO / device too (still capped); by default only regular files
-               ) -> Ratings:
+
+def read_jester(
+    path: str | os.PathLike,  # CSV with header `user,joke,rating` (gzip accepted)
+    *,
+    n_items: int
+    | None = None,  # the joke universe: jokes are 1..n_items (Jester dataset 1: `JESTER_JOKES`)
+    max_bytes: int | None = None,  # size cap in bytes (None: `max_file_bytes()`)
+    allow_special: bool = False,  # read a FIFO / device too (still capped); by default only regular files
+) -> Ratings:
     "Read Jester joke ratings (-10..10) as a sparse users x jokes matrix; ValueError naming file and line if malformed."
     n_items = _check_n_items(n_items)
-    path, text = _read_text(path, max_bytes=max_bytes, allow_special=allow_special, factor=CSV_PARSE_FACTOR)
+    path, text = _read_text(
+        path, max_bytes=max_bytes, allow_special=allow_special, factor=CSV_PARSE_FACTOR
+    )
     return _jester(path, text, n_items)
 
-def _is_jester(text): return text.split('\n', 1)[0].replace('"', '').replace(' ', '').lower().lstrip('\ufeff').startswith('user,joke,rating')
 
-def read_ratings(path:str|os.PathLike, # a MovieLens or Jester ratings file (gzip accepted)
-                 *, n_items:int|None=None, # the item universe: items are 1..n_items (None: the rated ids)
-                 max_bytes:int|None=None,  # size cap in bytes (None: `max_file_bytes()`)
-                 allow_special:bool=False, # read a FIFO / device too (still capped); by default only regular files
-                ) -> Ratings:
+def _is_jester(text):
+    return (
+        text.split("\n", 1)[0]
+        .replace('"', "")
+        .replace(" ", "")
+        .lower()
+        .lstrip("\ufeff")
+        .startswith("user,joke,rating")
+    )
+
+
+def read_ratings(
+    path: str | os.PathLike,  # a MovieLens or Jester ratings file (gzip accepted)
+    *,
+    n_items: int | None = None,  # the item universe: items are 1..n_items (None: the rated ids)
+    max_bytes: int | None = None,  # size cap in bytes (None: `max_file_bytes()`)
+    allow_special: bool = False,  # read a FIFO / device too (still capped); by default only regular files
+) -> Ratings:
     "Read a ratings file, Jester (header `user,joke,rating`) or MovieLens (any other first line), reading it once."
     n_items = _check_n_items(n_items)
-    path, text = _read_text(path, max_bytes=max_bytes, allow_special=allow_special, factor=CSV_PARSE_FACTOR)
+    path, text = _read_text(
+        path, max_bytes=max_bytes, allow_special=allow_special, factor=CSV_PARSE_FACTOR
+    )
     return (_jester if _is_jester(text) else _movielens)(path, text, n_items)
+
 
 def _head(path, nbytes=4096, allow_special=False) -> bytes:
     "The first `nbytes` bytes of file `path` (gunzipped if gzip), under the same rules as `_read_bytes`"
     path = _check_path(path)
     f, st = _open(path, _check_read_options(None, allow_special)[1])
     with f:
-        if f.peek(2)[:2] != b'\x1f\x8b' and not path.name.lower().endswith('.gz'): return f.read(nbytes)
+        if f.peek(2)[:2] != b"\x1f\x8b" and not path.name.lower().endswith(".gz"):
+            return f.read(nbytes)
         try:
-            with gzip.GzipFile(fileobj=f, mode='rb') as z: return z.read(nbytes)
-        except (OSError, EOFError, zlib.error) as e: raise ValueError(f"{path}: not a valid gzip file ({e})") from None
+            with gzip.GzipFile(fileobj=f, mode="rb") as z:
+                return z.read(nbytes)
+        except (OSError, EOFError, zlib.error) as e:
+            raise ValueError(f"{path}: not a valid gzip file ({e})") from None
 
-def ratings_format(path:str|os.PathLike, # a ratings file (gzip accepted; a regular file, as it reads the head only)
-                  ) -> str:
+
+def ratings_format(
+    path: str
+    | os.PathLike,  # a ratings file (gzip accepted; a regular file, as it reads the head only)
+) -> str:
     "'jester' if the ratings file `path` starts with the line `user,joke,rating`, else 'movielens' (what `read_ratings` reads it as)."
-    return 'jester' if _is_jester(_head(path)[:200].decode('utf-8', 'replace')) else 'movielens'
+    return "jester" if _is_jester(_head(path)[:200].decode("utf-8", "replace")) else "movielens"
 
 # %% ../nbs/07_datasets.ipynb #edbc8298
-_CATALOGUES = (('u.item', b'|'), ('movies.dat', b'::'), ('movies.csv', b','))   # MovieLens 100K; 1M and 10M; newer releases
+_CATALOGUES = (
+    ("u.item", b"|"),
+    ("movies.dat", b"::"),
+    ("movies.csv", b","),
+)  # MovieLens 100K; 1M and 10M; newer releases
 
-def item_universe(path:str|os.PathLike, # a ratings file; its folder is searched for a catalogue
-                  *, max_bytes:int|None=None, # size cap of the catalogue file (None: `max_file_bytes()`)
-                 ) -> int|None:
+
+def item_universe(
+    path: str | os.PathLike,  # a ratings file; its folder is searched for a catalogue
+    *,
+    max_bytes: int | None = None,  # size cap of the catalogue file (None: `max_file_bytes()`)
+) -> int | None:
     "Items 1..N of the MovieLens catalogue beside `path` (u.info, u.item, movies.dat or movies.csv, gzip accepted): N, or None if there is none."
     folder = _check_path(path).parent
-    present = lambda f: f.exists() or f.is_symlink()      # a catalogue that is not a regular file is refused by the reader, not skipped
-    for name in ('u.info', 'u.info.gz'):
-        if present(folder/name):
-            info, text = _read_text(folder/name, max_bytes=max_bytes)
-            if (mt := re.search(r'^\s*([0-9]{1,12})\s+items\s*$', text, re.M)) and 1 <= int(mt[1]) <= MAX_N_ITEMS: return int(mt[1])
-            raise ValueError(f"{info}: expected a line 'N items' (MovieLens 100K's u.info) with N in 1..{MAX_N_ITEMS:,}")
+    present = lambda f: (
+        f.exists() or f.is_symlink()
+    )  # a catalogue that is not a regular file is refused by the reader, not skipped
+    for name in ("u.info", "u.info.gz"):
+        if present(folder / name):
+            info, text = _read_text(folder / name, max_bytes=max_bytes)
+            if (mt := re.search(r"^\s*([0-9]{1,12})\s+items\s*$", text, re.M)) and 1 <= int(
+                mt[1]
+            ) <= MAX_N_ITEMS:
+                return int(mt[1])
+            raise ValueError(
+                f"{info}: expected a line 'N items' (MovieLens 100K's u.info) with N in 1..{MAX_N_ITEMS:,}"
+            )
     for name, sep in _CATALOGUES:
-        for f in (folder/name, folder/(name + '.gz')):
-            if not present(f): continue
-            f, data = _read_bytes(f, max_bytes=max_bytes)          # u.item is Latin-1: only the first field is read
-            first = [l.split(sep, 1)[0].strip().strip(b'"') for l in data.split(b'\n') if l.strip()]
-            if first and first[0].lower() == b'movieid': first = first[1:]
-            if not first or not all(re.fullmatch(rb'[0-9]{1,12}', x) for x in first):
-                raise ValueError(f"{f}: expected a movie id (a positive integer) at the start of every line")
+        for f in (folder / name, folder / (name + ".gz")):
+            if not present(f):
+                continue
+            f, data = _read_bytes(
+                f, max_bytes=max_bytes
+            )  # u.item is Latin-1: only the first field is read
+            first = [l.split(sep, 1)[0].strip().strip(b'"') for l in data.split(b"\n") if l.strip()]
+            if first and first[0].lower() == b"movieid":
+                first = first[1:]
+            if not first or not all(re.fullmatch(rb"[0-9]{1,12}", x) for x in first):
+                raise ValueError(
+                    f"{f}: expected a movie id (a positive integer) at the start of every line"
+                )
             n = max(int(x) for x in first)
-            if not 1 <= n <= MAX_N_ITEMS: raise ValueError(f"{f}: the largest movie id {n:,} is outside 1..{MAX_N_ITEMS:,}")
+            if not 1 <= n <= MAX_N_ITEMS:
+                raise ValueError(f"{f}: the largest movie id {n:,} is outside 1..{MAX_N_ITEMS:,}")
             return n
     return None

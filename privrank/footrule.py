@@ -6,16 +6,39 @@ Docs: https://privrank.github.io/privrank/footrule.html.md"""
 
 # %% ../nbs/04_footrule.ipynb #003ff946
 from __future__ import annotations
+
 import math
-from dataclasses import dataclass
 
 import numpy as np
 from scipy.optimize import linear_sum_assignment
 
-from .core import (Consensus, check_ranks, check_epsilon, check_delta, check_rng, check_int, check_memory, _invert,
-                           MAX_ENTRIES, preference_matrix, preference_counts, calibrate_noise, noise_mode, release)
-from .tree import (exact_position_costs, private_position_costs, _histograms, _cost_counts, _check_cost_memory,
-                           _noise_bytes, _check_scale, _real, _array)
+from privrank.core import (
+    MAX_ENTRIES,
+    Consensus,
+    _invert,
+    calibrate_noise,
+    check_delta,
+    check_epsilon,
+    check_int,
+    check_memory,
+    check_ranks,
+    check_rng,
+    noise_mode,
+    preference_counts,
+    preference_matrix,
+    release,
+)
+from privrank.tree import (
+    _array,
+    _check_cost_memory,
+    _check_scale,
+    _cost_counts,
+    _histograms,
+    _noise_bytes,
+    _real,
+    exact_position_costs,
+    private_position_costs,
+)
 
 # %% auto #0
 __all__ = ['MAX_MATCHING_M', 'footrule_cost', 'check_matching_size', 'footrule_aggregate', 'kemeny_cost_ranks',
@@ -23,94 +46,152 @@ __all__ = ['MAX_MATCHING_M', 'footrule_cost', 'check_matching_size', 'footrule_a
            'pairwise_sensitivity', 'dp_pairwise_indegree_aggregate']
 
 # %% ../nbs/04_footrule.ipynb #b8aa46d8
-MAX_MATCHING_M = 10_000   # largest m matched: the m x m costs take 0.8 GB and the Hungarian step about a minute (O(m^2..m^3))
+MAX_MATCHING_M = 10_000  # largest m matched: the m x m costs take 0.8 GB and the Hungarian step about a minute (O(m^2..m^3))
+
 
 def _check_square(x, name, m=None):
     "Validated finite (m, m) float64 array (a copy)"
     a = _real(x, name, ndim=2)
-    if a.shape[0] != a.shape[1] or a.size == 0: raise ValueError(f"`{name}` must be a non-empty square (m, m) array; got shape {a.shape}")
-    if m is not None and a.shape[0] != m: raise ValueError(f"`{name}` is {a.shape[0]} x {a.shape[0]}; expected {m} x {m} (one row per candidate)")
+    if a.shape[0] != a.shape[1] or a.size == 0:
+        raise ValueError(f"`{name}` must be a non-empty square (m, m) array; got shape {a.shape}")
+    if m is not None and a.shape[0] != m:
+        raise ValueError(
+            f"`{name}` is {a.shape[0]} x {a.shape[0]}; expected {m} x {m} (one row per candidate)"
+        )
     return a
+
 
 def _check_consensus(consensus):
     "Validated consensus ranks: one permutation of 0..m-1 (a 1-D array)"
     c = _array(consensus, "consensus")
-    if c.ndim != 1: raise ValueError(f"`consensus` must be one ranking, a 1-D array; got shape {c.shape}")
+    if c.ndim != 1:
+        raise ValueError(f"`consensus` must be one ranking, a 1-D array; got shape {c.shape}")
     return check_ranks(c[None], name="consensus")[0]
 
-def footrule_cost(gamma,      # (m, m) position costs: gamma[q, j] = cost of candidate q at position j
-                  consensus): # (m,) ranks of the consensus: consensus[q] = position of candidate q
+
+def footrule_cost(
+    gamma,  # (m, m) position costs: gamma[q, j] = cost of candidate q at position j
+    consensus,
+):  # (m,) ranks of the consensus: consensus[q] = position of candidate q
     "The footrule objective sum_q gamma[q, consensus[q]] (= mean footrule distance to the voters when gamma is exact)"
     consensus = _check_consensus(consensus)
-    cost = float(_check_square(gamma, "gamma", len(consensus))[np.arange(len(consensus)), consensus].sum())
-    if not math.isfinite(cost): raise ValueError("`gamma`: the sum of the chosen entries overflows a float")
+    cost = float(
+        _check_square(gamma, "gamma", len(consensus))[np.arange(len(consensus)), consensus].sum()
+    )
+    if not math.isfinite(cost):
+        raise ValueError("`gamma`: the sum of the chosen entries overflows a float")
     return cost
 
-def check_matching_size(ranks): # (n, m) ranks
+
+def check_matching_size(ranks):  # (n, m) ranks
     "Validated ranks whose m x m matching is affordable; refuses, naming `ranks`, before any m x m array is built"
     r = check_ranks(ranks)
-    if r.shape[1] > MAX_MATCHING_M: raise ValueError(f"`ranks` has m = {r.shape[1]:,} candidates: the footrule matching handles m <= {MAX_MATCHING_M:,}")
+    if r.shape[1] > MAX_MATCHING_M:
+        raise ValueError(
+            f"`ranks` has m = {r.shape[1]:,} candidates: the footrule matching handles m <= {MAX_MATCHING_M:,}"
+        )
     return r
+
 
 def _min_matching(gamma, maximize=False):
     "The assignment (ranks of a consensus) optimising sum_q gamma[q, psi(q)]"
     rows, cols = linear_sum_assignment(gamma, maximize=maximize)
-    psi = np.empty(len(rows), np.int64); psi[rows] = cols
+    psi = np.empty(len(rows), np.int64)
+    psi[rows] = cols
     return psi
 
-def _cost(gamma, psi): return float(gamma[np.arange(len(psi)), psi].sum())
+
+def _cost(gamma, psi):
+    return float(gamma[np.arange(len(psi)), psi].sum())
 
 # %% ../nbs/04_footrule.ipynb #3f546563
-def footrule_aggregate(ranks): # (n, m) ranks: ranks[i, q] = position of candidate q for voter i
+def footrule_aggregate(ranks):  # (n, m) ranks: ranks[i, q] = position of candidate q for voter i
     "Optimal (non-private) footrule consensus: a min-cost matching of candidates to positions"
-    r = check_matching_size(ranks); _check_cost_memory(*r.shape, 16 * r.shape[1] ** 2)
+    r = check_matching_size(ranks)
+    _check_cost_memory(*r.shape, 16 * r.shape[1] ** 2)
     gamma = exact_position_costs(r)
     psi = _min_matching(gamma)
-    return Consensus(order=_invert(psi[None])[0], method="footrule", epsilon=math.inf, delta=0.0, model="none",
-                     n_voters=r.shape[0], diagnostics=dict(footrule_cost=_cost(gamma, psi)))
+    return Consensus(
+        order=_invert(psi[None])[0],
+        method="footrule",
+        epsilon=math.inf,
+        delta=0.0,
+        model="none",
+        n_voters=r.shape[0],
+        diagnostics=dict(footrule_cost=_cost(gamma, psi)),
+    )
 
 # %% ../nbs/04_footrule.ipynb #c04da03a
-def kemeny_cost_ranks(w,          # (m, m) pairwise weights: w[u, v] = fraction of voters placing u before v
-                      consensus): # (m,) ranks of the consensus, or (k, m) several consensus rankings
+def kemeny_cost_ranks(
+    w,  # (m, m) pairwise weights: w[u, v] = fraction of voters placing u before v
+    consensus,
+):  # (m,) ranks of the consensus, or (k, m) several consensus rankings
     "Kemeny objective of consensus *ranks* (several at once): sum over u before v of w[v, u]; `privrank.kemeny.kemeny_cost` takes an order"
     c0 = _array(consensus, "consensus")
-    if c0.ndim not in (1, 2): raise ValueError(f"`consensus` must be one ranking (m,) or several (k, m); got shape {c0.shape}")
+    if c0.ndim not in (1, 2):
+        raise ValueError(
+            f"`consensus` must be one ranking (m,) or several (k, m); got shape {c0.shape}"
+        )
     single = c0.ndim == 1
     c = check_ranks(np.atleast_2d(c0), name="consensus")
     k, m = c.shape
     W = _check_square(w, "w", m)
-    if k * m * m > MAX_ENTRIES: raise ValueError(f"`consensus`: k x m x m = {k * m * m:,} entries exceed {MAX_ENTRIES:,}")
-    check_memory(17 * k * m * m, name="consensus", what=f"the k x m x m pair indicators of {k:,} rankings of m = {m:,}")
-    before = c[:, :, None] < c[:, None, :]               # before[k, u, v]: u is placed before v
+    if k * m * m > MAX_ENTRIES:
+        raise ValueError(f"`consensus`: k x m x m = {k * m * m:,} entries exceed {MAX_ENTRIES:,}")
+    check_memory(
+        17 * k * m * m,
+        name="consensus",
+        what=f"the k x m x m pair indicators of {k:,} rankings of m = {m:,}",
+    )
+    before = c[:, :, None] < c[:, None, :]  # before[k, u, v]: u is placed before v
     cost = (before * W.T[None]).sum(axis=(1, 2))
     return float(cost[0]) if single else cost
 
 # %% ../nbs/04_footrule.ipynb #351d96e8
-def dp_footrule_aggregate(ranks,            # (n, m) ranks
-                          *, epsilon,       # privacy per voter
-                          delta=0.0,        # 0: Laplace (epsilon-DP); > 0: Gaussian ((epsilon, delta)-DP)
-                          model="central",  # "central" (a curator adds the noise) or "local" (each voter noises her own report)
-                          rng=None):
+def dp_footrule_aggregate(
+    ranks,  # (n, m) ranks
+    *,
+    epsilon,  # privacy per voter
+    delta=0.0,  # 0: Laplace (epsilon-DP); > 0: Gaussian ((epsilon, delta)-DP)
+    model="central",  # "central" (a curator adds the noise) or "local" (each voter noises her own report)
+    rng=None,
+):
     "Private footrule consensus (Algorithm 2): noisy position costs from the modified tree, then a min-cost matching"
-    pc = private_position_costs(check_matching_size(ranks), epsilon=epsilon, delta=delta, model=model, rng=rng)  # validates the rest
+    pc = private_position_costs(
+        check_matching_size(ranks), epsilon=epsilon, delta=delta, model=model, rng=rng
+    )  # validates the rest
     psi = _min_matching(pc.gamma)
-    return Consensus(order=_invert(psi[None])[0], method="footrule", epsilon=pc.epsilon, delta=pc.delta,
-                     model=pc.model, n_voters=pc.n_voters, privacy_unit=pc.privacy_unit, noise=pc.noise,
-                     diagnostics=dict(noisy_footrule_cost=_cost(pc.gamma, psi), position_costs=pc))
+    return Consensus(
+        order=_invert(psi[None])[0],
+        method="footrule",
+        epsilon=pc.epsilon,
+        delta=pc.delta,
+        model=pc.model,
+        n_voters=pc.n_voters,
+        privacy_unit=pc.privacy_unit,
+        noise=pc.noise,
+        diagnostics=dict(noisy_footrule_cost=_cost(pc.gamma, psi), position_costs=pc),
+    )
 
 # %% ../nbs/04_footrule.ipynb #3fad0e84
-def matching_error_bound(noise): # (m, m) noise added to the position costs
+def matching_error_bound(noise):  # (m, m) noise added to the position costs
     "D(N) = max_psi N(psi) - min_psi N(psi): the largest additive footrule error this noise can cause on any profile"
     noise = _check_square(noise, "noise")
-    if len(noise) > MAX_MATCHING_M: raise ValueError(f"`noise` is {len(noise):,} x {len(noise):,}: the matching handles m <= {MAX_MATCHING_M:,}")
-    check_memory(32 * noise.size, name="noise", what=f"the two {len(noise):,} x {len(noise):,} assignments")
+    if len(noise) > MAX_MATCHING_M:
+        raise ValueError(
+            f"`noise` is {len(noise):,} x {len(noise):,}: the matching handles m <= {MAX_MATCHING_M:,}"
+        )
+    check_memory(
+        32 * noise.size, name="noise", what=f"the two {len(noise):,} x {len(noise):,} assignments"
+    )
     hi, lo = _min_matching(noise, maximize=True), _min_matching(noise)
     D = _cost(noise, hi) - _cost(noise, lo)
-    if not math.isfinite(D): raise ValueError("`noise`: the spread of its matchings overflows a float")
+    if not math.isfinite(D):
+        raise ValueError("`noise`: the spread of its matchings overflows a float")
     return D
 
 # %% ../nbs/04_footrule.ipynb #3105d109
-def cost_matrix_sensitivity(m): # number of candidates
+def cost_matrix_sensitivity(m):  # number of candidates
     "(l1, l2) sensitivity of the m x m matrix n * gamma when one voter's ranking is replaced (exact, by two assignments)"
     m = check_int(m, name="m", minimum=1, maximum=MAX_MATCHING_M)
     check_memory(80 * m * m, name="m", what=f"the m x m sensitivity assignments at m = {m:,}")
@@ -118,55 +199,113 @@ def cost_matrix_sensitivity(m): # number of candidates
     d = np.abs(j[:, None] - j[None, :])
     f1 = d * (m - 1 - d) + (d + 1) ** 2 // 2
     A = d.astype(float)
-    s = (A ** 2).sum(1)
+    s = (A**2).sum(1)
     f2 = s[:, None] + s[None, :] - 2 * A @ A.T
-    return (_cost(f1, _min_matching(f1, maximize=True)),
-            math.sqrt(max(_cost(f2, _min_matching(f2, maximize=True)), 0.0)))
+    return (
+        _cost(f1, _min_matching(f1, maximize=True)),
+        math.sqrt(max(_cost(f2, _min_matching(f2, maximize=True)), 0.0)),
+    )
 
 # %% ../nbs/04_footrule.ipynb #d8a9e8ab
-def naive_dp_footrule_aggregate(ranks,       # (n, m) ranks
-                                *, epsilon,  # privacy per voter
-                                delta=0.0,   # 0: Laplace; > 0: Gaussian
-                                rng=None):
+def naive_dp_footrule_aggregate(
+    ranks,  # (n, m) ranks
+    *,
+    epsilon,  # privacy per voter
+    delta=0.0,  # 0: Laplace; > 0: Gaussian
+    rng=None,
+):
     "Baseline: noise on every entry of the cost matrix (central model, exact joint sensitivity), then the matching"
-    r = check_matching_size(ranks); n, m = r.shape
-    epsilon, delta, rng, mode = check_epsilon(epsilon, scalar=True), check_delta(delta), check_rng(rng), noise_mode()
+    r = check_matching_size(ranks)
+    n, m = r.shape
+    epsilon, delta, rng, mode = (
+        check_epsilon(epsilon, scalar=True),
+        check_delta(delta),
+        check_rng(rng),
+        noise_mode(),
+    )
     _check_cost_memory(n, m, 32 * m * m + _noise_bytes(m * m, mode))
     l1, l2 = cost_matrix_sensitivity(m)
     law, scale = calibrate_noise(epsilon, delta, l1=l1 / n, l2=l2 / n, noise=mode)
     _check_scale(scale, m, "a matching's sum of m noisy costs")
-    gamma = release(_cost_counts(_histograms(r)), law, scale, rng=rng, denom=n, noise=mode)   # (n gamma + noise) / n
+    gamma = release(
+        _cost_counts(_histograms(r)), law, scale, rng=rng, denom=n, noise=mode
+    )  # (n gamma + noise) / n
     psi = _min_matching(gamma)
-    return Consensus(order=_invert(psi[None])[0], method="footrule_naive", epsilon=epsilon, delta=delta, model="central",
-                     n_voters=n, noise=mode, diagnostics=dict(gamma=gamma, denom=n, noise_law=law, noise_scale=scale,
-                                                              sensitivity_l1=l1 / n, sensitivity_l2=l2 / n))
+    return Consensus(
+        order=_invert(psi[None])[0],
+        method="footrule_naive",
+        epsilon=epsilon,
+        delta=delta,
+        model="central",
+        n_voters=n,
+        noise=mode,
+        diagnostics=dict(
+            gamma=gamma,
+            denom=n,
+            noise_law=law,
+            noise_scale=scale,
+            sensitivity_l1=l1 / n,
+            sensitivity_l2=l2 / n,
+        ),
+    )
 
 # %% ../nbs/04_footrule.ipynb #a20aafa9
-def pairwise_sensitivity(m): # number of candidates
+def pairwise_sensitivity(m):  # number of candidates
     "(l1, l2) sensitivity of the upper triangle of n * w^Pi when one voter's ranking is replaced"
     m = check_int(m, name="m", minimum=1, maximum=MAX_ENTRIES)
     k = m * (m - 1) // 2
     return float(k), math.sqrt(k)
 
-def dp_pairwise_indegree_aggregate(ranks,       # (n, m) ranks
-                                   *, epsilon,  # privacy per voter
-                                   delta=0.0,   # 0: Laplace; > 0: Gaussian
-                                   rng=None):
+
+def dp_pairwise_indegree_aggregate(
+    ranks,  # (n, m) ranks
+    *,
+    epsilon,  # privacy per voter
+    delta=0.0,  # 0: Laplace; > 0: Gaussian
+    rng=None,
+):
     "Baseline (Alabi et al. 2022): noisy pairwise matrix, candidates sorted by noisy weighted in-degree (central model)"
     r = check_ranks(ranks)
-    epsilon, delta, rng, mode = check_epsilon(epsilon, scalar=True), check_delta(delta), check_rng(rng), noise_mode()
+    epsilon, delta, rng, mode = (
+        check_epsilon(epsilon, scalar=True),
+        check_delta(delta),
+        check_rng(rng),
+        noise_mode(),
+    )
     n, m = r.shape
-    if m * m > MAX_ENTRIES: raise ValueError(f"`ranks` has m = {m:,} candidates: the m x m preference matrix would exceed {MAX_ENTRIES:,} entries")
-    check_memory(8 * n * m + 48 * m * m + _noise_bytes(m * m // 2, mode), name="ranks", what=f"the m x m pairwise matrix at m = {m:,}")
+    if m * m > MAX_ENTRIES:
+        raise ValueError(
+            f"`ranks` has m = {m:,} candidates: the m x m preference matrix would exceed {MAX_ENTRIES:,} entries"
+        )
+    check_memory(
+        8 * n * m + 48 * m * m + _noise_bytes(m * m // 2, mode),
+        name="ranks",
+        what=f"the m x m pairwise matrix at m = {m:,}",
+    )
     l1, l2 = pairwise_sensitivity(m)
     law, scale = calibrate_noise(epsilon, delta, l1=l1 / n, l2=l2 / n, noise=mode)
     _check_scale(scale, m, "an in-degree (a sum of m noisy weights)")
     iu = np.triu_indices(m, 1)
-    counts = preference_counts(r)[iu]                          # n w[u, v]: the number of voters placing u before v
-    w = np.zeros((m, m)); w[iu] = release(counts, law, scale, rng=rng, denom=n, noise=mode)
+    counts = preference_counts(r)[iu]  # n w[u, v]: the number of voters placing u before v
+    w = np.zeros((m, m))
+    w[iu] = release(counts, law, scale, rng=rng, denom=n, noise=mode)
     w[iu[1], iu[0]] = 1 - w[iu]
-    indegree = w.sum(axis=0)                                   # sum_v w[v, u]: weight of "v before u"
-    return Consensus(order=np.argsort(indegree, kind="stable"), method="pairwise_indegree", epsilon=epsilon,
-                     delta=delta, model="central", n_voters=n, scores=-indegree, noise=mode,
-                     diagnostics=dict(w=w, denom=n, noise_law=law, noise_scale=scale,
-                                      sensitivity_l1=l1 / n, sensitivity_l2=l2 / n))
+    indegree = w.sum(axis=0)  # sum_v w[v, u]: weight of "v before u"
+    return Consensus(
+        order=np.argsort(indegree, kind="stable"),
+        method="pairwise_indegree",
+        epsilon=epsilon,
+        delta=delta,
+        model="central",
+        n_voters=n,
+        scores=-indegree,
+        noise=mode,
+        diagnostics=dict(
+            w=w,
+            denom=n,
+            noise_law=law,
+            noise_scale=scale,
+            sensitivity_l1=l1 / n,
+            sensitivity_l2=l2 / n,
+        ),
+    )

@@ -6,14 +6,30 @@ Docs: https://privrank.github.io/privrank/kemeny.html.md"""
 
 # %% ../nbs/05_kemeny.ipynb #2bdff1db
 from __future__ import annotations
-import itertools, math, numbers
+
+import itertools
+import math
+import numbers
 from dataclasses import dataclass, field
 
 import numpy as np
 from scipy import optimize, sparse
 
-from .core import (Consensus, check_ranks, check_epsilon, check_delta, check_rng, check_int, check_memory,
-                           preference_matrix, preference_counts, calibrate_noise, release, noise_mode, use_noise)
+from privrank.core import (
+    Consensus,
+    calibrate_noise,
+    check_delta,
+    check_epsilon,
+    check_int,
+    check_memory,
+    check_ranks,
+    check_rng,
+    noise_mode,
+    preference_counts,
+    preference_matrix,
+    release,
+    use_noise,
+)
 
 # %% auto #0
 __all__ = ['EXACT_MAX_M', 'SOLVERS', 'MAX_MARGINAL_DIM', 'check_weights', 'check_order', 'kemeny_cost', 'reduce_instance',
@@ -23,373 +39,632 @@ __all__ = ['EXACT_MAX_M', 'SOLVERS', 'MAX_MARGINAL_DIM', 'check_weights', 'check
            'choose_buckets', 'paper_buckets', 'bucketed_instance', 'dp_kemeny_aggregate']
 
 # %% ../nbs/05_kemeny.ipynb #fcc410e8
-def check_weights(w): # (m, m) real WFAS weights
+def check_weights(w):  # (m, m) real WFAS weights
     "Validated WFAS instance: a finite, non-empty, square float matrix"
-    try: a = np.asarray(w)
-    except ValueError: raise ValueError("`w` must be a square matrix; got a ragged nested sequence") from None
-    if a.dtype.kind not in "iuf": raise TypeError(f"`w` must be a real matrix; got dtype {a.dtype}")
+    try:
+        a = np.asarray(w)
+    except ValueError:
+        raise ValueError("`w` must be a square matrix; got a ragged nested sequence") from None
+    if a.dtype.kind not in "iuf":
+        raise TypeError(f"`w` must be a real matrix; got dtype {a.dtype}")
     if a.ndim != 2 or a.shape[0] != a.shape[1] or a.shape[0] == 0:
         raise ValueError(f"`w` must be a non-empty square matrix; got shape {a.shape}")
     a = a.astype(float)
-    if not np.isfinite(a).all(): raise ValueError("`w` must be finite (it has NaN or inf entries)")
+    if not np.isfinite(a).all():
+        raise ValueError("`w` must be finite (it has NaN or inf entries)")
     return a
 
-def check_order(order, m): # candidates best first
+
+def check_order(order, m):  # candidates best first
     "Validated order: a permutation of 0..m-1, as an int64 array"
     o = np.asarray(order)
-    if o.dtype.kind not in "iu" or o.ndim != 1 or o.size != m or not np.array_equal(np.sort(o), np.arange(m)):
-        raise ValueError(f"`order` must be a permutation of 0..{m - 1} (candidates best first); got {order!r}")
+    if (
+        o.dtype.kind not in "iu"
+        or o.ndim != 1
+        or o.size != m
+        or not np.array_equal(np.sort(o), np.arange(m))
+    ):
+        raise ValueError(
+            f"`order` must be a permutation of 0..{m - 1} (candidates best first); got {order!r}"
+        )
     return o.astype(np.int64)
 
 # %% ../nbs/05_kemeny.ipynb #4aedd4d3
-def kemeny_cost(w,     # (m, m) WFAS weights: w[u, v] = weight of placing u before v
-                order): # (m,) candidates best first
+def kemeny_cost(
+    w,  # (m, m) WFAS weights: w[u, v] = weight of placing u before v
+    order,
+):  # (m,) candidates best first
     "WFAS cost of `order`: the total weight w[u, v] of the pairs with v placed before u"
-    w = check_weights(w); o = check_order(order, len(w))
-    pos = np.empty(len(w), np.int64); pos[o] = np.arange(len(w))
+    w = check_weights(w)
+    o = check_order(order, len(w))
+    pos = np.empty(len(w), np.int64)
+    pos[o] = np.arange(len(w))
     return float(w[pos[None, :] < pos[:, None]].sum())
 
 # %% ../nbs/05_kemeny.ipynb #93961775
-def reduce_instance(w): # (m, m) WFAS weights
+def reduce_instance(w):  # (m, m) WFAS weights
     "(w', c): w'[u, v] = max(w[u, v] - w[v, u], 0) and c = sum_{u<v} min(w[u, v], w[v, u]); cost_w = c + cost_w'"
-    w = check_weights(w).copy(); np.fill_diagonal(w, 0.0)
+    w = check_weights(w).copy()
+    np.fill_diagonal(w, 0.0)
     iu = np.triu_indices(len(w), 1)
     return np.maximum(w - w.T, 0.0), float(np.minimum(w, w.T)[iu].sum())
 
 # %% ../nbs/05_kemeny.ipynb #99f3aeec
-def is_bounded(w, lo=0.5, hi=2.0): # (m, m) WFAS weights; the bounds on w[u, v] + w[v, u]
+def is_bounded(w, lo=0.5, hi=2.0):  # (m, m) WFAS weights; the bounds on w[u, v] + w[v, u]
     "Whether w >= 0 off the diagonal and lo <= w[u, v] + w[v, u] <= hi for all u != v"
-    w = check_weights(w); off = ~np.eye(len(w), dtype=bool)
+    w = check_weights(w)
+    off = ~np.eye(len(w), dtype=bool)
     for x, k in ((lo, "lo"), (hi, "hi")):
-        if isinstance(x, (bool, np.bool_)) or not isinstance(x, numbers.Real) or math.isnan(x): raise ValueError(f"`{k}` must be a number; got {x!r}")
+        if isinstance(x, (bool, np.bool_)) or not isinstance(x, numbers.Real) or math.isnan(x):
+            raise ValueError(f"`{k}` must be a number; got {x!r}")
     tot = (w + w.T)[off]
     return bool((w[off] >= 0).all() and (tot >= lo).all() and (tot <= hi).all())
 
 # %% ../nbs/05_kemeny.ipynb #3e536748
-EXACT_MAX_M = 20   # the subset DP's limit: 2^20 sets
+EXACT_MAX_M = 20  # the subset DP's limit: 2^20 sets
 
-def _subset_sums(w): # (r, k) weights
+
+def _subset_sums(w):  # (r, k) weights
     "c[v, S] = sum_{u in S} w[v, u] for every bitmask S of w's k columns"
     c = np.zeros((w.shape[0], 1 << w.shape[1]))
     for k in range(w.shape[1]):
-        np.add(c[:, :1 << k], w[:, k:k + 1], out=c[:, 1 << k:2 << k])
+        np.add(c[:, : 1 << k], w[:, k : k + 1], out=c[:, 1 << k : 2 << k])
     return c
+
 
 def _layers(m):
     "Bitmasks of 0..2^m-1 grouped by popcount: (masks sorted by popcount, start of each layer)"
     pc = np.zeros(1 << m, np.int8)
-    for k in range(m): np.add(pc[:1 << k], 1, out=pc[1 << k:2 << k])
+    for k in range(m):
+        np.add(pc[: 1 << k], 1, out=pc[1 << k : 2 << k])
     by = np.argsort(pc, kind="stable")
     return by, np.searchsorted(pc[by], np.arange(m + 2))
 
 # %% ../nbs/05_kemeny.ipynb #44c88446
-def kemeny_exact(w): # (m, m) WFAS weights, m <= EXACT_MAX_M
+def kemeny_exact(w):  # (m, m) WFAS weights, m <= EXACT_MAX_M
     "An optimal order (candidates best first) by dynamic programming over subsets"
-    w = check_weights(w).copy(); m = len(w)
-    if m > EXACT_MAX_M: raise ValueError(f"`w` has m = {m} candidates; kemeny_exact handles m <= {EXACT_MAX_M} (use kemeny_ilp or kemeny_ptas)")
+    w = check_weights(w).copy()
+    m = len(w)
+    if m > EXACT_MAX_M:
+        raise ValueError(
+            f"`w` has m = {m} candidates; kemeny_exact handles m <= {EXACT_MAX_M} (use kemeny_ilp or kemeny_ptas)"
+        )
     np.fill_diagonal(w, 0.0)
-    h = m // 2; lo, hi = _subset_sums(w[:, :h]), _subset_sums(w[:, h:])
+    h = m // 2
+    lo, hi = _subset_sums(w[:, :h]), _subset_sums(w[:, h:])
     by, starts = _layers(m)
-    f = np.full(1 << m, np.inf); f[0] = 0.0; last = np.zeros(1 << m, np.int8)
+    f = np.full(1 << m, np.inf)
+    f[0] = 0.0
+    last = np.zeros(1 << m, np.int8)
     bits = (1 << np.arange(m))[:, None]
     for k in range(1, m + 1):
-        T = by[starts[k]:starts[k + 1]]
+        T = by[starts[k] : starts[k + 1]]
         val = f[T ^ bits] + lo[:, T & ((1 << h) - 1)] + hi[:, T >> h]
-        a = val.argmin(axis=0); f[T] = val[a, np.arange(T.size)]; last[T] = a
+        a = val.argmin(axis=0)
+        f[T] = val[a, np.arange(T.size)]
+        last[T] = a
     order, S = np.empty(m, np.int64), (1 << m) - 1
-    for k in range(m - 1, -1, -1): order[k] = last[S]; S ^= 1 << int(last[S])
+    for k in range(m - 1, -1, -1):
+        order[k] = last[S]
+        S ^= 1 << int(last[S])
     return order
 
 # %% ../nbs/05_kemeny.ipynb #bccce276
-def kemeny_ilp(w,                # (m, m) WFAS weights
-               time_limit=60.0): # seconds for HiGHS
+def kemeny_ilp(
+    w,  # (m, m) WFAS weights
+    time_limit=60.0,
+):  # seconds for HiGHS
     "An optimal order by the transitivity ILP, solved by scipy.optimize.milp (HiGHS)"
-    w = check_weights(w); m = len(w)
-    if isinstance(time_limit, (bool, np.bool_)) or not isinstance(time_limit, numbers.Real) or not (0 < time_limit < math.inf):
-        raise ValueError(f"`time_limit` must be a positive finite number of seconds; got {time_limit!r}")
-    if m == 1: return np.zeros(1, np.int64)
-    check_memory(150 * math.comb(m, 3), name="w", what=f"the transitivity ILP's {math.comb(m, 3):,} triangle constraints (m = {m:,})")
-    iu, ju = np.triu_indices(m, 1); idx = np.full((m, m), -1); idx[iu, ju] = np.arange(iu.size)
-    u, v, k = np.array(list(itertools.combinations(range(m), 3))).T.reshape(3, -1) if m >= 3 else (np.zeros((3, 0), int))
+    w = check_weights(w)
+    m = len(w)
+    if (
+        isinstance(time_limit, (bool, np.bool_))
+        or not isinstance(time_limit, numbers.Real)
+        or not (0 < time_limit < math.inf)
+    ):
+        raise ValueError(
+            f"`time_limit` must be a positive finite number of seconds; got {time_limit!r}"
+        )
+    if m == 1:
+        return np.zeros(1, np.int64)
+    check_memory(
+        150 * math.comb(m, 3),
+        name="w",
+        what=f"the transitivity ILP's {math.comb(m, 3):,} triangle constraints (m = {m:,})",
+    )
+    iu, ju = np.triu_indices(m, 1)
+    idx = np.full((m, m), -1)
+    idx[iu, ju] = np.arange(iu.size)
+    u, v, k = (
+        np.array(list(itertools.combinations(range(m), 3))).T.reshape(3, -1)
+        if m >= 3
+        else (np.zeros((3, 0), int))
+    )
     rows = np.repeat(np.arange(u.size), 3)
     cols = np.stack([idx[u, v], idx[v, k], idx[u, k]], 1).ravel()
-    A = sparse.csr_matrix((np.tile([1.0, 1.0, -1.0], u.size), (rows, cols)), shape=(u.size, iu.size))
+    A = sparse.csr_matrix(
+        (np.tile([1.0, 1.0, -1.0], u.size), (rows, cols)), shape=(u.size, iu.size)
+    )
     cons = [optimize.LinearConstraint(A, 0, 1)] if u.size else []
-    res = optimize.milp(w[ju, iu] - w[iu, ju], constraints=cons, integrality=np.ones(iu.size),
-                        bounds=optimize.Bounds(0, 1), options=dict(time_limit=time_limit))
-    if res.x is None or res.status != 0: raise RuntimeError(f"kemeny_ilp: HiGHS did not finish ({res.message})")
-    x = np.zeros((m, m)); x[iu, ju] = np.round(res.x); x[ju, iu] = 1 - x[iu, ju]
+    res = optimize.milp(
+        w[ju, iu] - w[iu, ju],
+        constraints=cons,
+        integrality=np.ones(iu.size),
+        bounds=optimize.Bounds(0, 1),
+        options=dict(time_limit=time_limit),
+    )
+    if res.x is None or res.status != 0:
+        raise RuntimeError(f"kemeny_ilp: HiGHS did not finish ({res.message})")
+    x = np.zeros((m, m))
+    x[iu, ju] = np.round(res.x)
+    x[ju, iu] = 1 - x[iu, ju]
     return np.argsort(-x.sum(axis=1), kind="stable")
 
 # %% ../nbs/05_kemeny.ipynb #3f087373
-def indegree_order(w): # (m, m) WFAS weights
+def indegree_order(w):  # (m, m) WFAS weights
     "Candidates by weighted in-degree sum_v w[v, u], ascending (Coppersmith–Fleischer–Rudra)"
-    w = check_weights(w).copy(); np.fill_diagonal(w, 0.0)
+    w = check_weights(w).copy()
+    np.fill_diagonal(w, 0.0)
     return np.argsort(w.sum(axis=0), kind="stable")
 
-def kwiksort(w, *, rng=None): # (m, m) WFAS weights
+
+def kwiksort(w, *, rng=None):  # (m, m) WFAS weights
     "KwikSort (Ailon–Charikar–Newman), all groups of a level partitioned at once"
-    w = check_weights(w); rng = check_rng(rng); m = len(w)
-    group = np.zeros(m, np.int64)                     # groups are numbered in output order
+    w = check_weights(w)
+    rng = check_rng(rng)
+    m = len(w)
+    group = np.zeros(m, np.int64)  # groups are numbered in output order
     while True:
-        key = rng.random(m); by = np.lexsort((key, group))
+        key = rng.random(m)
+        by = np.lexsort((key, group))
         first = np.r_[True, group[by][1:] != group[by][:-1]]
-        pivot = np.empty(group.max() + 1, np.int64); pivot[group[by][first]] = by[first]
+        pivot = np.empty(group.max() + 1, np.int64)
+        pivot[group[by][first]] = by[first]
         p = pivot[group]
-        if np.bincount(group).max() == 1: return np.argsort(group)
-        side = np.where(p == np.arange(m), 1, np.where(w[np.arange(m), p] > w[p, np.arange(m)], 0, 2))
+        if np.bincount(group).max() == 1:
+            return np.argsort(group)
+        side = np.where(
+            p == np.arange(m), 1, np.where(w[np.arange(m), p] > w[p, np.arange(m)], 0, 2)
+        )
         group = np.unique(3 * group + side, return_inverse=True)[1]
 
 # %% ../nbs/05_kemeny.ipynb #1b1857fe
 def _move_gains(P):
     "(m, m) cost change of moving the candidate at position i to position j, for the instance P in current order"
-    m = len(P); C = np.cumsum(P - P.T, axis=1)
+    m = len(P)
+    C = np.cumsum(P - P.T, axis=1)
     diag = C[np.arange(m), np.arange(m)][:, None]
-    left = np.concatenate([np.zeros((m, 1)), C[:, :-1]], axis=1)     # C[i, j-1]
-    j = np.arange(m)[None, :]; i = np.arange(m)[:, None]
+    left = np.concatenate([np.zeros((m, 1)), C[:, :-1]], axis=1)  # C[i, j-1]
+    j = np.arange(m)[None, :]
+    i = np.arange(m)[:, None]
     return np.where(j > i, C - diag, np.where(j < i, left - diag, 0.0))
 
-def local_search(w,               # (m, m) WFAS weights
-                 order=None,      # starting order; default: weighted in-degree
-                 max_moves=None,  # cap on moves (default 50 m)
-                 tol=1e-12):
+
+def local_search(
+    w,  # (m, m) WFAS weights
+    order=None,  # starting order; default: weighted in-degree
+    max_moves=None,  # cap on moves (default 50 m)
+    tol=1e-12,
+):
     "Best-improvement local search over single-candidate moves, O(m^2) per move"
-    w = check_weights(w); m = len(w)
-    if max_moves is not None: max_moves = check_int(max_moves, name="max_moves", minimum=0)
-    if isinstance(tol, (bool, np.bool_)) or not isinstance(tol, numbers.Real) or not (0 <= tol < math.inf):
+    w = check_weights(w)
+    m = len(w)
+    if max_moves is not None:
+        max_moves = check_int(max_moves, name="max_moves", minimum=0)
+    if (
+        isinstance(tol, (bool, np.bool_))
+        or not isinstance(tol, numbers.Real)
+        or not (0 <= tol < math.inf)
+    ):
         raise ValueError(f"`tol` must be a non-negative finite number; got {tol!r}")
     o = indegree_order(w) if order is None else check_order(order, m).copy()
     for _ in range(50 * m if max_moves is None else max_moves):
-        g = _move_gains(w[np.ix_(o, o)]); i, j = np.unravel_index(g.argmin(), g.shape)
-        if g[i, j] >= -tol: break
+        g = _move_gains(w[np.ix_(o, o)])
+        i, j = np.unravel_index(g.argmin(), g.shape)
+        if g[i, j] >= -tol:
+            break
         o = np.insert(np.delete(o, i), j, o[i])
     return o
 
 # %% ../nbs/05_kemeny.ipynb #4f89b849
-def kemeny_ptas(w,            # (m, m) WFAS weights
-                *, window=10, # size of the exactly re-ordered windows, 2..16 (the DP is 2^window)
-                rng=None):
+def kemeny_ptas(
+    w,  # (m, m) WFAS weights
+    *,
+    window=10,  # size of the exactly re-ordered windows, 2..16 (the DP is 2^window)
+    rng=None,
+):
     "Practical KMS-style solver: in-degree / KwikSort starts, single-vertex moves, exact DP on sliding windows"
-    w = check_weights(w); m = len(w); rng = check_rng(rng); window = min(check_int(window, name="window", minimum=2, maximum=16), m)   # 2^16 subsets: ~0.1 s a window
+    w = check_weights(w)
+    m = len(w)
+    rng = check_rng(rng)
+    window = min(
+        check_int(window, name="window", minimum=2, maximum=16), m
+    )  # 2^16 subsets: ~0.1 s a window
     best = None
     for o in (indegree_order(w), kwiksort(w, rng=rng)):
         o, changed = local_search(w, o), True
         while changed:
             changed = False
             for s in list(range(0, m - window + 1, max(1, window // 2))) + [m - window]:
-                seg = o[s:s + window]; new = seg[kemeny_exact(w[np.ix_(seg, seg)])]
-                if kemeny_cost(w[np.ix_(new, new)], np.arange(window)) < kemeny_cost(w[np.ix_(seg, seg)], np.arange(window)) - 1e-12:
-                    o = o.copy(); o[s:s + window] = new; changed = True
+                seg = o[s : s + window]
+                new = seg[kemeny_exact(w[np.ix_(seg, seg)])]
+                if (
+                    kemeny_cost(w[np.ix_(new, new)], np.arange(window))
+                    < kemeny_cost(w[np.ix_(seg, seg)], np.arange(window)) - 1e-12
+                ):
+                    o = o.copy()
+                    o[s : s + window] = new
+                    changed = True
             o = local_search(w, o)
-        if best is None or kemeny_cost(w, o) < kemeny_cost(w, best): best = o
+        if best is None or kemeny_cost(w, o) < kemeny_cost(w, best):
+            best = o
     return best
 
 # %% ../nbs/05_kemeny.ipynb #c9d39ac5
 SOLVERS = ("auto", "exact", "ilp", "indegree", "kwiksort", "local_search", "ptas")
 
+
 def _check_method(method):
-    if not (isinstance(method, str) and method in SOLVERS): raise ValueError(f"`method` must be one of {', '.join(map(repr, SOLVERS))}; got {method!r}")
+    if not (isinstance(method, str) and method in SOLVERS):
+        raise ValueError(f"`method` must be one of {', '.join(map(repr, SOLVERS))}; got {method!r}")
     return method
+
 
 def _solve(w, method, rng):
     "Order for instance `w` by `method`, and the method actually used"
     m = len(w)
-    if _check_method(method) == "auto": method = "exact" if m <= 16 else "ptas"
-    f = dict(exact=kemeny_exact, ilp=kemeny_ilp, indegree=indegree_order, local_search=local_search,
-             kwiksort=lambda w: kwiksort(w, rng=rng), ptas=lambda w: kemeny_ptas(w, rng=rng))[method]
+    if _check_method(method) == "auto":
+        method = "exact" if m <= 16 else "ptas"
+    f = dict(
+        exact=kemeny_exact,
+        ilp=kemeny_ilp,
+        indegree=indegree_order,
+        local_search=local_search,
+        kwiksort=lambda w: kwiksort(w, rng=rng),
+        ptas=lambda w: kemeny_ptas(w, rng=rng),
+    )[method]
     return f(w), method
 
-def kemeny_aggregate(ranks,           # (n, m) ranks
-                     *, method="auto", # solver, see above
-                     rng=None):        # only KwikSort and the PTAS stand-in use randomness
+
+def kemeny_aggregate(
+    ranks,  # (n, m) ranks
+    *,
+    method="auto",  # solver, see above
+    rng=None,
+):  # only KwikSort and the PTAS stand-in use randomness
     "Non-private Kemeny consensus of `ranks` by the chosen WFAS solver"
-    r = check_ranks(ranks); _check_method(method); rng = check_rng(rng); w = preference_matrix(r)
+    r = check_ranks(ranks)
+    _check_method(method)
+    rng = check_rng(rng)
+    w = preference_matrix(r)
     order, used = _solve(w, method, rng)
-    return Consensus(order=order, method=f"kemeny_{used}", epsilon=math.inf, delta=0.0, model="none",
-                     n_voters=r.shape[0], diagnostics=dict(solver=used, kemeny_cost=kemeny_cost(w, order),
-                                                           optimal=used in ("exact", "ilp")))
+    return Consensus(
+        order=order,
+        method=f"kemeny_{used}",
+        epsilon=math.inf,
+        delta=0.0,
+        model="none",
+        n_voters=r.shape[0],
+        diagnostics=dict(
+            solver=used, kemeny_cost=kemeny_cost(w, order), optimal=used in ("exact", "ilp")
+        ),
+    )
 
 # %% ../nbs/05_kemeny.ipynb #efecc967
-def margin_sensitivity(n, m): # voters, candidates
+def margin_sensitivity(n, m):  # voters, candidates
     "(l1, l2) sensitivity of the margins (w[u, v] - w[v, u])_{u<v} when one voter's ranking is replaced"
     n, m = check_int(n, name="n", minimum=1), check_int(m, name="m", minimum=1)
     k = m * (m - 1) // 2
     return 2 * k / n, 2 * math.sqrt(k) / n
+
 
 def margin_noise_scale(n, m, *, epsilon, delta):
     "Noise scale on each margin: Gaussian sigma (delta > 0, l2 sensitivity) or Laplace b = l1 sensitivity / epsilon (delta = 0)"
     l1, l2 = margin_sensitivity(n, m)
     return calibrate_noise(epsilon, delta, l1=l1, l2=l2)[1]
 
+
 def large_n_ok(n, m, *, epsilon, delta):
     "Whether the margin noise scale is at most 1/ln m (the paper's large-n condition; Laplace scale when delta = 0)"
-    scale = margin_noise_scale(n, m, epsilon=epsilon, delta=delta)     # validates n, m, epsilon, delta
+    scale = margin_noise_scale(n, m, epsilon=epsilon, delta=delta)  # validates n, m, epsilon, delta
     return m <= 2 or scale <= 1 / math.log(m)
 
 # %% ../nbs/05_kemeny.ipynb #9abdc7ed
 @dataclass(frozen=True, eq=False)
 class NoisyInstance:
     "A privately released WFAS instance and what it spent"
-    w: np.ndarray          # (m, m) the instance handed to a solver
-    mechanism: str         # "margins_gaussian", "margins_laplace", "clipped_gaussian", "bucketed_gaussian", "bucketed_laplace"
+
+    w: np.ndarray  # (m, m) the instance handed to a solver
+    mechanism: str  # "margins_gaussian", "margins_laplace", "clipped_gaussian", "bucketed_gaussian", "bucketed_laplace"
     epsilon: float
     delta: float
     n_voters: int
     privacy_unit: str = "voter"
     diagnostics: dict = field(default_factory=dict)
-    noise: str = "fast"    # the noise path: "fast" or "exact"
+    noise: str = "fast"  # the noise path: "fast" or "exact"
     model: str = "central"
     private = property(lambda self: math.isfinite(self.epsilon))
 
+
 def _margin_counts(r):
     "(m, m) antisymmetric integer margins C - C^T, C the preference counts: n (w^Pi - (w^Pi)^T)"
-    c = preference_counts(r); return c - c.T
+    c = preference_counts(r)
+    return c - c.T
+
 
 def _margins(r):
     "(m, m) antisymmetric margins w^Pi - (w^Pi)^T"
     return _margin_counts(r) / r.shape[0]
 
+
 def noisy_margins_instance(ranks, *, epsilon, delta, rng=None):
     "Large-n release: Gaussian (delta > 0) or Laplace (delta = 0) noise on the margins (u < v), instance max(+-d~, 0)"
-    r = check_ranks(ranks); epsilon, delta, rng = check_epsilon(epsilon, scalar=True), check_delta(delta), check_rng(rng)
-    mode = noise_mode(); n, m = r.shape; l1, l2 = margin_sensitivity(n, m)
+    r = check_ranks(ranks)
+    epsilon, delta, rng = check_epsilon(epsilon, scalar=True), check_delta(delta), check_rng(rng)
+    mode = noise_mode()
+    n, m = r.shape
+    l1, l2 = margin_sensitivity(n, m)
     law, scale = calibrate_noise(epsilon, delta, l1=l1, l2=l2, noise=mode)
-    c = _margin_counts(r); iu = np.triu_indices(m, 1)                  # refuses, naming `ranks`, an m x m beyond the limits
-    d = np.zeros((m, m)); d[iu] = release(c[iu], law, scale, denom=n, rng=rng, noise=mode); d -= d.T   # the release: d[iu]
-    return NoisyInstance(np.maximum(d, 0.0), f"margins_{law}", epsilon, delta, n, noise=mode,
-                         diagnostics=dict(sigma=scale, sensitivity_l2=l2, sensitivity_l1=l1, released_margins=d[iu]))
+    c = _margin_counts(r)
+    iu = np.triu_indices(m, 1)  # refuses, naming `ranks`, an m x m beyond the limits
+    d = np.zeros((m, m))
+    d[iu] = release(c[iu], law, scale, denom=n, rng=rng, noise=mode)
+    d -= d.T  # the release: d[iu]
+    return NoisyInstance(
+        np.maximum(d, 0.0),
+        f"margins_{law}",
+        epsilon,
+        delta,
+        n,
+        noise=mode,
+        diagnostics=dict(sigma=scale, sensitivity_l2=l2, sensitivity_l1=l1, released_margins=d[iu]),
+    )
+
 
 def clipped_noisy_instance(ranks, *, epsilon, delta, rng=None):
     "Alabi et al.'s instance: Gaussian noise on every entry of w^Pi, clipped at 0"
-    r = check_ranks(ranks); epsilon, delta, rng = check_epsilon(epsilon, scalar=True), check_delta(delta, positive=True), check_rng(rng)
-    mode = noise_mode(); n, m = r.shape; off = ~np.eye(m, dtype=bool)
-    sens = math.sqrt(m * (m - 1)) / n          # each ordered pair moves by 1/n when the pair flips
-    law, sigma = calibrate_noise(epsilon, delta, l1=m * (m - 1) / n, l2=sens, noise=mode)   # Gaussian: delta > 0 here
-    w = np.zeros((m, m)); w[off] = release(preference_counts(r)[off], law, sigma, denom=n, rng=rng, noise=mode)
-    return NoisyInstance(np.maximum(w, 0.0), "clipped_gaussian", epsilon, delta, n, noise=mode,
-                         diagnostics=dict(sigma=sigma, sensitivity_l2=sens, released=w[off]))
+    r = check_ranks(ranks)
+    epsilon, delta, rng = (
+        check_epsilon(epsilon, scalar=True),
+        check_delta(delta, positive=True),
+        check_rng(rng),
+    )
+    mode = noise_mode()
+    n, m = r.shape
+    off = ~np.eye(m, dtype=bool)
+    sens = math.sqrt(m * (m - 1)) / n  # each ordered pair moves by 1/n when the pair flips
+    law, sigma = calibrate_noise(
+        epsilon, delta, l1=m * (m - 1) / n, l2=sens, noise=mode
+    )  # Gaussian: delta > 0 here
+    w = np.zeros((m, m))
+    w[off] = release(preference_counts(r)[off], law, sigma, denom=n, rng=rng, noise=mode)
+    return NoisyInstance(
+        np.maximum(w, 0.0),
+        "clipped_gaussian",
+        epsilon,
+        delta,
+        n,
+        noise=mode,
+        diagnostics=dict(sigma=sigma, sensitivity_l2=sens, released=w[off]),
+    )
 
 # %% ../nbs/05_kemeny.ipynb #3c9cba87
-def bucket_of(m, n_buckets): # candidates, buckets B (1 <= B <= m)
+def bucket_of(m, n_buckets):  # candidates, buckets B (1 <= B <= m)
     "Bucket index floor(p B / m) of each position p"
-    m = check_int(m, name="m", minimum=1); B = check_int(n_buckets, name="n_buckets", minimum=1, maximum=m)
+    m = check_int(m, name="m", minimum=1)
+    B = check_int(n_buckets, name="n_buckets", minimum=1, maximum=m)
     return np.arange(m) * B // m
+
 
 def same_bucket_pairs(m, n_buckets):
     "k_B = number of ordered pairs u before v in the same bucket, per voter"
-    sizes = np.bincount(bucket_of(m, n_buckets)); return int((sizes * (sizes - 1) // 2).sum())
+    sizes = np.bincount(bucket_of(m, n_buckets))
+    return int((sizes * (sizes - 1) // 2).sum())
 
-def _project_trace_psd(M, trace): # symmetric matrix, target trace
+
+def _project_trace_psd(M, trace):  # symmetric matrix, target trace
     "Frobenius projection of symmetric M onto {PSD, trace = trace}: the eigenvalues projected onto the scaled simplex"
     lam, U = np.linalg.eigh(M)
-    mu = np.sort(lam)[::-1]; cs = np.cumsum(mu) - trace
+    mu = np.sort(lam)[::-1]
+    cs = np.cumsum(mu) - trace
     ok = np.flatnonzero(mu - cs / np.arange(1, mu.size + 1) > 0)
-    rho = ok[-1] if ok.size else 0     # j = 1 always qualifies (mu_1 - (mu_1 - trace) = trace > 0); in floats it can round away
+    rho = (
+        ok[-1] if ok.size else 0
+    )  # j = 1 always qualifies (mu_1 - (mu_1 - trace) = trace > 0); in floats it can round away
     lam = np.maximum(lam - cs[rho] / (rho + 1), 0.0)
     return (U * lam) @ U.T
 
 # %% ../nbs/05_kemeny.ipynb #9592a92c
 def _bucket_counts(r, B):
     "Integer same-bucket counts S (m, m) and two-way marginal counts G (mB, mB) of the bucket one-hot encoding (n s and n G)"
-    n, m = r.shape; b = bucket_of(m, B)[r]                                   # b[i, q]: bucket of candidate q
-    same, step = np.zeros((m, m), np.int64), max(1, (1 << 22) // (m * m))   # voters in blocks: at most ~4M booleans at once
+    n, m = r.shape
+    b = bucket_of(m, B)[r]  # b[i, q]: bucket of candidate q
+    same, step = (
+        np.zeros((m, m), np.int64),
+        max(1, (1 << 22) // (m * m)),
+    )  # voters in blocks: at most ~4M booleans at once
     for i in range(0, n, step):
-        bi, ri = b[i:i + step], r[i:i + step]
+        bi, ri = b[i : i + step], r[i : i + step]
         same += ((bi[:, :, None] == bi[:, None, :]) & (ri[:, :, None] < ri[:, None, :])).sum(axis=0)
-    X = sparse.csr_matrix((np.ones(n * m, np.int64), (np.repeat(np.arange(n), m), (np.arange(m) * B + b).ravel())), shape=(n, m * B))
+    X = sparse.csr_matrix(
+        (np.ones(n * m, np.int64), (np.repeat(np.arange(n), m), (np.arange(m) * B + b).ravel())),
+        shape=(n, m * B),
+    )
     return same, (X.T @ X).toarray()
+
 
 def _bucket_stats(r, B):
     "Same-bucket s (m, m), and the two-way marginal matrix G (mB, mB) of the bucket one-hot encoding"
-    S, G = _bucket_counts(r, B); return S / r.shape[0], G / r.shape[0]
+    S, G = _bucket_counts(r, B)
+    return S / r.shape[0], G / r.shape[0]
+
 
 def _cross_from_G(G, m, B):
     "t[u, v] = sum_{b < b'} G[(u, b), (v, b')]"
     return np.einsum("ubvc,bc->uv", G.reshape(m, B, m, B), np.triu(np.ones((B, B)), 1))
 
 # %% ../nbs/05_kemeny.ipynb #bd222f1b
-MAX_MARGINAL_DIM = 1024   # largest mB whose (mB x mB) PSD projection (one eigh, O((mB)^3)) is allowed: about a second
+MAX_MARGINAL_DIM = 1024  # largest mB whose (mB x mB) PSD projection (one eigh, O((mB)^3)) is allowed: about a second
+
 
 def bucketed_noise(n, m, B, *, epsilon, delta):
     "Noise law and scales (law, scale_s, scale_G) of the small-n release; Gaussian if delta > 0 else Laplace"
-    n, k = check_int(n, name="n", minimum=1), same_bucket_pairs(m, B)        # validates m and B
+    n, k = check_int(n, name="n", minimum=1), same_bucket_pairs(m, B)  # validates m and B
     epsilon, delta = check_epsilon(epsilon, scalar=True), check_delta(delta)
-    if delta > 0:      # one Gaussian mechanism on (s / Delta_2(s), G / Delta_2(G)): joint l2 sensitivity sqrt 2
+    if (
+        delta > 0
+    ):  # one Gaussian mechanism on (s / Delta_2(s), G / Delta_2(G)): joint l2 sensitivity sqrt 2
         law, s1 = calibrate_noise(epsilon, delta, l1=math.sqrt(2), l2=math.sqrt(2))
         return law, s1 * math.sqrt(2 * k) / n, s1 * math.sqrt(m * (m + 1)) / n
-    law, ss = calibrate_noise(epsilon / 2, 0.0, l1=2 * k / n, l2=math.sqrt(2 * k) / n)         # epsilon/2 on each part
-    return law, ss, calibrate_noise(epsilon / 2, 0.0, l1=m * (m + 1) / n, l2=math.sqrt(m * (m + 1)) / n)[1]
+    law, ss = calibrate_noise(
+        epsilon / 2, 0.0, l1=2 * k / n, l2=math.sqrt(2 * k) / n
+    )  # epsilon/2 on each part
+    return (
+        law,
+        ss,
+        calibrate_noise(epsilon / 2, 0.0, l1=m * (m + 1) / n, l2=math.sqrt(m * (m + 1)) / n)[1],
+    )
+
 
 def choose_buckets(n, m, *, epsilon, delta):
     "B in 1..m minimising the derived bound on the cost error (see result 4.3)"
-    pairs = m * (m - 1) / 2; lf = max(math.lgamma(m + 1), 1.0)
+    pairs = m * (m - 1) / 2
+    lf = max(math.lgamma(m + 1), 1.0)
+
     def bound(B):
         law, ss, sg = bucketed_noise(n, m, B, epsilon=epsilon, delta=delta)
-        if law == "laplace": ss, sg = ss * math.sqrt(2), sg * math.sqrt(2)
-        cross = 0.0 if B == 1 else math.sqrt(pairs) * B * math.sqrt(2 * m * 2 * sg * math.sqrt(m * B))
+        if law == "laplace":
+            ss, sg = ss * math.sqrt(2), sg * math.sqrt(2)
+        cross = (
+            0.0 if B == 1 else math.sqrt(pairs) * B * math.sqrt(2 * m * 2 * sg * math.sqrt(m * B))
+        )
         return ss * math.sqrt(2 * pairs * lf) + cross
+
     return min([B for B in range(1, m + 1) if B == 1 or m * B <= MAX_MARGINAL_DIM], key=bound)
+
 
 def paper_buckets(n, m, *, epsilon, delta):
     "B prescribed by the paper's balance (result 4.4): (2/9 m^(3/4)/sqrt(eps n))^(4/11) if delta > 0, else (2/5 m^(3/2)/sqrt(eps n))^(2/7); in 1..m"
     n, m = check_int(n, name="n", minimum=1), check_int(m, name="m", minimum=1)
     epsilon, delta = check_epsilon(epsilon, scalar=True), check_delta(delta)
     en = epsilon * n
-    b = (2 / 9 * m ** 0.75 / math.sqrt(en)) ** (4 / 11) if delta > 0 else (2 / 5 * m ** 1.5 / math.sqrt(en)) ** (2 / 7)
-    return int(min(max(round(b), 1), m)) if math.isfinite(b) else m       # eps n below ~1e-300: as many buckets as positions
+    b = (
+        (2 / 9 * m**0.75 / math.sqrt(en)) ** (4 / 11)
+        if delta > 0
+        else (2 / 5 * m**1.5 / math.sqrt(en)) ** (2 / 7)
+    )
+    return (
+        int(min(max(round(b), 1), m)) if math.isfinite(b) else m
+    )  # eps n below ~1e-300: as many buckets as positions
+
 
 def _resolve_buckets(n_buckets, n, m, epsilon, delta):
     "B from `n_buckets`: None (our bound's optimum), 'paper' (the paper's balance) or an int"
-    if n_buckets is None: return choose_buckets(n, m, epsilon=epsilon, delta=delta)
+    if n_buckets is None:
+        return choose_buckets(n, m, epsilon=epsilon, delta=delta)
     if isinstance(n_buckets, str):
-        if n_buckets != "paper": raise ValueError(f"`n_buckets` must be None, 'paper' or an int; got {n_buckets!r}")
+        if n_buckets != "paper":
+            raise ValueError(f"`n_buckets` must be None, 'paper' or an int; got {n_buckets!r}")
         return paper_buckets(n, m, epsilon=epsilon, delta=delta)
     return check_int(n_buckets, name="n_buckets", minimum=1)
 
+
 def _check_buckets(B, m):
-    if B > m: raise ValueError(f"`n_buckets` must be between 1 and m = {m}; got {B}")
+    if B > m:
+        raise ValueError(f"`n_buckets` must be between 1 and m = {m}; got {B}")
     if B > 1 and m * B > MAX_MARGINAL_DIM:
-        raise ValueError(f"`n_buckets` = {B} with m = {m}: the {m * B} x {m * B} marginal projection is too slow (m x n_buckets <= {MAX_MARGINAL_DIM})")
+        raise ValueError(
+            f"`n_buckets` = {B} with m = {m}: the {m * B} x {m * B} marginal projection is too slow (m x n_buckets <= {MAX_MARGINAL_DIM})"
+        )
     return B
 
-def bucketed_instance(ranks, *, epsilon, delta,
-                      n_buckets=None, # None: minimise our bound (choose_buckets); "paper": paper_buckets; or an int
-                      rng=None):
+
+def bucketed_instance(
+    ranks,
+    *,
+    epsilon,
+    delta,
+    n_buckets=None,  # None: minimise our bound (choose_buckets); "paper": paper_buckets; or an int
+    rng=None,
+):
     "Small-n release: same-bucket pairs by Gaussian/Laplace, cross-bucket pairs from projected noisy two-way marginals"
-    r = check_ranks(ranks); epsilon, delta, rng = check_epsilon(epsilon, scalar=True), check_delta(delta), check_rng(rng)
-    mode = noise_mode(); n, m = r.shape; preference_matrix(r[:1])          # refuses, naming `ranks`, an m x m beyond the limits
+    r = check_ranks(ranks)
+    epsilon, delta, rng = check_epsilon(epsilon, scalar=True), check_delta(delta), check_rng(rng)
+    mode = noise_mode()
+    n, m = r.shape
+    preference_matrix(r[:1])  # refuses, naming `ranks`, an m x m beyond the limits
     B = _check_buckets(_resolve_buckets(n_buckets, n, m, epsilon, delta), m)
     law, ss, sg = bucketed_noise(n, m, B, epsilon=epsilon, delta=delta)
-    S, Gc = _bucket_counts(r, B); off = ~np.eye(m, dtype=bool); iu = np.triu_indices(m * B)
-    s_t = np.zeros((m, m)); s_t[off] = release(S[off], law, ss, denom=n, rng=rng, noise=mode)          # release 1: s
-    G_t = np.zeros(Gc.shape); G_t[iu] = release(Gc[iu], law, sg, denom=n, rng=rng, noise=mode)        # release 2: G (upper triangle)
+    S, Gc = _bucket_counts(r, B)
+    off = ~np.eye(m, dtype=bool)
+    iu = np.triu_indices(m * B)
+    s_t = np.zeros((m, m))
+    s_t[off] = release(S[off], law, ss, denom=n, rng=rng, noise=mode)  # release 1: s
+    G_t = np.zeros(Gc.shape)
+    G_t[iu] = release(
+        Gc[iu], law, sg, denom=n, rng=rng, noise=mode
+    )  # release 2: G (upper triangle)
     G_t = G_t + np.triu(G_t, 1).T
     G_hat = _project_trace_psd(G_t, float(m)) if B > 1 else G_t
     w = s_t + _cross_from_G(G_hat, m, B)
-    return NoisyInstance(reduce_instance(w)[0], f"bucketed_{law}", epsilon, delta, n, noise=mode,
-                         diagnostics=dict(n_buckets=B, scale_s=ss, scale_G=sg, s_noisy=s_t, G_noisy=G_t, G_hat=G_hat))
+    return NoisyInstance(
+        reduce_instance(w)[0],
+        f"bucketed_{law}",
+        epsilon,
+        delta,
+        n,
+        noise=mode,
+        diagnostics=dict(
+            n_buckets=B, scale_s=ss, scale_G=sg, s_noisy=s_t, G_noisy=G_t, G_hat=G_hat
+        ),
+    )
 
 # %% ../nbs/05_kemeny.ipynb #f3ff4471
-def dp_kemeny_aggregate(ranks,          # (n, m) ranks
-                        *, epsilon,     # privacy per voter
-                        delta,          # > 0: (epsilon, delta)-DP (Gaussian); 0: epsilon-DP (Laplace, both regimes)
-                        regime="auto",  # "auto", "large_n" or "small_n"
-                        method="auto",  # solver for the noisy instance (see kemeny_aggregate)
-                        n_buckets=None, # small n: None (choose_buckets), "paper" (paper_buckets) or an int
-                        rng=None):
+def dp_kemeny_aggregate(
+    ranks,  # (n, m) ranks
+    *,
+    epsilon,  # privacy per voter
+    delta,  # > 0: (epsilon, delta)-DP (Gaussian); 0: epsilon-DP (Laplace, both regimes)
+    regime="auto",  # "auto", "large_n" or "small_n"
+    method="auto",  # solver for the noisy instance (see kemeny_aggregate)
+    n_buckets=None,  # small n: None (choose_buckets), "paper" (paper_buckets) or an int
+    rng=None,
+):
     "Private Kemeny consensus (Hillebrand et al. 2026, Sec. 5): unbiased margins for large n, bucketing for small n"
-    r = check_ranks(ranks); epsilon, delta, rng = check_epsilon(epsilon, scalar=True), check_delta(delta), check_rng(rng)
-    n, m = r.shape; _check_method(method)
+    r = check_ranks(ranks)
+    epsilon, delta, rng = check_epsilon(epsilon, scalar=True), check_delta(delta), check_rng(rng)
+    n, m = r.shape
+    _check_method(method)
     if not (isinstance(regime, str) and regime in ("auto", "large_n", "small_n")):
         raise ValueError(f"`regime` must be 'auto', 'large_n' or 'small_n'; got {regime!r}")
-    with use_noise(noise_mode()) as mode:                             # one noise path for every release of this call
-        if regime == "auto": regime = "large_n" if large_n_ok(n, m, epsilon=epsilon, delta=delta) else "small_n"
-        inst = (noisy_margins_instance(r, epsilon=epsilon, delta=delta, rng=rng) if regime == "large_n"
-                else bucketed_instance(r, epsilon=epsilon, delta=delta, n_buckets=n_buckets, rng=rng))
+    with use_noise(noise_mode()) as mode:  # one noise path for every release of this call
+        if regime == "auto":
+            regime = "large_n" if large_n_ok(n, m, epsilon=epsilon, delta=delta) else "small_n"
+        inst = (
+            noisy_margins_instance(r, epsilon=epsilon, delta=delta, rng=rng)
+            if regime == "large_n"
+            else bucketed_instance(r, epsilon=epsilon, delta=delta, n_buckets=n_buckets, rng=rng)
+        )
     top = np.abs(inst.w).max()
     if not math.isfinite(top):
-        raise ValueError(f"`epsilon` = {epsilon:g} is too small: the noisy instance overflows floating point")
-    order, used = _solve(inst.w / top if top > 0 else inst.w, method, rng)   # solved at unit scale: the same orders, no overflow
-    return Consensus(order=order, method="kemeny_dp", epsilon=epsilon, delta=delta, model="central", n_voters=n, noise=mode,
-                     diagnostics=dict(regime=regime, solver=used, mechanism=inst.mechanism,
-                                      **{k: v for k, v in inst.diagnostics.items() if np.ndim(v) == 0}))
+        raise ValueError(
+            f"`epsilon` = {epsilon:g} is too small: the noisy instance overflows floating point"
+        )
+    order, used = _solve(
+        inst.w / top if top > 0 else inst.w, method, rng
+    )  # solved at unit scale: the same orders, no overflow
+    return Consensus(
+        order=order,
+        method="kemeny_dp",
+        epsilon=epsilon,
+        delta=delta,
+        model="central",
+        n_voters=n,
+        noise=mode,
+        diagnostics=dict(
+            regime=regime,
+            solver=used,
+            mechanism=inst.mechanism,
+            **{k: v for k, v in inst.diagnostics.items() if np.ndim(v) == 0},
+        ),
+    )

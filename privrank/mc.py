@@ -6,6 +6,7 @@ Docs: https://privrank.github.io/privrank/private_fw.html.md"""
 
 # %% ../nbs/06_private_fw.ipynb #af8be1af
 from __future__ import annotations
+
 import math
 import numbers
 from dataclasses import dataclass, field
@@ -14,9 +15,25 @@ import numpy as np
 from scipy import linalg, optimize, sparse, special
 from scipy.sparse import linalg as splinalg
 
-from .core import (check_epsilon, check_delta, check_rng, check_int, check_memory, sample_gaussian,
-                           analytic_gaussian_sigma, gaussian_delta, MAX_ENTRIES, MAX_NOISE_UNITS, noise_mode, use_noise,
-                           release, snap, snap_grid, snapped_sensitivity, float_sum_error)
+from privrank.core import (
+    MAX_ENTRIES,
+    MAX_NOISE_UNITS,
+    analytic_gaussian_sigma,
+    check_delta,
+    check_epsilon,
+    check_int,
+    check_memory,
+    check_rng,
+    float_sum_error,
+    gaussian_delta,
+    noise_mode,
+    release,
+    sample_gaussian,
+    snap,
+    snap_grid,
+    snapped_sensitivity,
+    use_noise,
+)
 
 # %% auto #0
 __all__ = ['ACCOUNTANTS', 'MAX_ITER', 'SENSITIVITY_EXACT', 'SENSITIVITY_OJA_FRESH', 'METHODS', 'SENSITIVITY_PGD',
@@ -30,75 +47,120 @@ __all__ = ['ACCOUNTANTS', 'MAX_ITER', 'SENSITIVITY_EXACT', 'SENSITIVITY_OJA_FRES
 # %% ../nbs/06_private_fw.ipynb #ff8a7824
 def _real(x, name):
     "`x` as a float array, or a TypeError naming `name` (strings, bools, None and objects are not numbers)"
-    if x is None or isinstance(x, (bool, np.bool_, str, bytes)): raise TypeError(f"`{name}` must be a number or an array of numbers; got {type(x).__name__} {x!r}")
-    try: a = np.asarray(x)
-    except (TypeError, ValueError): raise TypeError(f"`{name}` must be a number or a rectangular array of numbers; got {type(x).__name__}") from None
-    if a.dtype.kind not in "iuf": raise TypeError(f"`{name}` must hold real numbers; got dtype {a.dtype}")
+    if x is None or isinstance(x, (bool, np.bool_, str, bytes)):
+        raise TypeError(
+            f"`{name}` must be a number or an array of numbers; got {type(x).__name__} {x!r}"
+        )
+    try:
+        a = np.asarray(x)
+    except (TypeError, ValueError):
+        raise TypeError(
+            f"`{name}` must be a number or a rectangular array of numbers; got {type(x).__name__}"
+        ) from None
+    if a.dtype.kind not in "iuf":
+        raise TypeError(f"`{name}` must hold real numbers; got dtype {a.dtype}")
     return a.astype(float)
+
 
 def _multipliers(noise_multipliers):
     "Validated noise multipliers: a non-empty 1-D array of positive finite floats"
     z = np.atleast_1d(_real(noise_multipliers, "noise_multipliers"))
     if z.ndim != 1 or z.size == 0 or not (np.isfinite(z) & (z > 0)).all():
-        raise ValueError("`noise_multipliers` must be a non-empty 1-D array of positive finite numbers")
+        raise ValueError(
+            "`noise_multipliers` must be a non-empty 1-D array of positive finite numbers"
+        )
     return z
+
 
 def _inv_sq_sum(noise_multipliers):
     "sum_t z_t^-2 of validated noise multipliers (0 or inf where it leaves the float range: see `_log_mu`)"
-    with np.errstate(over="ignore", under="ignore", divide="ignore"): return float((1 / _multipliers(noise_multipliers) ** 2).sum())
+    with np.errstate(over="ignore", under="ignore", divide="ignore"):
+        return float((1 / _multipliers(noise_multipliers) ** 2).sum())
+
 
 def _log_mu(noise_multipliers):
     "log sqrt(sum_t z_t^-2), without overflow or underflow (any z_t from 5e-324 to 1.8e308)"
-    z = _multipliers(noise_multipliers); zmin = z.min()                # sum_t (z_min / z_t)^2 lies in [1, T]
+    z = _multipliers(noise_multipliers)
+    zmin = z.min()  # sum_t (z_min / z_t)^2 lies in [1, T]
     return 0.5 * math.log(float(((zmin / z) ** 2).sum())) - math.log(zmin)
+
 
 _SQRT2 = math.sqrt(2.0)
 
+
 def _gdp_epsilon_large(mu, delta):
     "epsilon of mu-GDP at delta for mu > 1e4, in t = epsilon/mu - mu/2: delta(t) = Phi(-t) - exp(-t^2/2) erfcx((t + mu)/sqrt2) / 2"
-    g = lambda t: special.ndtr(-t) - 0.5 * math.exp(-t * t / 2) * special.erfcx((t + mu) / _SQRT2) - delta
-    if g(-mu / 2) <= 0: return 0.0                                     # epsilon = 0 at t = -mu/2; g decreases in t
-    lo, hi = max(-mu / 2, -40.0), 1.0                                  # Phi(40) = 1 in floats: g(-40) = 1 - delta > 0
-    while g(hi) > 0: hi *= 2
+    g = lambda t: (
+        special.ndtr(-t) - 0.5 * math.exp(-t * t / 2) * special.erfcx((t + mu) / _SQRT2) - delta
+    )
+    if g(-mu / 2) <= 0:
+        return 0.0  # epsilon = 0 at t = -mu/2; g decreases in t
+    lo, hi = max(-mu / 2, -40.0), 1.0  # Phi(40) = 1 in floats: g(-40) = 1 - delta > 0
+    while g(hi) > 0:
+        hi *= 2
     t = optimize.brentq(g, lo, hi, xtol=1e-12, rtol=1e-14, maxiter=500)
-    with np.errstate(over="ignore"): return float(np.float64(mu) * (t + mu / 2))   # inf beyond the float range
+    with np.errstate(over="ignore"):
+        return float(np.float64(mu) * (t + mu / 2))  # inf beyond the float range
+
 
 def _gdp_epsilon_small(mu, delta):
     "epsilon of mu-GDP at delta for mu < 1e-8: delta(e) = mu h(e/mu) (1 + O(mu)), h(s) = phi(s) - s Phi(-s), rounded up by 1e-6"
-    h = lambda s: math.exp(-s * s / 2) / math.sqrt(2 * math.pi) * (1 - s * math.sqrt(math.pi / 2) * special.erfcx(s / _SQRT2))
+    h = lambda s: (
+        math.exp(-s * s / 2)
+        / math.sqrt(2 * math.pi)
+        * (1 - s * math.sqrt(math.pi / 2) * special.erfcx(s / _SQRT2))
+    )
     target = delta / mu
-    if h(0.0) <= target: return 0.0
+    if h(0.0) <= target:
+        return 0.0
     hi = 1.0
-    while h(hi) > target: hi *= 2
-    return mu * optimize.brentq(lambda s: h(s) - target, 0.0, hi, xtol=1e-14, rtol=1e-14) * (1 + 1e-6)
+    while h(hi) > target:
+        hi *= 2
+    return (
+        mu * optimize.brentq(lambda s: h(s) - target, 0.0, hi, xtol=1e-14, rtol=1e-14) * (1 + 1e-6)
+    )
+
 
 def epsilon_gdp(noise_multipliers, delta):
     "Exact epsilon of composed Gaussian mechanisms: one Gaussian with z = (sum z_t^-2)^(-1/2) (inf beyond the float range)"
     delta, s = check_delta(delta, positive=True), _inv_sq_sum(noise_multipliers)
-    mu = math.exp(_log_mu(noise_multipliers)) if not (1e-16 < s < 1e8) else math.sqrt(s)   # 1/z of the composition
-    if mu > 1e4: return _gdp_epsilon_large(mu, delta)                 # the two ends, where the profile's two terms cancel
-    if mu < 1e-8: return _gdp_epsilon_small(mu, delta)
-    sigma = s ** -0.5
+    mu = (
+        math.exp(_log_mu(noise_multipliers)) if not (1e-16 < s < 1e8) else math.sqrt(s)
+    )  # 1/z of the composition
+    if mu > 1e4:
+        return _gdp_epsilon_large(mu, delta)  # the two ends, where the profile's two terms cancel
+    if mu < 1e-8:
+        return _gdp_epsilon_small(mu, delta)
+    sigma = s**-0.5
     f = lambda e: gaussian_delta(e, sigma) - delta
-    if f(0.0) <= 0: return 0.0
+    if f(0.0) <= 0:
+        return 0.0
     hi = 1.0
-    while f(hi) > 0: hi *= 2
+    while f(hi) > 0:
+        hi *= 2
     return optimize.brentq(f, 0.0, hi, xtol=1e-12, rtol=1e-12)
 
 # %% ../nbs/06_private_fw.ipynb #166019c0
 _ALPHAS = np.exp(np.linspace(np.log(1.001), np.log(1e5), 4000))
-_U_WIDE = np.linspace(-745.0, 700.0, 6000)     # log(alpha - 1): orders from 1 + 5e-324 to 1e304
+_U_WIDE = np.linspace(-745.0, 700.0, 6000)  # log(alpha - 1): orders from 1 + 5e-324 to 1e304
+
 
 def _rdp_eps_wide(log_rho, log_inv_delta):
     "min over alpha > 1 of the CKS conversion, in u = log(alpha - 1) and log rho: rho from 1e-600 to 1e600"
+
     def f(u):
-        u = np.asarray(u, float); la = np.logaddexp(0.0, u)            # log alpha
+        u = np.asarray(u, float)
+        la = np.logaddexp(0.0, u)  # log alpha
         with np.errstate(over="ignore"):
             return np.exp(log_rho + la) + (u - la) + (log_inv_delta - la) * np.exp(-u)
+
     k = int(np.nanargmin(f(_U_WIDE)))
     lo, hi = _U_WIDE[max(k - 1, 0)], _U_WIDE[min(k + 1, _U_WIDE.size - 1)]
-    res = optimize.minimize_scalar(lambda u: float(f(u)), bounds=(lo, hi), method="bounded", options=dict(xatol=1e-12))
+    res = optimize.minimize_scalar(
+        lambda u: float(f(u)), bounds=(lo, hi), method="bounded", options=dict(xatol=1e-12)
+    )
     return float(min(res.fun, f(_U_WIDE[k])))
+
 
 def epsilon_rdp(noise_multipliers, delta):
     "epsilon of composed Gaussians from their RDP rho*alpha (conversion of Canonne, Kamath, Steinke 2020)"
@@ -107,170 +169,277 @@ def epsilon_rdp(noise_multipliers, delta):
     if 1e-300 < rho < 1e300:
         e = rho * a + np.log1p(-1 / a) - (np.log(delta) + np.log(a)) / (a - 1)
         k = int(e.argmin())
-        if 0 < k < a.size - 1: return float(max(e[k], 0.0))           # the usual range: the optimum inside the grid
-    lr = 2 * _log_mu(noise_multipliers) - math.log(2)                  # log rho
-    return max(_rdp_eps_wide(lr, -math.log(delta)), 0.0)               # very small or large rho: the optimum beyond it
+        if 0 < k < a.size - 1:
+            return float(max(e[k], 0.0))  # the usual range: the optimum inside the grid
+    lr = 2 * _log_mu(noise_multipliers) - math.log(2)  # log rho
+    return max(
+        _rdp_eps_wide(lr, -math.log(delta)), 0.0
+    )  # very small or large rho: the optimum beyond it
+
 
 def epsilon_advanced(noise_multipliers, delta):
     "epsilon of T equal Gaussian steps by advanced composition (delta split in half)"
-    delta, z = check_delta(delta, positive=True), np.atleast_1d(_real(noise_multipliers, "noise_multipliers"))
+    delta, z = (
+        check_delta(delta, positive=True),
+        np.atleast_1d(_real(noise_multipliers, "noise_multipliers")),
+    )
     _multipliers(z)
-    if not np.allclose(z, z[0]): raise ValueError("`noise_multipliers` must be equal for advanced composition")
+    if not np.allclose(z, z[0]):
+        raise ValueError("`noise_multipliers` must be equal for advanced composition")
     if delta / (2 * z.size) == 0:
-        raise ValueError(f"`delta` = {delta!r} split as delta / (2T) over T = {z.size} steps underflows to 0: advanced composition "
-                         "cannot represent it; use the 'gdp' or 'rdp' accountant")
+        raise ValueError(
+            f"`delta` = {delta!r} split as delta / (2T) over T = {z.size} steps underflows to 0: advanced composition "
+            "cannot represent it; use the 'gdp' or 'rdp' accountant"
+        )
     e0 = epsilon_gdp(z[:1], delta / (2 * z.size))
-    if e0 > 700: return math.inf                                       # e^e0 is not a float
+    if e0 > 700:
+        return math.inf  # e^e0 is not a float
     return e0 * math.sqrt(2 * z.size * math.log(2 / delta)) + z.size * e0 * math.expm1(e0)
+
 
 ACCOUNTANTS = {"gdp": epsilon_gdp, "rdp": epsilon_rdp, "advanced": epsilon_advanced}
 
 # %% ../nbs/06_private_fw.ipynb #96ba27ac
-def noise_multiplier(epsilon,            # target epsilon of the whole composition
-                     delta,              # target delta (> 0)
-                     n_steps,            # number of Gaussian releases composed
-                     *, accountant="gdp", # "gdp" (exact), "rdp" or "advanced"
-                     weights=None):      # relative precision w_t of each step (default all 1)
+def noise_multiplier(
+    epsilon,  # target epsilon of the whole composition
+    delta,  # target delta (> 0)
+    n_steps,  # number of Gaussian releases composed
+    *,
+    accountant="gdp",  # "gdp" (exact), "rdp" or "advanced"
+    weights=None,
+):  # relative precision w_t of each step (default all 1)
     "Noise multipliers z_t = c / sqrt(w_t) of n_steps Gaussian steps that spend (epsilon, delta): the smallest c found that spends at most epsilon"
     epsilon, delta = check_epsilon(epsilon, scalar=True), check_delta(delta, positive=True)
     n_steps = check_int(n_steps, name="n_steps", minimum=1)
-    if n_steps > MAX_ENTRIES: raise ValueError(f"`n_steps` must be at most {MAX_ENTRIES:,}; got {n_steps:,}")
+    if n_steps > MAX_ENTRIES:
+        raise ValueError(f"`n_steps` must be at most {MAX_ENTRIES:,}; got {n_steps:,}")
     check_memory(24 * n_steps, name="n_steps", what=f"{n_steps:,} noise multipliers")
-    if not (isinstance(accountant, str) and accountant in ACCOUNTANTS): raise ValueError(f"`accountant` must be one of {list(ACCOUNTANTS)}; got {accountant!r}")
+    if not (isinstance(accountant, str) and accountant in ACCOUNTANTS):
+        raise ValueError(f"`accountant` must be one of {list(ACCOUNTANTS)}; got {accountant!r}")
     w = np.ones(n_steps) if weights is None else _real(weights, "weights")
-    if w.shape != (n_steps,) or not (np.isfinite(w) & (w > 0)).all(): raise ValueError(f"`weights` must be {n_steps} positive finite numbers")
+    if w.shape != (n_steps,) or not (np.isfinite(w) & (w > 0)).all():
+        raise ValueError(f"`weights` must be {n_steps} positive finite numbers")
     if accountant == "advanced" and not np.allclose(w, w[0]):
-        raise ValueError("`accountant` 'advanced' composes equal steps only; unequal `weights` (an 'increasing' schedule) need 'gdp' or 'rdp'")
+        raise ValueError(
+            "`accountant` 'advanced' composes equal steps only; unequal `weights` (an 'increasing' schedule) need 'gdp' or 'rdp'"
+        )
     sw, acc = np.sqrt(w), ACCOUNTANTS[accountant]
-    lo_lim, hi_lim = math.log(5e-324) + math.log(sw.max()), math.log(1.7e308) + math.log(sw.min())   # every z_t a positive float
-    def f(lc):   # accountant's epsilon minus the target: decreasing in c = exp(lc)
+    lo_lim, hi_lim = (
+        math.log(5e-324) + math.log(sw.max()),
+        math.log(1.7e308) + math.log(sw.min()),
+    )  # every z_t a positive float
+
+    def f(lc):  # accountant's epsilon minus the target: decreasing in c = exp(lc)
         z = math.exp(lc) / sw
-        if not (np.isfinite(z) & (z > 0)).all(): return math.inf if lc < 0 else -epsilon
+        if not (np.isfinite(z) & (z > 0)).all():
+            return math.inf if lc < 0 else -epsilon
         return acc(z, delta) - epsilon
-    lo, hi = math.log(1e-3), math.log(1e7)                 # the usual bracket; widened in log space when it does not hold
-    while f(lo) <= 0 and lo > lo_lim: lo = max(lo * 2 if lo < 0 else lo - 8.0, lo_lim)
-    while f(hi) > 0 and hi < hi_lim: hi = min(hi * 2 if hi > 0 else hi + 8.0, hi_lim)
+
+    lo, hi = (
+        math.log(1e-3),
+        math.log(1e7),
+    )  # the usual bracket; widened in log space when it does not hold
+    while f(lo) <= 0 and lo > lo_lim:
+        lo = max(lo * 2 if lo < 0 else lo - 8.0, lo_lim)
+    while f(hi) > 0 and hi < hi_lim:
+        hi = min(hi * 2 if hi > 0 else hi + 8.0, hi_lim)
     if f(lo) <= 0:
-        raise ValueError(f"`epsilon` = {epsilon!r} with `delta` = {delta!r} is reached by noise multipliers below the smallest float "
-                         f"(accountant {accountant!r}): no noise is needed to spend that much; use a smaller epsilon")
+        raise ValueError(
+            f"`epsilon` = {epsilon!r} with `delta` = {delta!r} is reached by noise multipliers below the smallest float "
+            f"(accountant {accountant!r}): no noise is needed to spend that much; use a smaller epsilon"
+        )
     if f(hi) > 0:
-        raise ValueError(f"`epsilon` = {epsilon!r} with `delta` = {delta!r} needs noise multipliers beyond the largest float "
-                         f"(accountant {accountant!r}, {n_steps} steps); use a larger epsilon or delta")
+        raise ValueError(
+            f"`epsilon` = {epsilon!r} with `delta` = {delta!r} needs noise multipliers beyond the largest float "
+            f"(accountant {accountant!r}, {n_steps} steps); use a larger epsilon or delta"
+        )
     lc = optimize.brentq(f, lo, hi, xtol=1e-12)
     step = 1e-12 * max(1.0, abs(lc))
-    while f(lc) > 0 and lc < hi: lc = min(lc + step, hi); step *= 2    # on the side that spends at most epsilon
+    while f(lc) > 0 and lc < hi:
+        lc = min(lc + step, hi)
+        step *= 2  # on the side that spends at most epsilon
     return math.exp(lc) / sw
 
 # %% ../nbs/06_private_fw.ipynb #befe21b8
-MAX_ITER = 10_000   # n_iter and oja_steps beyond this are refused: each one is a pass over all ratings
+MAX_ITER = (
+    10_000  # n_iter and oja_steps beyond this are refused: each one is a pass over all ratings
+)
+
 
 def _check_iter(x, *, name):
     "An iteration count in 1..MAX_ITER"
     x = check_int(x, name=name, minimum=1)
-    if x > MAX_ITER: raise ValueError(f"`{name}` must be at most {MAX_ITER:,} (each is a pass over all ratings); got {x:,}")
+    if x > MAX_ITER:
+        raise ValueError(
+            f"`{name}` must be at most {MAX_ITER:,} (each is a pass over all ratings); got {x:,}"
+        )
     return x
 
-def noise_schedule(n_iter,          # T
-                   kind="constant"): # "constant" or "increasing" (precision w_t proportional to t)
+
+def noise_schedule(
+    n_iter,  # T
+    kind="constant",
+):  # "constant" or "increasing" (precision w_t proportional to t)
     "Relative precisions w_t of the T global steps (z_t proportional to 1/sqrt(w_t))"
     n_iter = _check_iter(n_iter, name="n_iter")
-    if isinstance(kind, str) and kind == "constant": return np.ones(n_iter)
-    if isinstance(kind, str) and kind == "increasing": return np.arange(1, n_iter + 1, dtype=float)
+    if isinstance(kind, str) and kind == "constant":
+        return np.ones(n_iter)
+    if isinstance(kind, str) and kind == "increasing":
+        return np.arange(1, n_iter + 1, dtype=float)
     raise ValueError(f"`noise_schedule` must be 'constant' or 'increasing'; got {kind!r}")
 
 # %% ../nbs/06_private_fw.ipynb #8bdc497f
 def _sparse_2d(ratings, name):
     "The (row, col, data) triplets and shape of a 2-D scipy.sparse input, read without modifying it"
     if not sparse.issparse(ratings):
-        raise TypeError(f"`{name}` must be a scipy.sparse matrix (users x items); got {type(ratings).__name__}")
-    if ratings.ndim != 2 or min(ratings.shape) == 0: raise ValueError(f"`{name}` must be a non-empty 2-D matrix; got shape {ratings.shape}")
-    if ratings.dtype.kind not in "iuf": raise TypeError(f"`{name}` must hold real numbers; got dtype {ratings.dtype}")
-    if ratings.format == "csr":                                        # read the caller's arrays, never sort or sum them in place
+        raise TypeError(
+            f"`{name}` must be a scipy.sparse matrix (users x items); got {type(ratings).__name__}"
+        )
+    if ratings.ndim != 2 or min(ratings.shape) == 0:
+        raise ValueError(f"`{name}` must be a non-empty 2-D matrix; got shape {ratings.shape}")
+    if ratings.dtype.kind not in "iuf":
+        raise TypeError(f"`{name}` must hold real numbers; got dtype {ratings.dtype}")
+    if ratings.format == "csr":  # read the caller's arrays, never sort or sum them in place
         ip = np.asarray(ratings.indptr)
-        return np.repeat(np.arange(ratings.shape[0]), np.diff(ip)), np.asarray(ratings.indices)[:ip[-1]], np.asarray(ratings.data)[:ip[-1]]
-    C = ratings.tocoo()                                                # a new object (duplicates kept, not summed)
+        return (
+            np.repeat(np.arange(ratings.shape[0]), np.diff(ip)),
+            np.asarray(ratings.indices)[: ip[-1]],
+            np.asarray(ratings.data)[: ip[-1]],
+        )
+    C = ratings.tocoo()  # a new object (duplicates kept, not summed)
     return np.asarray(C.row), np.asarray(C.col), np.asarray(C.data)
+
 
 def check_ratings(ratings, *, name="ratings"):
     "Validated float CSR array (users x items): every user has a rating, every rating is finite, no (user, item) stored twice; the input is never modified"
-    if not isinstance(name, str): raise TypeError(f"`name` must be a string; got {type(name).__name__}")
+    if not isinstance(name, str):
+        raise TypeError(f"`name` must be a string; got {type(name).__name__}")
     r, c, y = _sparse_2d(ratings, name)
     m, n = ratings.shape
-    if c.size and (c.min() < 0 or c.max() >= n): raise ValueError(f"`{name}` has column indices outside 0..{n - 1}")
+    if c.size and (c.min() < 0 or c.max() >= n):
+        raise ValueError(f"`{name}` has column indices outside 0..{n - 1}")
     if not np.isfinite(y).all():
-        raise ValueError(f"`{name}` has {(~np.isfinite(y)).sum()} NaN or infinite ratings; a missing rating is an unstored entry")
-    o = np.lexsort((c, r)) if not (ratings.format == "csr" and ratings.has_sorted_indices) else slice(None)
+        raise ValueError(
+            f"`{name}` has {(~np.isfinite(y)).sum()} NaN or infinite ratings; a missing rating is an unstored entry"
+        )
+    o = (
+        np.lexsort((c, r))
+        if not (ratings.format == "csr" and ratings.has_sorted_indices)
+        else slice(None)
+    )
     rs, cs = r[o], c[o]
     dup = np.flatnonzero((rs[1:] == rs[:-1]) & (cs[1:] == cs[:-1]))
     if dup.size:
-        raise ValueError(f"`{name}` stores {dup.size} (user, item) pairs more than once (first: user {rs[dup[0]]}, item {cs[dup[0]]}); "
-                         "one rating per pair is expected: keep the one you mean (e.g. the latest) before calling")
+        raise ValueError(
+            f"`{name}` stores {dup.size} (user, item) pairs more than once (first: user {rs[dup[0]]}, item {cs[dup[0]]}); "
+            "one rating per pair is expected: keep the one you mean (e.g. the latest) before calling"
+        )
     if (empty := np.flatnonzero(np.bincount(r, minlength=m) == 0)).size:
-        raise ValueError(f"`{name}`: {empty.size} users have no ratings (first: row {empty[0]}); drop them first")
-    if isinstance(o, slice): return sparse.csr_array((y.astype(float), c.copy(), np.asarray(ratings.indptr)[:m + 1].copy()), shape=(m, n))
-    return sparse.csr_array((y[o].astype(float), (rs, cs)), shape=(m, n))   # new arrays: the caller's are never shared
+        raise ValueError(
+            f"`{name}`: {empty.size} users have no ratings (first: row {empty[0]}); drop them first"
+        )
+    if isinstance(o, slice):
+        return sparse.csr_array(
+            (y.astype(float), c.copy(), np.asarray(ratings.indptr)[: m + 1].copy()), shape=(m, n)
+        )
+    return sparse.csr_array(
+        (y[o].astype(float), (rs, cs)), shape=(m, n)
+    )  # new arrays: the caller's are never shared
 
-def _row_ids(R): return np.repeat(np.arange(R.shape[0]), np.diff(R.indptr))
 
-def _is_real(x): return isinstance(x, numbers.Real) and not isinstance(x, (bool, np.bool_))
+def _row_ids(R):
+    return np.repeat(np.arange(R.shape[0]), np.diff(R.indptr))
+
+
+def _is_real(x):
+    return isinstance(x, numbers.Real) and not isinstance(x, (bool, np.bool_))
+
 
 def _check_positive(x, name):
     "A positive finite real number (not a bool, string or array), as a float"
-    if not (_is_real(x) and 0 < x < math.inf): raise ValueError(f"`{name}` must be a positive finite number; got {x!r}")
+    if not (_is_real(x) and 0 < x < math.inf):
+        raise ValueError(f"`{name}` must be a positive finite number; got {x!r}")
     return float(x)
+
 
 def _check_nonneg(x, name):
     "A non-negative finite real number, as a float"
-    if not (_is_real(x) and 0 <= x < math.inf): raise ValueError(f"`{name}` must be a non-negative finite number; got {x!r}")
+    if not (_is_real(x) and 0 <= x < math.inf):
+        raise ValueError(f"`{name}` must be a non-negative finite number; got {x!r}")
     return float(x)
+
 
 def _check_matrix(A, name):
     "A finite 2-D scipy.sparse matrix as a float CSR array (rows may be empty; no duplicates), the input not modified"
     r, c, y = _sparse_2d(A, name)
-    if not np.isfinite(y).all(): raise ValueError(f"`{name}` has NaN or infinite entries")
-    if c.size and (c.min() < 0 or c.max() >= A.shape[1]): raise ValueError(f"`{name}` has column indices outside 0..{A.shape[1] - 1}")
-    if A.format == "csr" and A.has_canonical_format and A.dtype == float: return A
-    return sparse.csr_array((y.astype(float), (r, c)), shape=A.shape)   # (the matrix of these triplets; duplicates summed)
+    if not np.isfinite(y).all():
+        raise ValueError(f"`{name}` has NaN or infinite entries")
+    if c.size and (c.min() < 0 or c.max() >= A.shape[1]):
+        raise ValueError(f"`{name}` has column indices outside 0..{A.shape[1] - 1}")
+    if A.format == "csr" and A.has_canonical_format and A.dtype == float:
+        return A
+    return sparse.csr_array(
+        (y.astype(float), (r, c)), shape=A.shape
+    )  # (the matrix of these triplets; duplicates summed)
 
 # %% ../nbs/06_private_fw.ipynb #9a71fdc7
 @dataclass(frozen=True, eq=False)
 class Split:
     "Training rows as the users send them (at most xi ratings, centred) and the held-out test ratings"
-    train: sparse.csr_array  # users x items, each row centred by its own training mean
-    user_mean: np.ndarray    # (m,) each user's mean training rating (0 when not centred); kept by the user
-    test_user: np.ndarray    # held-out ratings: user index,
-    test_item: np.ndarray    # item index,
-    test_value: np.ndarray   # raw rating
 
-def split_ratings(ratings,            # users x items, scipy.sparse
-                  *, test_fraction=0.01, # fraction of ratings held out for the test RMSE
-                  max_per_user=80,    # xi: training ratings kept per user
-                  center=True,        # subtract each user's mean training rating
-                  rng=None):
+    train: sparse.csr_array  # users x items, each row centred by its own training mean
+    user_mean: (
+        np.ndarray
+    )  # (m,) each user's mean training rating (0 when not centred); kept by the user
+    test_user: np.ndarray  # held-out ratings: user index,
+    test_item: np.ndarray  # item index,
+    test_value: np.ndarray  # raw rating
+
+
+def split_ratings(
+    ratings,  # users x items, scipy.sparse
+    *,
+    test_fraction=0.01,  # fraction of ratings held out for the test RMSE
+    max_per_user=80,  # xi: training ratings kept per user
+    center=True,  # subtract each user's mean training rating
+    rng=None,
+):
     "Hold out test ratings, keep at most `max_per_user` training ratings per user, centre each row"
     R, rng = check_ratings(ratings), check_rng(rng)
     xi = check_int(max_per_user, name="max_per_user", minimum=1)
-    if not isinstance(center, (bool, np.bool_)): raise TypeError(f"`center` must be True or False; got {type(center).__name__} {center!r}")
-    if not (_is_real(test_fraction) and 0 <= test_fraction < 1): raise ValueError(f"`test_fraction` must be a number in [0, 1); got {test_fraction!r}")
-    rows = _row_ids(R); order = np.lexsort((rng.random(R.nnz), rows))
+    if not isinstance(center, (bool, np.bool_)):
+        raise TypeError(f"`center` must be True or False; got {type(center).__name__} {center!r}")
+    if not (_is_real(test_fraction) and 0 <= test_fraction < 1):
+        raise ValueError(f"`test_fraction` must be a number in [0, 1); got {test_fraction!r}")
+    rows = _row_ids(R)
+    order = np.lexsort((rng.random(R.nnz), rows))
     r, start = rows[order], R.indptr[rows[order]]
     test = (np.arange(R.nnz) > start) & (rng.random(R.nnz) < test_fraction)
-    before = np.cumsum(~test) - ~test                     # training entries before this one (in row order)
+    before = np.cumsum(~test) - ~test  # training entries before this one (in row order)
     train = ~test & (before - before[start] < xi)
     j, y = R.indices[order], R.data[order]
     cnt = np.bincount(r[train], minlength=R.shape[0])
-    mean = np.bincount(r[train], y[train], minlength=R.shape[0]) / cnt if center else np.zeros(R.shape[0])
+    mean = (
+        np.bincount(r[train], y[train], minlength=R.shape[0]) / cnt
+        if center
+        else np.zeros(R.shape[0])
+    )
     T = sparse.csr_array((y[train] - mean[r[train]], (r[train], j[train])), shape=R.shape)
     return Split(T, mean, r[test], j[test], y[test])
 
 # %% ../nbs/06_private_fw.ipynb #8ef434ff
 def _clip_rows(R, row_norm):
-    norm = np.sqrt(np.bincount(_row_ids(R), R.data ** 2, minlength=R.shape[0]))
+    norm = np.sqrt(np.bincount(_row_ids(R), R.data**2, minlength=R.shape[0]))
     scale = np.minimum(1.0, row_norm / np.maximum(norm, 1e-300))
-    return sparse.csr_array((R.data * scale[_row_ids(R)], R.indices, R.indptr), shape=R.shape), scale
+    return sparse.csr_array(
+        (R.data * scale[_row_ids(R)], R.indices, R.indptr), shape=R.shape
+    ), scale
 
-def clip_rows(R,          # sparse users x items
-              row_norm):  # L > 0
+
+def clip_rows(
+    R,  # sparse users x items
+    row_norm,
+):  # L > 0
     "Pi_{L,Omega}: each row of sparse R scaled by min(1, L / ||row||_2); also returns the scales"
     row_norm = _check_positive(row_norm, "row_norm")
     return _clip_rows(_check_matrix(R, "R"), row_norm)
@@ -280,13 +449,16 @@ def _scaled_rows(R, L):
     rows = _row_ids(R)
     a = np.maximum.reduceat(np.abs(R.data), R.indptr[:-1]) if R.nnz else np.ones(R.shape[0])
     a[a == 0] = 1.0
-    x = R.data / a[rows]                                              # |x| <= 1
-    with np.errstate(over="ignore"):                                  # L / a = inf only where x / L underflows anyway
+    x = R.data / a[rows]  # |x| <= 1
+    with np.errstate(over="ignore"):  # L / a = inf only where x / L underflows anyway
         d = np.maximum(L / a, np.sqrt(np.bincount(rows, x * x, minlength=R.shape[0])))
     return sparse.csr_array((x / d[rows], R.indices, R.indptr), shape=R.shape)
 
-def scaled_rows(R,          # sparse users x items (every row has a stored entry)
-                row_norm):  # L > 0
+
+def scaled_rows(
+    R,  # sparse users x items (every row has a stored entry)
+    row_norm,
+):  # L > 0
     "Pi_{L,Omega}(R) / L: rows of norm <= 1, computed without squaring R or L (no overflow or underflow)"
     L = _check_positive(row_norm, "row_norm")
     return _scaled_rows(check_ratings(R, name="R"), L)
@@ -294,463 +466,878 @@ def scaled_rows(R,          # sparse users x items (every row has a stored entry
 # %% ../nbs/06_private_fw.ipynb #558f9682
 def sym_gaussian(sigma, n, *, rng):
     "Symmetric n x n noise: i.i.d. N(0, sigma^2) on and above the diagonal, mirrored below (floating point: the fast path)"
-    n = check_int(n, name="n", minimum=1); check_memory(24 * n * n, name="n", what=f"a {n:,} x {n:,} noise matrix")
+    n = check_int(n, name="n", minimum=1)
+    check_memory(24 * n * n, name="n", what=f"a {n:,} x {n:,} noise matrix")
     N = np.triu(sample_gaussian(sigma, (n, n), rng=rng))
     return N + np.triu(N, 1).T
+
 
 def _gram(A, block=1 << 22):
     G, step = np.zeros((A.shape[1], A.shape[1])), max(1, block // A.shape[1])
     for s in range(0, A.shape[0], step):
-        D = A[s:s + step].toarray(); G += D.T @ D
+        D = A[s : s + step].toarray()
+        G += D.T @ D
     return G
+
 
 def gram(A, block=1 << 22):
     "A^T A of a sparse A by blocked dense products (faster than scipy's sparse product here)"
     A, block = _check_matrix(A, "A"), check_int(block, name="block", minimum=1)
-    n = A.shape[1]; check_memory(8 * n * n + 8 * max(block, n), name="A", what=f"the {n:,} x {n:,} Gram matrix")
+    n = A.shape[1]
+    check_memory(8 * n * n + 8 * max(block, n), name="A", what=f"the {n:,} x {n:,} Gram matrix")
     return _gram(A, block)
 
 # %% ../nbs/06_private_fw.ipynb #20922b86
-def changed_entries(kind, # "gram" (upper triangle of an n x n Gram matrix), "vector" (one value per item) or "scalar"
-                    n):   # items
+def changed_entries(
+    kind,  # "gram" (upper triangle of an n x n Gram matrix), "vector" (one value per item) or "scalar"
+    n,
+):  # items
     "The most coordinates of a release that one user's row can change (derived above)"
     n = check_int(n, name="n", minimum=1)
-    if not (isinstance(kind, str) and kind in ("gram", "vector", "scalar")): raise ValueError(f"`kind` must be 'gram', 'vector' or 'scalar'; got {kind!r}")
+    if not (isinstance(kind, str) and kind in ("gram", "vector", "scalar")):
+        raise ValueError(f"`kind` must be 'gram', 'vector' or 'scalar'; got {kind!r}")
     return {"gram": n * (n + 1) // 2, "vector": n, "scalar": 1}[kind]
+
 
 def _snapped(l2, kind, n, m, magnitude):
     "(grid, snapped l2 sensitivity) of a release of l2 sensitivity `l2` (core's rule), with the float error of its m-user sums of size <= magnitude"
-    k = changed_entries(kind, n); g = snap_grid(l2, k)
-    err = float_sum_error(m + n, 4 * magnitude)   # x4: the vector and scalar releases sum products of sums (A^T (A v), ||A v||^2)
+    k = changed_entries(kind, n)
+    g = snap_grid(l2, k)
+    err = float_sum_error(
+        m + n, 4 * magnitude
+    )  # x4: the vector and scalar releases sum products of sums (A^T (A v), ||A v||^2)
     return g, snapped_sensitivity(0.0, l2, k, g, error=err)[1]
+
 
 def _check_grid(grid, name="grid"):
     if not (_is_real(grid) and 0 < grid < math.inf and math.frexp(grid)[0] == 0.5):
-        raise ValueError(f"`{name}` must be a positive power of two (the snapping grid, see `privrank.core.snap_grid`); got {grid!r}")
+        raise ValueError(
+            f"`{name}` must be a positive power of two (the snapping grid, see `privrank.core.snap_grid`); got {grid!r}"
+        )
     return float(grid)
+
 
 def _mode(noise, grid, n_grids=1):
     "The noise path of a low-level release; exact mode needs the grid(s) the caller calibrated sigma for"
     mode = noise_mode(noise)
     if mode == "exact":
-        if grid is None: raise ValueError("`grid` is required in exact mode: the power-of-two grid the statistic is snapped to, "
-                                          "with sigma calibrated to `privrank.core.snapped_sensitivity` (see 'Exact noise')")
-        gs = (grid,) if n_grids == 1 else tuple(grid) if isinstance(grid, (tuple, list)) and len(grid) == n_grids else None
-        if gs is None: raise ValueError(f"`grid` must be {n_grids} powers of two here; got {grid!r}")
-        for g in gs: _check_grid(g)
+        if grid is None:
+            raise ValueError(
+                "`grid` is required in exact mode: the power-of-two grid the statistic is snapped to, "
+                "with sigma calibrated to `privrank.core.snapped_sensitivity` (see 'Exact noise')"
+            )
+        gs = (
+            (grid,)
+            if n_grids == 1
+            else tuple(grid)
+            if isinstance(grid, (tuple, list)) and len(grid) == n_grids
+            else None
+        )
+        if gs is None:
+            raise ValueError(f"`grid` must be {n_grids} powers of two here; got {grid!r}")
+        for g in gs:
+            _check_grid(g)
     return mode
+
 
 def _noisy(x, sigma, *, rng, mode, grid):
     "x + N(0, sigma^2 I): floating-point noise (fast), the snapped x plus discrete Gaussian noise (exact), or x (none)"
-    if mode == "none": return x
-    if mode == "fast": return x + sample_gaussian(sigma, np.shape(x), rng=rng)
+    if mode == "none":
+        return x
+    if mode == "fast":
+        return x + sample_gaussian(sigma, np.shape(x), rng=rng)
     return release(snap(x, grid), "gaussian", sigma, rng=rng, denom=1 / grid, noise="exact")
+
 
 def _noisy_gram(G, sigma, *, rng, mode, grid):
     "Symmetric G + N: `sym_gaussian` noise (fast), or the snapped upper triangle plus discrete Gaussian noise, mirrored (exact)"
     n = G.shape[0]
-    if mode == "none": return G
-    if mode == "fast": return G + sym_gaussian(sigma, n, rng=rng)
+    if mode == "none":
+        return G
+    if mode == "fast":
+        return G + sym_gaussian(sigma, n, rng=rng)
     check_memory(48 * n * n, name="A", what=f"the exact release of a {n:,} x {n:,} Gram matrix")
     iu = np.triu_indices(n)
     r = release(snap(G[iu], grid), "gaussian", sigma, rng=rng, denom=1 / grid, noise="exact")
-    W = np.empty((n, n)); W[iu] = r; W.T[iu] = r
+    W = np.empty((n, n))
+    W[iu] = r
+    W.T[iu] = r
     return W
 
 # %% ../nbs/06_private_fw.ipynb #d5f2737c
-SENSITIVITY_EXACT = 4 * math.sqrt(2)   # times L^2: Frobenius sensitivity of sum_i A_i^T A_i (Result 2)
+SENSITIVITY_EXACT = 4 * math.sqrt(
+    2
+)  # times L^2: Frobenius sensitivity of sum_i A_i^T A_i (Result 2)
+
 
 def _check_beta(beta):
-    if not (_is_real(beta) and 0 < beta < 1): raise ValueError(f"`beta` must be a number in (0, 1); got {beta!r}")
+    if not (_is_real(beta) and 0 < beta < 1):
+        raise ValueError(f"`beta` must be a number in (0, 1); got {beta!r}")
     return float(beta)
+
 
 def _top_eig_exact(A, sigma, *, rng, beta=1e-3, mode="fast", grid=None):
     lam, V = np.linalg.eigh(_noisy_gram(_gram(A), sigma, rng=rng, mode=mode, grid=grid))
     bound = sigma * (2 * math.sqrt(A.shape[1]) + 2 * math.sqrt(math.log(1 / beta)))
     return V[:, -1], float(lam[-1]), math.sqrt(max(lam[-1], 0.0) + bound)
 
-def top_eig_exact(A,            # sparse residual (rows of norm <= 2 in units of L)
-                  sigma,        # noise std of the release
-                  *, rng, beta=1e-3,
-                  noise=None,   # "fast", "exact" or None (`noise_mode()`)
-                  grid=None):   # exact mode: the grid A^T A is snapped to (sigma calibrated to the snapped sensitivity)
+
+def top_eig_exact(
+    A,  # sparse residual (rows of norm <= 2 in units of L)
+    sigma,  # noise std of the release
+    *,
+    rng,
+    beta=1e-3,
+    noise=None,  # "fast", "exact" or None (`noise_mode()`)
+    grid=None,
+):  # exact mode: the grid A^T A is snapped to (sigma calibrated to the snapped sensitivity)
     "Algorithm 1's global step: top eigenpair of A^T A + N and the corrected lambda' (Result 3)"
-    A, sigma, beta, rng = _check_matrix(A, "A"), _check_nonneg(sigma, "sigma"), _check_beta(beta), check_rng(rng)
-    check_memory(56 * A.shape[1] ** 2, name="A", what=f"the {A.shape[1]:,} x {A.shape[1]:,} noisy Gram matrix")
+    A, sigma, beta, rng = (
+        _check_matrix(A, "A"),
+        _check_nonneg(sigma, "sigma"),
+        _check_beta(beta),
+        check_rng(rng),
+    )
+    check_memory(
+        56 * A.shape[1] ** 2,
+        name="A",
+        what=f"the {A.shape[1]:,} x {A.shape[1]:,} noisy Gram matrix",
+    )
     return _top_eig_exact(A, sigma, rng=rng, beta=beta, mode=_mode(noise, grid), grid=grid)
 
 # %% ../nbs/06_private_fw.ipynb #9527a698
 def _implicit_noise_matvec(sigma, n, seed, block=64, max_dense=1 << 22):
     seeds = np.random.SeedSequence(seed).spawn((n + block - 1) // block)
-    def blocks():   # the upper triangle (with the diagonal), `block` rows at a time
+
+    def blocks():  # the upper triangle (with the diagonal), `block` rows at a time
         for b, ss in enumerate(seeds):
             r0 = b * block
-            yield r0, np.triu(sample_gaussian(sigma, (min(block, n - r0), n), rng=np.random.default_rng(ss)), r0)
-    if n * n <= max_dense:   # small n: the same N (same blocks, same values), built once; then dense products
+            yield (
+                r0,
+                np.triu(
+                    sample_gaussian(sigma, (min(block, n - r0), n), rng=np.random.default_rng(ss)),
+                    r0,
+                ),
+            )
+
+    if (
+        n * n <= max_dense
+    ):  # small n: the same N (same blocks, same values), built once; then dense products
         N = np.zeros((n, n))
-        for r0, U in blocks(): N[r0:r0 + len(U)] = U
+        for r0, U in blocks():
+            N[r0 : r0 + len(U)] = U
         N += np.triu(N, 1).T
         return lambda v: N @ v
+
     def matvec(v):
         out = np.zeros(n)
         for r0, U in blocks():
-            out[r0:r0 + len(U)] += U @ v                                  # upper triangle (with the diagonal)
+            out[r0 : r0 + len(U)] += U @ v  # upper triangle (with the diagonal)
             U[np.arange(len(U)), np.arange(r0, r0 + len(U))] = 0
-            out += U.T @ v[r0:r0 + len(U)]                                # its mirror below the diagonal
+            out += U.T @ v[r0 : r0 + len(U)]  # its mirror below the diagonal
         return out
+
     return matvec
+
 
 def implicit_noise_matvec(sigma, n, seed, block=64, max_dense=1 << 22):
     "v -> N v for the symmetric Gaussian N of `sym_gaussian`, regenerated from `seed` block by block (never stored; floating point: fast path only)"
     if noise_mode() == "exact":
-        raise ValueError("`implicit_noise_matvec` draws floating-point noise and never forms the noisy matrix, so it has no exact form: "
-                         "in exact mode `method`='oja-implicit' materialises the released matrix instead (see 'Exact noise')")
-    sigma = _check_nonneg(sigma, "sigma"); n = check_int(n, name="n", minimum=1)
-    block, max_dense = check_int(block, name="block", minimum=1), check_int(max_dense, name="max_dense")
+        raise ValueError(
+            "`implicit_noise_matvec` draws floating-point noise and never forms the noisy matrix, so it has no exact form: "
+            "in exact mode `method`='oja-implicit' materialises the released matrix instead (see 'Exact noise')"
+        )
+    sigma = _check_nonneg(sigma, "sigma")
+    n = check_int(n, name="n", minimum=1)
+    block, max_dense = (
+        check_int(block, name="block", minimum=1),
+        check_int(max_dense, name="max_dense"),
+    )
     if isinstance(seed, (bool, np.bool_)) or not isinstance(seed, numbers.Integral) or seed < 0:
         raise TypeError(f"`seed` must be a non-negative integer; got {seed!r}")
-    check_memory(8 * (min(n * n, max_dense) + block * n), name="n", what=f"the {n:,} x {n:,} implicit noise")
+    check_memory(
+        8 * (min(n * n, max_dense) + block * n), name="n", what=f"the {n:,} x {n:,} implicit noise"
+    )
     return _implicit_noise_matvec(sigma, n, int(seed), block, max_dense)
 
 # %% ../nbs/06_private_fw.ipynb #6dc0d232
 def _top_eig_oja(A, sigma, n_steps, *, rng, beta=1e-3, mode="fast", grid=None):
     n = A.shape[1]
-    if mode == "exact":   # the released matrix itself (no implicit form of exact noise), then the same iteration on it
-        Wm = _noisy_gram(_gram(A), sigma, rng=rng, mode=mode, grid=grid); W = lambda x: Wm @ x
+    if (
+        mode == "exact"
+    ):  # the released matrix itself (no implicit form of exact noise), then the same iteration on it
+        Wm = _noisy_gram(_gram(A), sigma, rng=rng, mode=mode, grid=grid)
+        W = lambda x: Wm @ x
     else:
-        Nmv = _implicit_noise_matvec(sigma, n, int(rng.integers(2 ** 63)))
+        Nmv = _implicit_noise_matvec(sigma, n, int(rng.integers(2**63)))
         W = lambda x: A.T @ (A @ x) + Nmv(x)
     B = sigma * (2 * math.sqrt(n) + 2 * math.sqrt(math.log(1 / beta)))
-    v = rng.standard_normal(n); v /= np.linalg.norm(v)
+    v = rng.standard_normal(n)
+    v /= np.linalg.norm(v)
     for _ in range(n_steps):
-        w = W(v); v = v + w / max(B, 1e-300 * np.linalg.norm(w), np.linalg.norm(w) * (B == 0)); v /= np.linalg.norm(v)
+        w = W(v)
+        v = v + w / max(B, 1e-300 * np.linalg.norm(w), np.linalg.norm(w) * (B == 0))
+        v /= np.linalg.norm(v)
     lam = float(v @ W(v))
     return v, lam, math.sqrt(max(lam, 0.0) + B)
 
+
 def top_eig_oja(A, sigma, n_steps, *, rng, beta=1e-3, noise=None, grid=None):
     "Algorithm 2: Oja's iteration on W = A^T A + N with N implicit (fast), or on the materialised exact release (exact); returns (v, lambda, lambda')"
-    A, sigma, beta, rng = _check_matrix(A, "A"), _check_nonneg(sigma, "sigma"), _check_beta(beta), check_rng(rng)
+    A, sigma, beta, rng = (
+        _check_matrix(A, "A"),
+        _check_nonneg(sigma, "sigma"),
+        _check_beta(beta),
+        check_rng(rng),
+    )
     n_steps, mode = _check_iter(n_steps, name="n_steps"), _mode(noise, grid)
-    if mode == "exact": check_memory(56 * A.shape[1] ** 2, name="method", what=f"'oja-implicit' in exact mode: the materialised {A.shape[1]:,} x {A.shape[1]:,} release")
+    if mode == "exact":
+        check_memory(
+            56 * A.shape[1] ** 2,
+            name="method",
+            what=f"'oja-implicit' in exact mode: the materialised {A.shape[1]:,} x {A.shape[1]:,} release",
+        )
     return _top_eig_oja(A, sigma, n_steps, rng=rng, beta=beta, mode=mode, grid=grid)
 
 # %% ../nbs/06_private_fw.ipynb #9e906e8f
-SENSITIVITY_OJA_FRESH = 4.0   # times L^2: l2 sensitivity of A^T A v for a unit v (spectral norm of the change)
+SENSITIVITY_OJA_FRESH = (
+    4.0  # times L^2: l2 sensitivity of A^T A v for a unit v (spectral norm of the change)
+)
+
 
 def _top_eig_oja_fresh(A, sigma, n_steps, *, rng, beta=1e-3, mode="fast", grid=None):
-    v = rng.standard_normal(A.shape[1]); v /= np.linalg.norm(v); eta = None
+    v = rng.standard_normal(A.shape[1])
+    v /= np.linalg.norm(v)
+    eta = None
     for _ in range(n_steps):
         w = _noisy(A.T @ (A @ v), sigma, rng=rng, mode=mode, grid=grid)
-        eta = eta or 1 / np.linalg.norm(w)          # from a released vector: post-processing
-        v = v + eta * w; v /= np.linalg.norm(v)
+        eta = eta or 1 / np.linalg.norm(w)  # from a released vector: post-processing
+        v = v + eta * w
+        v /= np.linalg.norm(v)
     lam = float(v @ _noisy(A.T @ (A @ v), sigma, rng=rng, mode=mode, grid=grid))
     return v, lam, math.sqrt(max(lam, 0.0) + sigma * special.ndtri(1 - beta))
 
+
 def top_eig_oja_fresh(A, sigma, n_steps, *, rng, beta=1e-3, noise=None, grid=None):
     "Oja with fresh noise per step: releases w = A^T(A v) + N(0, sigma^2 I) (exact mode: snapped to `grid`); returns (v, lambda, lambda')"
-    A, sigma, beta, rng = _check_matrix(A, "A"), _check_nonneg(sigma, "sigma"), _check_beta(beta), check_rng(rng)
-    return _top_eig_oja_fresh(A, sigma, _check_iter(n_steps, name="n_steps"), rng=rng, beta=beta, mode=_mode(noise, grid), grid=grid)
+    A, sigma, beta, rng = (
+        _check_matrix(A, "A"),
+        _check_nonneg(sigma, "sigma"),
+        _check_beta(beta),
+        check_rng(rng),
+    )
+    return _top_eig_oja_fresh(
+        A,
+        sigma,
+        _check_iter(n_steps, name="n_steps"),
+        rng=rng,
+        beta=beta,
+        mode=_mode(noise, grid),
+        grid=grid,
+    )
 
 # %% ../nbs/06_private_fw.ipynb #45b8baa5
 def _row_blocks(A, n_blocks):
     "K CSR views of consecutive row blocks of A (no copy of the data)"
     edges = np.linspace(0, A.shape[0], min(n_blocks, A.shape[0]) + 1).astype(np.int64)
     ip = A.indptr
-    return [sparse.csr_array((A.data[ip[s]:ip[e]], A.indices[ip[s]:ip[e]], ip[s:e + 1] - ip[s]), shape=(e - s, A.shape[1]))
-            for s, e in zip(edges[:-1], edges[1:])]
+    return [
+        sparse.csr_array(
+            (A.data[ip[s] : ip[e]], A.indices[ip[s] : ip[e]], ip[s : e + 1] - ip[s]),
+            shape=(e - s, A.shape[1]),
+        )
+        for s, e in zip(edges[:-1], edges[1:])
+    ]
 
-def _top_eig_oja_stream(A, sigma, *, rng, v0=None, n_blocks=1, beta=1e-3, mode="fast", grid=(None, None)):
-    n = A.shape[1]; v = rng.standard_normal(n) if v0 is None else np.array(v0, float)
-    v /= np.linalg.norm(v); prec, wsq, lprec = 0.0, [], None
+
+def _top_eig_oja_stream(
+    A, sigma, *, rng, v0=None, n_blocks=1, beta=1e-3, mode="fast", grid=(None, None)
+):
+    n = A.shape[1]
+    v = rng.standard_normal(n) if v0 is None else np.array(v0, float)
+    v /= np.linalg.norm(v)
+    prec, wsq, lprec = 0.0, [], None
     for B in _row_blocks(A, n_blocks):
         w = _noisy(B.T @ (B @ v), sigma, rng=rng, mode=mode, grid=grid[0])
-        with np.errstate(over="ignore", invalid="ignore"): nw2, ns2 = float(w @ w), n * sigma * sigma
+        with np.errstate(over="ignore", invalid="ignore"):
+            nw2, ns2 = float(w @ w), n * sigma * sigma
         if lprec is None and math.isfinite(nw2) and math.isfinite(ns2):
-            s2 = max(nw2 - ns2, 0.0)                                            # signal^2 estimate: released values only
-            v = w if prec == 0 else v + s2 / (prec * math.sqrt(nw2)) * w        # inverse-variance weights (Result 9)
-            v = v / max(np.linalg.norm(v), 1e-300); prec += s2; wsq.append(nw2)
-        else:   # ||w||^2 or n sigma^2 beyond the float range: the same weights, in logarithms
-            if lprec is None: lprec = math.log(prec) if prec > 0 else -math.inf
-            a = float(np.abs(w).max()); lnw = math.log(a) + 0.5 * math.log(float(((w / a) ** 2).sum()))
+            s2 = max(nw2 - ns2, 0.0)  # signal^2 estimate: released values only
+            v = (
+                w if prec == 0 else v + s2 / (prec * math.sqrt(nw2)) * w
+            )  # inverse-variance weights (Result 9)
+            v = v / max(np.linalg.norm(v), 1e-300)
+            prec += s2
+            wsq.append(nw2)
+        else:  # ||w||^2 or n sigma^2 beyond the float range: the same weights, in logarithms
+            if lprec is None:
+                lprec = math.log(prec) if prec > 0 else -math.inf
+            a = float(np.abs(w).max())
+            lnw = math.log(a) + 0.5 * math.log(float(((w / a) ** 2).sum()))
             lc = math.log(math.sqrt(n)) + math.log(sigma) if sigma > 0 else -math.inf
             ls2 = 2 * lnw + math.log(-math.expm1(2 * (lc - lnw))) if lnw > lc else -math.inf
             u = (w / a) / math.exp(lnw - math.log(a))
             v = u if lprec == -math.inf else v + math.exp(min(ls2 - lprec, 700.0)) * u
-            v = v / np.linalg.norm(v); lprec = np.logaddexp(lprec, ls2); wsq.append(nw2)
-    Av = A @ v; lam = float(_noisy(np.array([Av @ Av]), sigma, rng=rng, mode=mode, grid=grid[1])[0])
-    bound = sigma * (2 * math.sqrt(n) + 2 * math.sqrt(math.log(1 / beta)))   # Result 3's, as Algorithm 1 (see above)
+            v = v / np.linalg.norm(v)
+            lprec = np.logaddexp(lprec, ls2)
+            wsq.append(nw2)
+    Av = A @ v
+    lam = float(_noisy(np.array([Av @ Av]), sigma, rng=rng, mode=mode, grid=grid[1])[0])
+    bound = sigma * (
+        2 * math.sqrt(n) + 2 * math.sqrt(math.log(1 / beta))
+    )  # Result 3's, as Algorithm 1 (see above)
     return v, lam, math.sqrt(max(lam, 0.0) + bound), np.array(wsq)
 
-def top_eig_oja_stream(A, sigma, *, rng, v0=None, n_blocks=1, beta=1e-3,
-                       noise=None,   # "fast", "exact" or None (`noise_mode()`)
-                       grid=None):   # exact mode: (grid of the block releases, grid of the eigenvalue release)
+
+def top_eig_oja_stream(
+    A,
+    sigma,
+    *,
+    rng,
+    v0=None,
+    n_blocks=1,
+    beta=1e-3,
+    noise=None,  # "fast", "exact" or None (`noise_mode()`)
+    grid=None,
+):  # exact mode: (grid of the block releases, grid of the eigenvalue release)
     "Streaming private Oja: one pass over K row blocks, each released once as A_B^T A_B v + N(0, sigma^2 I); then ||Av||^2 + N(0, sigma^2)"
-    A, sigma, beta, rng = _check_matrix(A, "A"), _check_nonneg(sigma, "sigma"), _check_beta(beta), check_rng(rng)
+    A, sigma, beta, rng = (
+        _check_matrix(A, "A"),
+        _check_nonneg(sigma, "sigma"),
+        _check_beta(beta),
+        check_rng(rng),
+    )
     n_blocks, mode = check_int(n_blocks, name="n_blocks", minimum=1), _mode(noise, grid, n_grids=2)
     if v0 is not None:
         v0 = _real(v0, "v0")
         if v0.shape != (A.shape[1],) or not np.isfinite(v0).all() or not (v0 != 0).any():
-            raise ValueError(f"`v0` must be a non-zero finite vector of {A.shape[1]} numbers; got shape {v0.shape}")
-    return _top_eig_oja_stream(A, sigma, rng=rng, v0=v0, n_blocks=n_blocks, beta=beta, mode=mode, grid=grid or (None, None))
+            raise ValueError(
+                f"`v0` must be a non-zero finite vector of {A.shape[1]} numbers; got shape {v0.shape}"
+            )
+    return _top_eig_oja_stream(
+        A, sigma, rng=rng, v0=v0, n_blocks=n_blocks, beta=beta, mode=mode, grid=grid or (None, None)
+    )
 
 # %% ../nbs/06_private_fw.ipynb #3d483dd5
 def _row_norms(indptr, x):
     "Euclidean norm of each row's entries x of a CSR matrix with this indptr (every row non-empty), without overflow"
-    with np.errstate(over="ignore"): nrm = np.sqrt(np.add.reduceat(x * x, indptr[:-1]))
-    if not np.isfinite(nrm).all():   # huge entries (e.g. k much larger than L): rescale by each row's largest magnitude
-        a = np.maximum.reduceat(np.abs(x), indptr[:-1]); a[a == 0] = 1.0
+    with np.errstate(over="ignore"):
+        nrm = np.sqrt(np.add.reduceat(x * x, indptr[:-1]))
+    if not np.isfinite(
+        nrm
+    ).all():  # huge entries (e.g. k much larger than L): rescale by each row's largest magnitude
+        a = np.maximum.reduceat(np.abs(x), indptr[:-1])
+        a[a == 0] = 1.0
         nrm = a * np.sqrt(np.add.reduceat((x / np.repeat(a, np.diff(indptr))) ** 2, indptr[:-1]))
     return nrm
+
 
 def _gram_step(method, t, n):
     "Whether global step t of `method` is one Gram release (Algorithm 1's, or materialised for 'oja-implicit')"
     return method == "exact" or (method == "oja" and t == 0 and n * n <= 1 << 22)
 
-def _global_step(A, sigma, t, V, *, method, oja_steps, oja_blocks, beta, rng, mode="fast", grids=None):
+
+def _global_step(
+    A, sigma, t, V, *, method, oja_steps, oja_blocks, beta, rng, mode="fast", grids=None
+):
     "(v, lambda, lambda', released ||w_k||^2) of global step t; 'oja' warm-starts at the public V[t-1]"
     grids = grids or {}
     if method == "oja" and t > 0:
-        return _top_eig_oja_stream(A, sigma, v0=V[t - 1], n_blocks=oja_blocks, rng=rng, beta=beta, mode=mode,
-                                   grid=(grids.get("vector"), grids.get("scalar")))
+        return _top_eig_oja_stream(
+            A,
+            sigma,
+            v0=V[t - 1],
+            n_blocks=oja_blocks,
+            rng=rng,
+            beta=beta,
+            mode=mode,
+            grid=(grids.get("vector"), grids.get("scalar")),
+        )
     if _gram_step(method, t, A.shape[1]):
-        return *_top_eig_exact(A, sigma, rng=rng, beta=beta, mode=mode, grid=grids.get("gram")), np.array([])
-    if method == "oja-fresh": return *_top_eig_oja_fresh(A, sigma, oja_steps, rng=rng, beta=beta, mode=mode, grid=grids.get("vector")), np.array([])
-    return *_top_eig_oja(A, sigma, oja_steps, rng=rng, beta=beta, mode=mode, grid=grids.get("gram")), np.array([])
+        return *_top_eig_exact(
+            A, sigma, rng=rng, beta=beta, mode=mode, grid=grids.get("gram")
+        ), np.array([])
+    if method == "oja-fresh":
+        return *_top_eig_oja_fresh(
+            A, sigma, oja_steps, rng=rng, beta=beta, mode=mode, grid=grids.get("vector")
+        ), np.array([])
+    return *_top_eig_oja(
+        A, sigma, oja_steps, rng=rng, beta=beta, mode=mode, grid=grids.get("gram")
+    ), np.array([])
 
-def _frank_wolfe(R, *, rank_bound, n_iter, row_norm, sigmas, method, oja_steps=30, oja_blocks=1, beta=1e-3, rng, mode="fast", grids=None):
+
+def _frank_wolfe(
+    R,
+    *,
+    rank_bound,
+    n_iter,
+    row_norm,
+    sigmas,
+    method,
+    oja_steps=30,
+    oja_blocks=1,
+    beta=1e-3,
+    rng,
+    mode="fast",
+    grids=None,
+):
     "Algorithm 1 on a clipped sparse R; sigmas[t] = noise std of global step t; mode 'none': non-private (no noise)"
     cnt, cols, y = np.diff(R.indptr), R.indices, R.data
-    pred, eta = np.zeros(R.nnz), 1.0 / n_iter                  # pred = P_Omega(Y): one value per rating
-    C, V, lam, lamc = np.zeros((R.shape[0], n_iter)), np.zeros((n_iter, R.shape[1])), np.zeros(n_iter), np.zeros(n_iter)
-    c, wsq = np.ones(R.shape[0]), []                           # the users' coefficients are C * c[:, None] (scaling rows lazily)
-    A = sparse.csr_array((np.zeros(R.nnz), cols, R.indptr), shape=R.shape)   # the residual; its values are updated in place
+    pred, eta = np.zeros(R.nnz), 1.0 / n_iter  # pred = P_Omega(Y): one value per rating
+    C, V, lam, lamc = (
+        np.zeros((R.shape[0], n_iter)),
+        np.zeros((n_iter, R.shape[1])),
+        np.zeros(n_iter),
+        np.zeros(n_iter),
+    )
+    c, wsq = (
+        np.ones(R.shape[0]),
+        [],
+    )  # the users' coefficients are C * c[:, None] (scaling rows lazily)
+    A = sparse.csr_array(
+        (np.zeros(R.nnz), cols, R.indptr), shape=R.shape
+    )  # the residual; its values are updated in place
     for t, sigma in enumerate(sigmas):
         np.subtract(pred, y, out=A.data)
-        v, lam[t], lamc[t], w2 = _global_step(A, sigma, t, V, method=method, oja_steps=oja_steps, oja_blocks=oja_blocks, beta=beta,
-                                              rng=rng, mode=mode, grids=grids)
+        v, lam[t], lamc[t], w2 = _global_step(
+            A,
+            sigma,
+            t,
+            V,
+            method=method,
+            oja_steps=oja_steps,
+            oja_blocks=oja_blocks,
+            beta=beta,
+            rng=rng,
+            mode=mode,
+            grids=grids,
+        )
         wsq.append(w2)
-        u = (A @ v) / max(lamc[t], 1e-300)                           # local: her own row and the public v
+        u = (A @ v) / max(lamc[t], 1e-300)  # local: her own row and the public v
         g = -eta * rank_bound * u
-        pred *= 1 - eta; pred += np.repeat(g, cnt) * v[cols]        # in place: no temporaries of nnz beyond one
+        pred *= 1 - eta
+        pred += np.repeat(g, cnt) * v[cols]  # in place: no temporaries of nnz beyond one
         c *= 1 - eta
-        if c.min() < 1e-100: C *= c[:, None]; c[:] = 1.0             # fold the scales in before dividing by them (T = 1: c = 0)
+        if c.min() < 1e-100:
+            C *= c[:, None]
+            c[:] = 1.0  # fold the scales in before dividing by them (T = 1: c = 0)
         C[:, t], V[t] = g / c, v
         scale = np.minimum(1.0, row_norm / np.maximum(_row_norms(R.indptr, pred), 1e-300))
-        pred *= np.repeat(scale, cnt); c *= scale                    # Pi_{L, Omega}
-        if c.min() < 1e-100: C *= c[:, None]; c[:] = 1.0             # fold the scales in before they underflow
+        pred *= np.repeat(scale, cnt)
+        c *= scale  # Pi_{L, Omega}
+        if c.min() < 1e-100:
+            C *= c[:, None]
+            c[:] = 1.0  # fold the scales in before they underflow
     C *= c[:, None]
-    return C, V, dict(eigenvalue=lam, lambda_corrected=lamc, train_rmse=float(np.sqrt(np.mean((pred - y) ** 2))), released_sq=wsq)
+    return (
+        C,
+        V,
+        dict(
+            eigenvalue=lam,
+            lambda_corrected=lamc,
+            train_rmse=float(np.sqrt(np.mean((pred - y) ** 2))),
+            released_sq=wsq,
+        ),
+    )
 
 # %% ../nbs/06_private_fw.ipynb #1c628a49
 def _check_index(x, size, name):
     "Integer indices in -size..size-1 refused outside 0..size-1; a scalar stays a scalar"
-    if isinstance(x, (bool, np.bool_, str, bytes)) or x is None: raise TypeError(f"`{name}` must be integer indices; got {type(x).__name__} {x!r}")
-    try: a = np.asarray(x)
-    except (TypeError, ValueError): raise TypeError(f"`{name}` must be integer indices") from None
-    if a.dtype.kind not in "iu": raise TypeError(f"`{name}` must be integer indices; got dtype {a.dtype}")
-    if a.size and (a.min() < 0 or a.max() >= size): raise ValueError(f"`{name}` must be in 0..{size - 1}; got values from {a.min()} to {a.max()}")
+    if isinstance(x, (bool, np.bool_, str, bytes)) or x is None:
+        raise TypeError(f"`{name}` must be integer indices; got {type(x).__name__} {x!r}")
+    try:
+        a = np.asarray(x)
+    except (TypeError, ValueError):
+        raise TypeError(f"`{name}` must be integer indices") from None
+    if a.dtype.kind not in "iu":
+        raise TypeError(f"`{name}` must be integer indices; got dtype {a.dtype}")
+    if a.size and (a.min() < 0 or a.max() >= size):
+        raise ValueError(
+            f"`{name}` must be in 0..{size - 1}; got values from {a.min()} to {a.max()}"
+        )
     return a
+
 
 @dataclass(frozen=True, eq=False)
 class Completion:
     "A completed matrix in factored form Y = coef @ factors (+ user means), and the privacy it spent"
-    coef: np.ndarray            # (m, T) each user's coefficients (held by the user)
-    factors: np.ndarray         # (T, n) the public noisy eigenvectors
-    user_mean: np.ndarray       # (m,) added back to each row (0 if the data were not centred)
+
+    coef: np.ndarray  # (m, T) each user's coefficients (held by the user)
+    factors: np.ndarray  # (T, n) the public noisy eigenvectors
+    user_mean: np.ndarray  # (m,) added back to each row (0 if the data were not centred)
     method: str
-    epsilon: float              # inf when not private
+    epsilon: float  # inf when not private
     delta: float
     privacy_unit: str = "user"  # a neighbour replaces one user's whole row
-    accountant: str = ""        # how the T releases were composed
-    noise: str = "none"         # the noise path of a private result, "fast" or "exact" (`privrank.core.use_noise`); "none" if not private
-    noise_multiplier: np.ndarray | None = None   # z_t of each global step
-    sigma: np.ndarray | None = None              # noise std of each release
+    accountant: str = ""  # how the T releases were composed
+    noise: str = "none"  # the noise path of a private result, "fast" or "exact" (`privrank.core.use_noise`); "none" if not private
+    noise_multiplier: np.ndarray | None = None  # z_t of each global step
+    sigma: np.ndarray | None = None  # noise std of each release
     diagnostics: dict = field(default_factory=dict)
 
     @property
-    def private(self): return math.isfinite(self.epsilon)
+    def private(self):
+        return math.isfinite(self.epsilon)
+
     @property
-    def model(self): return "joint" if self.private else "none"   # joint DP: the billboard lemma (above)
-    def predict(self, user_rows): # user indices (array)
+    def model(self):
+        return "joint" if self.private else "none"  # joint DP: the billboard lemma (above)
+
+    def predict(self, user_rows):  # user indices (array)
         "Completed rows (len(user_rows), n) of the given users"
-        u = _check_index(user_rows, self.coef.shape[0], "user_rows"); return self.coef[u] @ self.factors + self.user_mean[u][..., None]
-    def predict_user(self, u): # one user index
+        u = _check_index(user_rows, self.coef.shape[0], "user_rows")
+        return self.coef[u] @ self.factors + self.user_mean[u][..., None]
+
+    def predict_user(self, u):  # one user index
         "Completed row (n,) of user u"
         a = _check_index(u, self.coef.shape[0], "u")
-        if a.ndim != 0: raise ValueError(f"`u` must be one user index; got shape {a.shape} (use `predict` for several)")
+        if a.ndim != 0:
+            raise ValueError(
+                f"`u` must be one user index; got shape {a.shape} (use `predict` for several)"
+            )
         return self.predict(a)
+
     def predict_entries(self, users, items):
         "Predictions at (user, item) pairs, without forming rows"
-        u, i = _check_index(users, self.coef.shape[0], "users"), _check_index(items, self.factors.shape[1], "items")
-        if u.shape != i.shape: raise ValueError(f"`users` and `items` must have the same shape; got {u.shape} and {i.shape}")
-        return np.einsum("ij,ji->i", self.coef[u.ravel()], self.factors[:, i.ravel()]).reshape(u.shape) + self.user_mean[u]
-    def rmse(self, split): # a `Split`
+        u, i = (
+            _check_index(users, self.coef.shape[0], "users"),
+            _check_index(items, self.factors.shape[1], "items"),
+        )
+        if u.shape != i.shape:
+            raise ValueError(
+                f"`users` and `items` must have the same shape; got {u.shape} and {i.shape}"
+            )
+        return (
+            np.einsum("ij,ji->i", self.coef[u.ravel()], self.factors[:, i.ravel()]).reshape(u.shape)
+            + self.user_mean[u]
+        )
+
+    def rmse(self, split):  # a `Split`
         "Test RMSE on the held-out ratings"
-        if not isinstance(split, Split): raise TypeError(f"`split` must be a `Split` (from `split_ratings`); got {type(split).__name__}")
-        if len(split.test_value) == 0: raise ValueError("`split` holds no test ratings: the RMSE is undefined")
-        return float(np.sqrt(np.mean((self.predict_entries(split.test_user, split.test_item) - split.test_value) ** 2)))
+        if not isinstance(split, Split):
+            raise TypeError(
+                f"`split` must be a `Split` (from `split_ratings`); got {type(split).__name__}"
+            )
+        if len(split.test_value) == 0:
+            raise ValueError("`split` holds no test ratings: the RMSE is undefined")
+        return float(
+            np.sqrt(
+                np.mean(
+                    (self.predict_entries(split.test_user, split.test_item) - split.test_value) ** 2
+                )
+            )
+        )
 
 # %% ../nbs/06_private_fw.ipynb #294fd6f1
-METHODS = ("oja", "oja-implicit", "exact", "oja-fresh")   # global-step methods of private Frank-Wolfe
+METHODS = (
+    "oja",
+    "oja-implicit",
+    "exact",
+    "oja-fresh",
+)  # global-step methods of private Frank-Wolfe
+
 
 def _check_user_mean(user_mean, m):
-    if user_mean is None: return np.zeros(m)
-    try: um = _real(user_mean, "user_mean")
-    except TypeError: raise TypeError(f"`user_mean` must be an array of numbers; got {type(user_mean).__name__}") from None
-    if um.shape != (m,): raise ValueError(f"`user_mean` must have one entry per user ({m}); got shape {um.shape}")
-    if not np.isfinite(um).all(): raise ValueError(f"`user_mean` has {(~np.isfinite(um)).sum()} NaN or infinite entries")
+    if user_mean is None:
+        return np.zeros(m)
+    try:
+        um = _real(user_mean, "user_mean")
+    except TypeError:
+        raise TypeError(
+            f"`user_mean` must be an array of numbers; got {type(user_mean).__name__}"
+        ) from None
+    if um.shape != (m,):
+        raise ValueError(f"`user_mean` must have one entry per user ({m}); got shape {um.shape}")
+    if not np.isfinite(um).all():
+        raise ValueError(f"`user_mean` has {(~np.isfinite(um)).sum()} NaN or infinite entries")
     return um
+
 
 def _check_fw_args(ratings, rank_bound, n_iter, method, user_mean):
     "Validated (R, rank_bound, n_iter, user_mean) of the completion methods; R is not clipped"
     R, k = check_ratings(ratings), _check_positive(rank_bound, "rank_bound")
     n_iter = _check_iter(n_iter, name="n_iter")
-    if R.shape[0] * n_iter > MAX_ENTRIES: raise ValueError(f"`n_iter` x users = {R.shape[0] * n_iter:,} coefficients exceeds {MAX_ENTRIES:,}")
-    check_memory(8 * R.shape[0] * n_iter + 24 * R.nnz, name="n_iter", what=f"{n_iter} coefficients for each of {R.shape[0]:,} users")
+    if R.shape[0] * n_iter > MAX_ENTRIES:
+        raise ValueError(
+            f"`n_iter` x users = {R.shape[0] * n_iter:,} coefficients exceeds {MAX_ENTRIES:,}"
+        )
+    check_memory(
+        8 * R.shape[0] * n_iter + 24 * R.nnz,
+        name="n_iter",
+        what=f"{n_iter} coefficients for each of {R.shape[0]:,} users",
+    )
     if not (isinstance(method, str) and method in METHODS):
         raise ValueError(f"`method` must be one of {list(METHODS)}; got {method!r}")
     return R, k, n_iter, _check_user_mean(user_mean, R.shape[0])
 
+
 def frank_wolfe(ratings, *, rank_bound, n_iter, row_norm=np.inf, user_mean=None, rng=None):
     "Non-private Frank-Wolfe (the same algorithm with no noise)"
     R, rank_bound, n_iter, um = _check_fw_args(ratings, rank_bound, n_iter, "exact", user_mean)
-    if not (_is_real(row_norm) and row_norm == math.inf): row_norm = _check_positive(row_norm, "row_norm")
-    n = R.shape[1]; check_memory(16 * n * n, name="ratings", what=f"the {n:,} x {n:,} Gram matrix of each step")
+    if not (_is_real(row_norm) and row_norm == math.inf):
+        row_norm = _check_positive(row_norm, "row_norm")
+    n = R.shape[1]
+    check_memory(16 * n * n, name="ratings", what=f"the {n:,} x {n:,} Gram matrix of each step")
     Rc = _clip_rows(R, row_norm)[0] if math.isfinite(row_norm) else R
-    C, V, d = _frank_wolfe(Rc, rank_bound=rank_bound, n_iter=n_iter, row_norm=row_norm, sigmas=np.zeros(n_iter), method="exact",
-                           rng=check_rng(rng), mode="none")
+    C, V, d = _frank_wolfe(
+        Rc,
+        rank_bound=rank_bound,
+        n_iter=n_iter,
+        row_norm=row_norm,
+        sigmas=np.zeros(n_iter),
+        method="exact",
+        rng=check_rng(rng),
+        mode="none",
+    )
     return Completion(C, V, um, "frank-wolfe", math.inf, 0.0, diagnostics=d)
 
 # %% ../nbs/06_private_fw.ipynb #2d7ce38b
 def _accountant(accountant, mode):
     "The accountant of a call: 'auto' is 'gdp' on the fast path and 'rdp' on the exact path, which refuses the continuous Gaussian's curve"
-    if isinstance(accountant, str) and accountant == "auto": return "rdp" if mode == "exact" else "gdp"
-    if not (isinstance(accountant, str) and accountant in ACCOUNTANTS): raise ValueError(f"`accountant` must be one of {list(ACCOUNTANTS) + ['auto']}; got {accountant!r}")
+    if isinstance(accountant, str) and accountant == "auto":
+        return "rdp" if mode == "exact" else "gdp"
+    if not (isinstance(accountant, str) and accountant in ACCOUNTANTS):
+        raise ValueError(
+            f"`accountant` must be one of {list(ACCOUNTANTS) + ['auto']}; got {accountant!r}"
+        )
     if mode == "exact" and accountant != "rdp":
-        raise ValueError(f"`accountant` = {accountant!r} reads epsilon off the continuous Gaussian's privacy curve, which the exact path's "
-                         "discrete Gaussian noise does not have; in exact mode use 'rdp' (zCDP: valid for both) or 'auto'")
+        raise ValueError(
+            f"`accountant` = {accountant!r} reads epsilon off the continuous Gaussian's privacy curve, which the exact path's "
+            "discrete Gaussian noise does not have; in exact mode use 'rdp' (zCDP: valid for both) or 'auto'"
+        )
     return accountant
+
 
 def _step_kind(method, t):
     "What global step t of `method` releases: one Gram matrix, a streaming pass (two releases) or Gamma + 1 fresh vectors"
-    if method in ("exact", "oja-implicit") or (method == "oja" and t == 0): return "gram"
+    if method in ("exact", "oja-implicit") or (method == "oja" and t == 0):
+        return "gram"
     return "stream" if method == "oja" else "fresh"
+
 
 def _check_exact(sig_units, stat_units):
     "Refuse, before any work, an exact release whose noise or counts leave the exact sampler's or the float's range"
     if sig_units > MAX_NOISE_UNITS:
-        raise ValueError(f"`epsilon` is too small for exact noise: the noise would be {sig_units:.4g} grid steps, beyond 2^52; "
-                         "use a larger epsilon (or delta), or the fast path")
-    if stat_units >= 2.0 ** 53:
-        raise ValueError(f"`ratings` has too many users for the exact path's grid: its statistics can reach {stat_units:.4g} grid steps, "
-                         "beyond the 2^53 a float holds exactly")
+        raise ValueError(
+            f"`epsilon` is too small for exact noise: the noise would be {sig_units:.4g} grid steps, beyond 2^52; "
+            "use a larger epsilon (or delta), or the fast path"
+        )
+    if stat_units >= 2.0**53:
+        raise ValueError(
+            f"`ratings` has too many users for the exact path's grid: its statistics can reach {stat_units:.4g} grid steps, "
+            "beyond the 2^53 a float holds exactly"
+        )
+
 
 def _fw_noise(z, L, k, method, oja_steps, mode="fast", n=1, m=1):
     "Noise std of each step in units of L^2 and in the data's units, k / L, and the grids (exact mode); refuses what overflows"
     grids = None
-    if mode == "exact":     # each step's sigma: z_t times the snapped sensitivity of what it releases (see 'Exact noise')
-        (gg, lg), (gv, lv), (gs, ls) = (_snapped(SENSITIVITY_EXACT, "gram", n, m, 4 * m), _snapped(SENSITIVITY_OJA_FRESH, "vector", n, m, 4 * m),
-                                        _snapped(SENSITIVITY_OJA_FRESH, "scalar", n, m, 4 * m))   # in units of L^2: sum_i ||A_i||^2 <= 4m
+    if (
+        mode == "exact"
+    ):  # each step's sigma: z_t times the snapped sensitivity of what it releases (see 'Exact noise')
+        (gg, lg), (gv, lv), (gs, ls) = (
+            _snapped(SENSITIVITY_EXACT, "gram", n, m, 4 * m),
+            _snapped(SENSITIVITY_OJA_FRESH, "vector", n, m, 4 * m),
+            _snapped(SENSITIVITY_OJA_FRESH, "scalar", n, m, 4 * m),
+        )  # in units of L^2: sum_i ||A_i||^2 <= 4m
         grids = dict(gram=gg, vector=gv, scalar=gs)
         per = {"gram": lg, "stream": math.hypot(lv, ls), "fresh": lv * math.sqrt(oja_steps + 1)}
         sig1 = z * np.array([per[_step_kind(method, t)] for t in range(len(z))])
-    else:   # "oja": two releases of sensitivity 4 (Result 8) spend what one of 4 sqrt 2 does: the same sigma as "exact"
-        sig1 = z * (SENSITIVITY_OJA_FRESH * math.sqrt(oja_steps + 1) if method == "oja-fresh" else SENSITIVITY_EXACT)
-    if not np.isfinite(sig1).all(): raise ValueError(f"`epsilon` and `delta`: the noise multiplier {z.max():.3g} times the sensitivity overflows; use a larger epsilon or delta")
-    with np.errstate(over="ignore", under="ignore"): sig, kL = sig1 * L * L, k / L
-    if not np.isfinite(sig).all(): raise ValueError(f"`row_norm` = {L:g} makes the noise std row_norm^2 x {sig1.max():.3g} overflow; use a bound on the ratings' scale")
-    if not math.isfinite(kL): raise ValueError(f"`rank_bound` / `row_norm` = {k:g} / {L:g} overflows; use bounds on the ratings' scale")
+    else:  # "oja": two releases of sensitivity 4 (Result 8) spend what one of 4 sqrt 2 does: the same sigma as "exact"
+        sig1 = z * (
+            SENSITIVITY_OJA_FRESH * math.sqrt(oja_steps + 1)
+            if method == "oja-fresh"
+            else SENSITIVITY_EXACT
+        )
+    if not np.isfinite(sig1).all():
+        raise ValueError(
+            f"`epsilon` and `delta`: the noise multiplier {z.max():.3g} times the sensitivity overflows; use a larger epsilon or delta"
+        )
+    with np.errstate(over="ignore", under="ignore"):
+        sig, kL = sig1 * L * L, k / L
+    if not np.isfinite(sig).all():
+        raise ValueError(
+            f"`row_norm` = {L:g} makes the noise std row_norm^2 x {sig1.max():.3g} overflow; use a bound on the ratings' scale"
+        )
+    if not math.isfinite(kL):
+        raise ValueError(
+            f"`rank_bound` / `row_norm` = {k:g} / {L:g} overflows; use bounds on the ratings' scale"
+        )
     return sig1, sig, kL, grids
+
 
 def _fw_exact_checks(sig1, grids, method, m, n):
     "The exact path's range checks (in units of L: every statistic is at most sum_i ||A_i||^2 <= 4m) and its memory"
     kinds = [_step_kind(method, t) for t in range(len(sig1))]
     g = {"gram": grids["gram"], "stream": grids["vector"], "fresh": grids["vector"]}
     _check_exact(max(s / g[kd] for s, kd in zip(sig1, kinds)), 4 * m / min(g[kd] for kd in kinds))
-    if "gram" in kinds: check_memory(56 * n * n, name="method", what=f"{method!r} in exact mode: the released {n:,} x {n:,} Gram matrix")
+    if "gram" in kinds:
+        check_memory(
+            56 * n * n,
+            name="method",
+            what=f"{method!r} in exact mode: the released {n:,} x {n:,} Gram matrix",
+        )
+
 
 def _in_units(x, L, p):
     "x * L^p, in logarithms where the product leaves the float range (inf or 0, never NaN)"
     x = np.asarray(x, float)
     with np.errstate(over="ignore", under="ignore", invalid="ignore", divide="ignore"):
-        y = x * L if p == 1 else x * L * L if p == 2 else x * np.float64(L) ** p       # (the products of the fast path, unchanged)
+        y = (
+            x * L if p == 1 else x * L * L if p == 2 else x * np.float64(L) ** p
+        )  # (the products of the fast path, unchanged)
         bad = ~np.isfinite(y) | ((y == 0) & (x != 0))
-        if bad.any(): y = np.where(bad, np.sign(x) * np.exp(np.log(np.abs(x)) + p * math.log(L)), y)
+        if bad.any():
+            y = np.where(bad, np.sign(x) * np.exp(np.log(np.abs(x)) + p * math.log(L)), y)
     return y
 
-def private_frank_wolfe(ratings,          # users x items, scipy.sparse; each row as its user sends it (e.g. centred)
-                        *, epsilon,       # joint-DP epsilon, per user (whole row)
-                        delta,            # joint-DP delta
-                        rank_bound,       # k: nuclear-norm bound
-                        n_iter,           # T: global noisy releases
-                        row_norm,         # L: bound on each row's observed norm (Pi_{L,Omega})
-                        method="oja", # one of METHODS: "oja" (one pass per step), "oja-implicit" (implicit noise), "exact", "oja-fresh"
-                        oja_steps=30,     # Gamma: Oja iterations per global step ("oja-implicit", "oja-fresh")
-                        oja_blocks=1,     # K: row blocks of one streaming pass ("oja"; Result 9)
-                        accountant="auto", # "gdp" (exact), "rdp" or "advanced"; "auto": "gdp" on the fast path, "rdp" on the exact path
-                        noise_schedule="constant", # or "increasing"
-                        user_mean=None,   # (m,) added back to predictions (from `split_ratings`)
-                        noise=None,       # "fast", "exact" or None (`privrank.core.noise_mode()`)
-                        rng=None):
+
+def private_frank_wolfe(
+    ratings,  # users x items, scipy.sparse; each row as its user sends it (e.g. centred)
+    *,
+    epsilon,  # joint-DP epsilon, per user (whole row)
+    delta,  # joint-DP delta
+    rank_bound,  # k: nuclear-norm bound
+    n_iter,  # T: global noisy releases
+    row_norm,  # L: bound on each row's observed norm (Pi_{L,Omega})
+    method="oja",  # one of METHODS: "oja" (one pass per step), "oja-implicit" (implicit noise), "exact", "oja-fresh"
+    oja_steps=30,  # Gamma: Oja iterations per global step ("oja-implicit", "oja-fresh")
+    oja_blocks=1,  # K: row blocks of one streaming pass ("oja"; Result 9)
+    accountant="auto",  # "gdp" (exact), "rdp" or "advanced"; "auto": "gdp" on the fast path, "rdp" on the exact path
+    noise_schedule="constant",  # or "increasing"
+    user_mean=None,  # (m,) added back to predictions (from `split_ratings`)
+    noise=None,  # "fast", "exact" or None (`privrank.core.noise_mode()`)
+    rng=None,
+):
     "Private Frank-Wolfe (Algorithm 1): (epsilon, delta)-joint DP for each user's whole row"
-    epsilon, delta, mode = check_epsilon(epsilon, scalar=True), check_delta(delta, positive=True), noise_mode(noise)
+    epsilon, delta, mode = (
+        check_epsilon(epsilon, scalar=True),
+        check_delta(delta, positive=True),
+        noise_mode(noise),
+    )
     R, k, n_iter, um = _check_fw_args(ratings, rank_bound, n_iter, method, user_mean)
     L, oja_steps = _check_positive(row_norm, "row_norm"), _check_iter(oja_steps, name="oja_steps")
-    oja_blocks, accountant = check_int(oja_blocks, name="oja_blocks", minimum=1), _accountant(accountant, mode)
-    z = noise_multiplier(epsilon, delta, n_iter, accountant=accountant, weights=globals()["noise_schedule"](n_iter, noise_schedule))
+    oja_blocks, accountant = (
+        check_int(oja_blocks, name="oja_blocks", minimum=1),
+        _accountant(accountant, mode),
+    )
+    z = noise_multiplier(
+        epsilon,
+        delta,
+        n_iter,
+        accountant=accountant,
+        weights=globals()["noise_schedule"](n_iter, noise_schedule),
+    )
     sig1, sig, kL, grids = _fw_noise(z, L, k, method, oja_steps, mode, R.shape[1], R.shape[0])
     n = R.shape[1]
-    if mode == "exact": _fw_exact_checks(sig1, grids, method, R.shape[0], n)
-    elif _gram_step(method, 0, n): check_memory(48 * n * n, name="method", what=f"{method!r}: the {n:,} x {n:,} Gram matrix")
+    if mode == "exact":
+        _fw_exact_checks(sig1, grids, method, R.shape[0], n)
+    elif _gram_step(method, 0, n):
+        check_memory(48 * n * n, name="method", what=f"{method!r}: the {n:,} x {n:,} Gram matrix")
     with use_noise(mode):
-        C, V, d = _frank_wolfe(_scaled_rows(R, L), rank_bound=kL, n_iter=n_iter, row_norm=1.0, sigmas=sig1, method=method, oja_steps=oja_steps,
-                               oja_blocks=oja_blocks, rng=check_rng(rng), mode=mode, grids=grids)  # in units of L (see scaled_rows)
+        C, V, d = _frank_wolfe(
+            _scaled_rows(R, L),
+            rank_bound=kL,
+            n_iter=n_iter,
+            row_norm=1.0,
+            sigmas=sig1,
+            method=method,
+            oja_steps=oja_steps,
+            oja_blocks=oja_blocks,
+            rng=check_rng(rng),
+            mode=mode,
+            grids=grids,
+        )  # in units of L (see scaled_rows)
     with np.errstate(under="ignore", over="ignore"):
-        d = dict(eigenvalue=_in_units(d["eigenvalue"], L, 2), lambda_corrected=_in_units(d["lambda_corrected"], L, 1),
-                 train_rmse=float(_in_units(d["train_rmse"], L, 1)),
-                 released_sq=[_in_units(w, L, 4) for w in d["released_sq"]])   # ||w_k||^2 of each streaming release (empty otherwise)
-        if grids is not None: d["grid"] = {kd: g * L * L for kd, g in grids.items()}   # the lattices, in the data's units
-        return Completion(C * L, V, um, f"private-frank-wolfe/{method}", epsilon, delta, accountant=accountant, noise=mode,
-                          noise_multiplier=z, sigma=sig, diagnostics=d)
+        d = dict(
+            eigenvalue=_in_units(d["eigenvalue"], L, 2),
+            lambda_corrected=_in_units(d["lambda_corrected"], L, 1),
+            train_rmse=float(_in_units(d["train_rmse"], L, 1)),
+            released_sq=[_in_units(w, L, 4) for w in d["released_sq"]],
+        )  # ||w_k||^2 of each streaming release (empty otherwise)
+        if grids is not None:
+            d["grid"] = {
+                kd: g * L * L for kd, g in grids.items()
+            }  # the lattices, in the data's units
+        return Completion(
+            C * L,
+            V,
+            um,
+            f"private-frank-wolfe/{method}",
+            epsilon,
+            delta,
+            accountant=accountant,
+            noise=mode,
+            noise_multiplier=z,
+            sigma=sig,
+            diagnostics=d,
+        )
 
 # %% ../nbs/06_private_fw.ipynb #a5e8737d
-def synthetic_rank_one(n_users,        # m
-                       n_items=400,    # n
-                       *, per_user=80, # ratings per user (distinct random items)
-                       rng=None):
+def synthetic_rank_one(
+    n_users,  # m
+    n_items=400,  # n
+    *,
+    per_user=80,  # ratings per user (distinct random items)
+    rng=None,
+):
     "Sparse sample of a random rank-one Y* = u v^T with max |Y*| = 1; returns (ratings, u, v)"
-    rng = check_rng(rng); m = check_int(n_users, name="n_users", minimum=1); n = check_int(n_items, name="n_items", minimum=1)
+    rng = check_rng(rng)
+    m = check_int(n_users, name="n_users", minimum=1)
+    n = check_int(n_items, name="n_items", minimum=1)
     per_user = min(check_int(per_user, name="per_user", minimum=1), n)
-    u, v = rng.uniform(-1, 1, m), rng.uniform(-1, 1, n); u /= np.abs(u).max(); v /= np.abs(v).max()
+    u, v = rng.uniform(-1, 1, m), rng.uniform(-1, 1, n)
+    u /= np.abs(u).max()
+    v /= np.abs(v).max()
     block, cols = max(1, (1 << 22) // n), []
-    for s in range(0, m, block):    # blocks of users: the smallest random keys are items without replacement
-        cols.append(np.argpartition(rng.random((min(block, m - s), n)), per_user - 1, axis=1)[:, :per_user])
+    for s in range(
+        0, m, block
+    ):  # blocks of users: the smallest random keys are items without replacement
+        cols.append(
+            np.argpartition(rng.random((min(block, m - s), n)), per_user - 1, axis=1)[:, :per_user]
+        )
     i, j = np.repeat(np.arange(m), per_user), np.concatenate(cols).ravel()
     return sparse.csr_array((u[i] * v[j], (i, j)), shape=(m, n)), u, v
 
 # %% ../nbs/06_private_fw.ipynb #7d345994
-SENSITIVITY_PGD = math.sqrt(2)   # times L_Z^2: sensitivity of sum_i Z_i^T Z_i with ||Z_i|| <= L_Z (Result 6)
+SENSITIVITY_PGD = math.sqrt(
+    2
+)  # times L_Z^2: sensitivity of sum_i Z_i^T Z_i with ||Z_i|| <= L_Z (Result 6)
 
-def project_l1_ball(s,        # values (singular values; negative ones project to 0)
-                    radius):  # k >= 0
+
+def project_l1_ball(
+    s,  # values (singular values; negative ones project to 0)
+    radius,
+):  # k >= 0
     "Euclidean projection of s onto {s' >= 0, sum s' <= radius}: soft-thresholding at the right level"
     s = _real(s, "s")
-    if s.ndim != 1: raise ValueError(f"`s` must be a 1-D array; got shape {s.shape}")
-    if not np.isfinite(s).all(): raise ValueError(f"`s` has {(~np.isfinite(s)).sum()} NaN or infinite values")
+    if s.ndim != 1:
+        raise ValueError(f"`s` must be a 1-D array; got shape {s.shape}")
+    if not np.isfinite(s).all():
+        raise ValueError(f"`s` has {(~np.isfinite(s)).sum()} NaN or infinite values")
     radius = _check_nonneg(radius, "radius")
     s = np.maximum(s, 0)
     a = s.max() if s.size else 0.0
-    if a == 0 or radius == 0: return np.zeros_like(s)
-    if a > 1e300 or a < 1e-300:                                        # in units of the largest value: no overflow
+    if a == 0 or radius == 0:
+        return np.zeros_like(s)
+    if a > 1e300 or a < 1e-300:  # in units of the largest value: no overflow
         return a * _project_l1(s / a, radius / a) if radius / a > 0 else np.zeros_like(s)
     return _project_l1(s, radius)
 
+
 def _project_l1(s, radius):
-    if s.sum() <= radius: return s
-    u = np.sort(s)[::-1]; css = np.cumsum(u) - radius
+    if s.sum() <= radius:
+        return s
+    u = np.sort(s)[::-1]
+    css = np.cumsum(u) - radius
     idx = np.flatnonzero(u > css / np.arange(1, len(u) + 1))
-    if idx.size == 0:    # radius below the float resolution of the largest value: it all goes to the largest value(s)
-        top = s == u[0]; out = np.zeros_like(s); out[top] = radius / top.sum(); return out
+    if (
+        idx.size == 0
+    ):  # radius below the float resolution of the largest value: it all goes to the largest value(s)
+        top = s == u[0]
+        out = np.zeros_like(s)
+        out[top] = radius / top.sum()
+        return out
     rho = idx[-1]
     return np.maximum(s - css[rho] / (rho + 1), 0)
 
@@ -758,212 +1345,504 @@ def _project_l1(s, radius):
 def _entries(C, V, rows, cols, chunk=1 << 20):
     "(C V^T)[rows, cols] in chunks of ratings (never an nnz x r array of the whole data)"
     out = np.empty(len(rows))
-    for s in range(0, len(rows), chunk): out[s:s + chunk] = np.einsum("ij,ij->i", C[rows[s:s + chunk]], V[cols[s:s + chunk]])
+    for s in range(0, len(rows), chunk):
+        out[s : s + chunk] = np.einsum("ij,ij->i", C[rows[s : s + chunk]], V[cols[s : s + chunk]])
     return out
 
-def _pgd(R, *, rank_bound, n_iter, row_norm, step, sigmas, max_rank, rng, beta=1e-3, mode="fast", grid=None):
+
+def _pgd(
+    R,
+    *,
+    rank_bound,
+    n_iter,
+    row_norm,
+    step,
+    sigmas,
+    max_rank,
+    rng,
+    beta=1e-3,
+    mode="fast",
+    grid=None,
+):
     "Private PGD on sparse R; state Y = C V^T (users hold C, V public); sigmas[t] noise std of release t"
     rows, cols, y = _row_ids(R), R.indices, R.data
     (m, n), C, V, fro, ranks = R.shape, np.zeros((R.shape[0], 0)), np.zeros((R.shape[1], 0)), [], []
     for t, sigma in enumerate(sigmas):
-        g = step * (_entries(C, V, rows, cols) - y)                     # Z = C V^T - G, G = eta P_Omega(Y - Y*)
+        g = step * (_entries(C, V, rows, cols) - y)  # Z = C V^T - G, G = eta P_Omega(Y - Y*)
         G = sparse.csr_array((g, cols, R.indptr), shape=R.shape)
-        nz2 = (C ** 2).sum(1) - 2 * (C * (G @ V)).sum(1) + np.bincount(rows, g ** 2, minlength=m)
-        s = np.minimum(1.0, row_norm / np.sqrt(np.maximum(nz2, 1e-300)))  # local clipping: ||Z_i|| <= L_Z
+        nz2 = (C**2).sum(1) - 2 * (C * (G @ V)).sum(1) + np.bincount(rows, g**2, minlength=m)
+        s = np.minimum(
+            1.0, row_norm / np.sqrt(np.maximum(nz2, 1e-300))
+        )  # local clipping: ||Z_i|| <= L_Z
         C, G = C * s[:, None], sparse.csr_array((g * s[rows], cols, R.indptr), shape=R.shape)
         X = V @ (G.T @ C).T
-        W = _noisy_gram(V @ (C.T @ C) @ V.T - X - X.T + _gram(G), sigma, rng=rng, mode=mode, grid=grid)          # global
-        lam, Q = linalg.eigh(W, subset_by_index=[max(n - max_rank, 0), n - 1], driver="evx")              # top pairs
+        W = _noisy_gram(
+            V @ (C.T @ C) @ V.T - X - X.T + _gram(G), sigma, rng=rng, mode=mode, grid=grid
+        )  # global
+        lam, Q = linalg.eigh(
+            W, subset_by_index=[max(n - max_rank, 0), n - 1], driver="evx"
+        )  # top pairs
         B = sigma * (2 * math.sqrt(n) + 2 * math.sqrt(math.log(1 / beta)))
         target = project_l1_ball(np.sqrt(np.maximum(lam - B, 0)), rank_bound)
-        keep = np.argsort(-target)[:max_rank]; keep = keep[target[keep] > 0]
-        Qk = Q[:, keep]; C, V = (C @ (V.T @ Qk) - G @ Qk) * (target[keep] / np.sqrt(np.maximum(lam[keep], 0) + B)), Qk  # local
-        fro.append(float((W ** 2).sum())); ranks.append(len(keep))
+        keep = np.argsort(-target)[:max_rank]
+        keep = keep[target[keep] > 0]
+        Qk = Q[:, keep]
+        C, V = (
+            (C @ (V.T @ Qk) - G @ Qk) * (target[keep] / np.sqrt(np.maximum(lam[keep], 0) + B)),
+            Qk,
+        )  # local
+        fro.append(float((W**2).sum()))
+        ranks.append(len(keep))
     return C, V, dict(frobenius_sq=np.array(fro), rank=np.array(ranks))
 
 # %% ../nbs/06_private_fw.ipynb #6020c3ef
-def private_pgd(ratings,          # users x items, scipy.sparse; each row as its user sends it (e.g. centred)
-                *, epsilon,       # joint-DP epsilon, per user (whole row)
-                delta,            # joint-DP delta
-                rank_bound,       # k: nuclear-norm bound
-                n_iter,           # T: global noisy releases
-                row_norm,         # L_Z: bound on the norm of each user's whole row Z_i (clipped locally)
-                step=1.0,         # eta: gradient step
-                max_rank=20,      # directions kept after the projection
-                accountant="auto", # "gdp" (exact), "rdp" or "advanced"; "auto": "gdp" on the fast path, "rdp" on the exact path
-                noise_schedule="constant", # or "increasing"
-                user_mean=None,   # (m,) added back to predictions (from `split_ratings`)
-                noise=None,       # "fast", "exact" or None (`privrank.core.noise_mode()`)
-                rng=None):
+def private_pgd(
+    ratings,  # users x items, scipy.sparse; each row as its user sends it (e.g. centred)
+    *,
+    epsilon,  # joint-DP epsilon, per user (whole row)
+    delta,  # joint-DP delta
+    rank_bound,  # k: nuclear-norm bound
+    n_iter,  # T: global noisy releases
+    row_norm,  # L_Z: bound on the norm of each user's whole row Z_i (clipped locally)
+    step=1.0,  # eta: gradient step
+    max_rank=20,  # directions kept after the projection
+    accountant="auto",  # "gdp" (exact), "rdp" or "advanced"; "auto": "gdp" on the fast path, "rdp" on the exact path
+    noise_schedule="constant",  # or "increasing"
+    user_mean=None,  # (m,) added back to predictions (from `split_ratings`)
+    noise=None,  # "fast", "exact" or None (`privrank.core.noise_mode()`)
+    rng=None,
+):
     "Private projected gradient descent (baseline): (epsilon, delta)-joint DP for each user's whole row"
-    epsilon, delta, mode = check_epsilon(epsilon, scalar=True), check_delta(delta, positive=True), noise_mode(noise)
+    epsilon, delta, mode = (
+        check_epsilon(epsilon, scalar=True),
+        check_delta(delta, positive=True),
+        noise_mode(noise),
+    )
     R, rank_bound, n_iter, um = _check_fw_args(ratings, rank_bound, n_iter, "exact", user_mean)
-    row_norm, max_rank = _check_positive(row_norm, "row_norm"), check_int(max_rank, name="max_rank", minimum=1)
-    if not (_is_real(step) and 0 < step <= 2): raise ValueError(f"`step` must be in (0, 2]; got {step!r}")
+    row_norm, max_rank = (
+        _check_positive(row_norm, "row_norm"),
+        check_int(max_rank, name="max_rank", minimum=1),
+    )
+    if not (_is_real(step) and 0 < step <= 2):
+        raise ValueError(f"`step` must be in (0, 2]; got {step!r}")
     accountant, (m, n) = _accountant(accountant, mode), R.shape
-    z = noise_multiplier(epsilon, delta, n_iter, accountant=accountant, weights=globals()["noise_schedule"](n_iter, noise_schedule))
-    with np.errstate(over="ignore", under="ignore"): l2 = SENSITIVITY_PGD * row_norm * row_norm
-    if not (1e-290 < l2 < math.inf): raise ValueError(f"`row_norm` = {row_norm:g}: its square is outside the float range; use a bound on the ratings' scale")
+    z = noise_multiplier(
+        epsilon,
+        delta,
+        n_iter,
+        accountant=accountant,
+        weights=globals()["noise_schedule"](n_iter, noise_schedule),
+    )
+    with np.errstate(over="ignore", under="ignore"):
+        l2 = SENSITIVITY_PGD * row_norm * row_norm
+    if not (1e-290 < l2 < math.inf):
+        raise ValueError(
+            f"`row_norm` = {row_norm:g}: its square is outside the float range; use a bound on the ratings' scale"
+        )
     grid = None
-    if mode == "exact": grid, l2 = _snapped(l2, "gram", n, m, m * row_norm * row_norm)   # Result 6's sensitivity, snapped (see 'Exact noise')
-    with np.errstate(over="ignore"): sig = l2 * z
-    if not np.isfinite(sig).all(): raise ValueError(f"`row_norm` = {row_norm:g} makes the noise std overflow; use a bound on the ratings' scale")
-    check_memory((56 if mode == "exact" else 48) * n * n + 8 * m * max_rank, name="ratings", what=f"private PGD's {n:,} x {n:,} release")
-    if mode == "exact": _check_exact(sig.max() / grid, m * row_norm * row_norm / grid)   # entries of Z^T Z: at most sum_i ||Z_i||^2
+    if mode == "exact":
+        grid, l2 = _snapped(
+            l2, "gram", n, m, m * row_norm * row_norm
+        )  # Result 6's sensitivity, snapped (see 'Exact noise')
+    with np.errstate(over="ignore"):
+        sig = l2 * z
+    if not np.isfinite(sig).all():
+        raise ValueError(
+            f"`row_norm` = {row_norm:g} makes the noise std overflow; use a bound on the ratings' scale"
+        )
+    check_memory(
+        (56 if mode == "exact" else 48) * n * n + 8 * m * max_rank,
+        name="ratings",
+        what=f"private PGD's {n:,} x {n:,} release",
+    )
+    if mode == "exact":
+        _check_exact(
+            sig.max() / grid, m * row_norm * row_norm / grid
+        )  # entries of Z^T Z: at most sum_i ||Z_i||^2
     with use_noise(mode):
-        C, V, d = _pgd(R, rank_bound=rank_bound, n_iter=n_iter, row_norm=row_norm, step=step, sigmas=sig, max_rank=max_rank,
-                       rng=check_rng(rng), mode=mode, grid=grid)
-    if grid is not None: d["grid"] = grid
-    return Completion(C, V.T, um, "private-pgd", epsilon, delta, accountant=accountant, noise=mode, noise_multiplier=z, sigma=sig, diagnostics=d)
+        C, V, d = _pgd(
+            R,
+            rank_bound=rank_bound,
+            n_iter=n_iter,
+            row_norm=row_norm,
+            step=step,
+            sigmas=sig,
+            max_rank=max_rank,
+            rng=check_rng(rng),
+            mode=mode,
+            grid=grid,
+        )
+    if grid is not None:
+        d["grid"] = grid
+    return Completion(
+        C,
+        V.T,
+        um,
+        "private-pgd",
+        epsilon,
+        delta,
+        accountant=accountant,
+        noise=mode,
+        noise_multiplier=z,
+        sigma=sig,
+        diagnostics=d,
+    )
 
 # %% ../nbs/06_private_fw.ipynb #c0e50158
-SENSITIVITY_CLEANSING = (("item_sums", "vector"), ("item_weights", "vector"), ("covariance", "gram"), ("weights", "gram"))  # Result 7's releases
+SENSITIVITY_CLEANSING = (
+    ("item_sums", "vector"),
+    ("item_weights", "vector"),
+    ("covariance", "gram"),
+    ("weights", "gram"),
+)  # Result 7's releases
+
 
 def _cleansing_sensitivities(clip):
     "l2 sensitivities of the four releases of SVD after cleansing (Result 7): 2B, sqrt 2, sqrt 2 B^2, sqrt 2"
-    with np.errstate(over="ignore"): return np.array([2 * clip, math.sqrt(2), math.sqrt(2) * np.float64(clip) ** 2, math.sqrt(2)])
+    with np.errstate(over="ignore"):
+        return np.array(
+            [2 * clip, math.sqrt(2), math.sqrt(2) * np.float64(clip) ** 2, math.sqrt(2)]
+        )
+
 
 def _cleansing_releases(R, clip, sig, beta_items, rng, mode="fast", grids=(None,) * 4):
     "The four noisy releases of SVD after cleansing (Result 7) and the item effects b"
     (m, n), cols = R.shape, R.indices
-    w = (1 / np.sqrt(np.diff(R.indptr)))[_row_ids(R)]            # ||w_i e_i|| = 1
-    S = _noisy(np.bincount(cols, w * np.clip(R.data, -clip, clip), minlength=n), sig[0], rng=rng, mode=mode, grid=grids[0])
+    w = (1 / np.sqrt(np.diff(R.indptr)))[_row_ids(R)]  # ||w_i e_i|| = 1
+    S = _noisy(
+        np.bincount(cols, w * np.clip(R.data, -clip, clip), minlength=n),
+        sig[0],
+        rng=rng,
+        mode=mode,
+        grid=grids[0],
+    )
     K = _noisy(np.bincount(cols, w, minlength=n), sig[1], rng=rng, mode=mode, grid=grids[1])
     b = S / (np.maximum(K, 0) + beta_items)
-    X = sparse.csr_array((w * np.clip(R.data - b[cols], -clip, clip), cols, R.indptr), shape=R.shape)
+    X = sparse.csr_array(
+        (w * np.clip(R.data - b[cols], -clip, clip), cols, R.indptr), shape=R.shape
+    )
     E = sparse.csr_array((w, cols, R.indptr), shape=R.shape)
-    return (b, S, K, _noisy_gram(_gram(X), sig[2], rng=rng, mode=mode, grid=grids[2]),
-            _noisy_gram(_gram(E), sig[3], rng=rng, mode=mode, grid=grids[3]))
+    return (
+        b,
+        S,
+        K,
+        _noisy_gram(_gram(X), sig[2], rng=rng, mode=mode, grid=grids[2]),
+        _noisy_gram(_gram(E), sig[3], rng=rng, mode=mode, grid=grids[3]),
+    )
 
 # %% ../nbs/06_private_fw.ipynb #171a29fb
-def svd_after_cleansing(ratings,          # users x items, scipy.sparse (rows centred by their users)
-                        *, epsilon,       # joint-DP epsilon, per user (whole row)
-                        delta,            # joint-DP delta
-                        rank=1,           # r: eigenvectors of the cleansed covariance
-                        clip=1.0,         # B: ratings (and residuals) clamped to [-B, B]
-                        beta_items=10.0,  # beta_m: fictitious ratings at 0 in each item mean
-                        beta_cov=10.0,    # beta: fictitious entries at the average in the cleansing
-                        ridge=0.01,       # rho: each user's ridge penalty in her local fit
-                        accountant="auto", user_mean=None,
-                        noise=None,       # "fast", "exact" or None (`privrank.core.noise_mode()`)
-                        rng=None):
+def svd_after_cleansing(
+    ratings,  # users x items, scipy.sparse (rows centred by their users)
+    *,
+    epsilon,  # joint-DP epsilon, per user (whole row)
+    delta,  # joint-DP delta
+    rank=1,  # r: eigenvectors of the cleansed covariance
+    clip=1.0,  # B: ratings (and residuals) clamped to [-B, B]
+    beta_items=10.0,  # beta_m: fictitious ratings at 0 in each item mean
+    beta_cov=10.0,  # beta: fictitious entries at the average in the cleansing
+    ridge=0.01,  # rho: each user's ridge penalty in her local fit
+    accountant="auto",
+    user_mean=None,
+    noise=None,  # "fast", "exact" or None (`privrank.core.noise_mode()`)
+    rng=None,
+):
     "McSherry-Mironov 'SVD after cleansing' with a local per-user fit: (epsilon, delta)-joint DP per user"
-    epsilon, delta, rng, mode = check_epsilon(epsilon, scalar=True), check_delta(delta, positive=True), check_rng(rng), noise_mode(noise)
+    epsilon, delta, rng, mode = (
+        check_epsilon(epsilon, scalar=True),
+        check_delta(delta, positive=True),
+        check_rng(rng),
+        noise_mode(noise),
+    )
     R, _, _, um = _check_fw_args(ratings, 1.0, 1, "exact", user_mean)
-    (m, n), cols, r = R.shape, R.indices, check_int(rank, name="rank", minimum=1, maximum=R.shape[1])
+    (m, n), cols, r = (
+        R.shape,
+        R.indices,
+        check_int(rank, name="rank", minimum=1, maximum=R.shape[1]),
+    )
     clip, ridge = _check_positive(clip, "clip"), _check_positive(ridge, "ridge")
-    beta_items, beta_cov = _check_nonneg(beta_items, "beta_items"), _check_nonneg(beta_cov, "beta_cov")
+    beta_items, beta_cov = (
+        _check_nonneg(beta_items, "beta_items"),
+        _check_nonneg(beta_cov, "beta_cov"),
+    )
     sens = _cleansing_sensitivities(clip)
-    if not (np.isfinite(sens) & (sens > 1e-290)).all(): raise ValueError(f"`clip` = {clip:g}: its square is outside the float range; use a bound on the ratings' scale")
+    if not (np.isfinite(sens) & (sens > 1e-290)).all():
+        raise ValueError(
+            f"`clip` = {clip:g}: its square is outside the float range; use a bound on the ratings' scale"
+        )
     accountant = _accountant(accountant, mode)
     z = noise_multiplier(epsilon, delta, 4, accountant=accountant)
     grids = (None,) * 4
-    if mode == "exact":     # each release snapped: the sums and weights are vectors over items, the two Gram matrices n(n+1)/2 values
-        gl = [_snapped(l2, kind, n, m, m * b) for l2, (_, kind), b in zip(sens, SENSITIVITY_CLEANSING, [clip, 1.0, clip * clip, 1.0])]
+    if (
+        mode == "exact"
+    ):  # each release snapped: the sums and weights are vectors over items, the two Gram matrices n(n+1)/2 values
+        gl = [
+            _snapped(l2, kind, n, m, m * b)
+            for l2, (_, kind), b in zip(sens, SENSITIVITY_CLEANSING, [clip, 1.0, clip * clip, 1.0])
+        ]
         grids, sens = tuple(g for g, _ in gl), np.array([l for _, l in gl])
-    with np.errstate(over="ignore"): sig = sens * z
-    if not np.isfinite(sig).all(): raise ValueError(f"`clip` = {clip:g} makes the noise std overflow; use a bound on the ratings' scale")
-    check_memory((56 if mode == "exact" else 48) * n * n + 8 * m * r * r, name="ratings", what=f"the cleansed {n:,} x {n:,} covariance")
-    if mode == "exact":     # |S_j| <= m B, K_j <= m, |Cov| <= m B^2, Wgt <= m
-        _check_exact(max(s / g for s, g in zip(sig, grids)), m * max(b / g for b, g in zip([clip, 1.0, clip * clip, 1.0], grids)))
-    with use_noise(mode): b, S, K, cov, wgt = _cleansing_releases(R, clip, sig, beta_items, rng, mode, grids)
+    with np.errstate(over="ignore"):
+        sig = sens * z
+    if not np.isfinite(sig).all():
+        raise ValueError(
+            f"`clip` = {clip:g} makes the noise std overflow; use a bound on the ratings' scale"
+        )
+    check_memory(
+        (56 if mode == "exact" else 48) * n * n + 8 * m * r * r,
+        name="ratings",
+        what=f"the cleansed {n:,} x {n:,} covariance",
+    )
+    if mode == "exact":  # |S_j| <= m B, K_j <= m, |Cov| <= m B^2, Wgt <= m
+        _check_exact(
+            max(s / g for s, g in zip(sig, grids)),
+            m * max(b / g for b, g in zip([clip, 1.0, clip * clip, 1.0], grids)),
+        )
+    with use_noise(mode):
+        b, S, K, cov, wgt = _cleansing_releases(R, clip, sig, beta_items, rng, mode, grids)
     clean = (cov + beta_cov * cov.mean()) / (np.maximum(wgt, 0) + beta_cov * max(wgt.mean(), 1e-12))
-    V = np.linalg.eigh((clean + clean.T) / 2)[1][:, ::-1][:, :r]                       # global: public
-    G = sparse.csr_array((np.ones(R.nnz), cols, R.indptr), shape=R.shape) @ (V[:, :, None] * V[:, None]).reshape(n, -1)
-    rhs = sparse.csr_array((R.data - b[cols], cols, R.indptr), shape=R.shape) @ V        # local: her own ratings
+    V = np.linalg.eigh((clean + clean.T) / 2)[1][:, ::-1][:, :r]  # global: public
+    G = sparse.csr_array((np.ones(R.nnz), cols, R.indptr), shape=R.shape) @ (
+        V[:, :, None] * V[:, None]
+    ).reshape(n, -1)
+    rhs = (
+        sparse.csr_array((R.data - b[cols], cols, R.indptr), shape=R.shape) @ V
+    )  # local: her own ratings
     M = G.reshape(m, r, r) + ridge * np.eye(r)
-    try: c = np.linalg.solve(M, rhs[..., None])[..., 0]
-    except np.linalg.LinAlgError: c = (np.linalg.pinv(M, hermitian=True) @ rhs[..., None])[..., 0]   # a ridge below float resolution
+    try:
+        c = np.linalg.solve(M, rhs[..., None])[..., 0]
+    except np.linalg.LinAlgError:
+        c = (np.linalg.pinv(M, hermitian=True) @ rhs[..., None])[
+            ..., 0
+        ]  # a ridge below float resolution
     d = dict(item_sums=S, item_weights=K, covariance=cov, weights=wgt)
-    if mode == "exact": d["grid"] = dict(zip([k for k, _ in SENSITIVITY_CLEANSING], grids))
-    return Completion(np.column_stack([np.ones(m), c]), np.vstack([b, V.T]), um, "svd-after-cleansing", epsilon, delta,
-                      accountant=accountant, noise=mode, noise_multiplier=np.full(4, z[0]), sigma=sig, diagnostics=d)
+    if mode == "exact":
+        d["grid"] = dict(zip([k for k, _ in SENSITIVITY_CLEANSING], grids))
+    return Completion(
+        np.column_stack([np.ones(m), c]),
+        np.vstack([b, V.T]),
+        um,
+        "svd-after-cleansing",
+        epsilon,
+        delta,
+        accountant=accountant,
+        noise=mode,
+        noise_multiplier=np.full(4, z[0]),
+        sigma=sig,
+        diagnostics=d,
+    )
 
 # %% ../nbs/06_private_fw.ipynb #34b51f1f
-EVALUATION_LABEL = "non-private: from raw held-out ratings"   # the label of `complete`'s evaluation keys
+EVALUATION_LABEL = (
+    "non-private: from raw held-out ratings"  # the label of `complete`'s evaluation keys
+)
 
-def complete(ratings,              # users x items, scipy.sparse (raw ratings); its column count is the item universe
-             *, epsilon, delta,    # joint DP per user
-             rank_bound=None, n_iter=10, row_norm=2.0, method="oja", max_per_user=80,
-             test_fraction=0.01,   # with `evaluate`: the fraction of ratings held out
-             evaluate=False,       # also hold out ratings and report the test RMSE (not private: see `EVALUATION_LABEL`)
-             noise=None,           # "fast", "exact" or None (`privrank.core.noise_mode()`)
-             rng=None):
+
+def complete(
+    ratings,  # users x items, scipy.sparse (raw ratings); its column count is the item universe
+    *,
+    epsilon,
+    delta,  # joint DP per user
+    rank_bound=None,
+    n_iter=10,
+    row_norm=2.0,
+    method="oja",
+    max_per_user=80,
+    test_fraction=0.01,  # with `evaluate`: the fraction of ratings held out
+    evaluate=False,  # also hold out ratings and report the test RMSE (not private: see `EVALUATION_LABEL`)
+    noise=None,  # "fast", "exact" or None (`privrank.core.noise_mode()`)
+    rng=None,
+):
     "Fit private FW and return the privacy record, public sizes and the released item factors (a dict, for the CLI); `evaluate=True` adds a labelled non-private test RMSE"
-    epsilon, delta, rng, mode = check_epsilon(epsilon, scalar=True), check_delta(delta, positive=True), check_rng(rng), noise_mode(noise)
-    if not isinstance(evaluate, (bool, np.bool_)): raise TypeError(f"`evaluate` must be True or False; got {type(evaluate).__name__} {evaluate!r}")
-    row_norm, n_iter = _check_positive(row_norm, "row_norm"), _check_iter(n_iter, name="n_iter")   # before any work
-    if rank_bound is not None: rank_bound = _check_positive(rank_bound, "rank_bound")
-    if not (_is_real(test_fraction) and 0 <= test_fraction < 1): raise ValueError(f"`test_fraction` must be a number in [0, 1); got {test_fraction!r}")
-    if not (isinstance(method, str) and method in METHODS): raise ValueError(f"`method` must be one of {list(METHODS)}; got {method!r}")
-    _fw_noise(noise_multiplier(epsilon, delta, n_iter, accountant=_accountant("auto", mode)), row_norm, rank_bound or 1.0, method, 1)   # refuses overflowing noise
-    sp = split_ratings(ratings, test_fraction=test_fraction if evaluate else 0.0, max_per_user=max_per_user, rng=rng)
+    epsilon, delta, rng, mode = (
+        check_epsilon(epsilon, scalar=True),
+        check_delta(delta, positive=True),
+        check_rng(rng),
+        noise_mode(noise),
+    )
+    if not isinstance(evaluate, (bool, np.bool_)):
+        raise TypeError(
+            f"`evaluate` must be True or False; got {type(evaluate).__name__} {evaluate!r}"
+        )
+    row_norm, n_iter = (
+        _check_positive(row_norm, "row_norm"),
+        _check_iter(n_iter, name="n_iter"),
+    )  # before any work
+    if rank_bound is not None:
+        rank_bound = _check_positive(rank_bound, "rank_bound")
+    if not (_is_real(test_fraction) and 0 <= test_fraction < 1):
+        raise ValueError(f"`test_fraction` must be a number in [0, 1); got {test_fraction!r}")
+    if not (isinstance(method, str) and method in METHODS):
+        raise ValueError(f"`method` must be one of {list(METHODS)}; got {method!r}")
+    _fw_noise(
+        noise_multiplier(epsilon, delta, n_iter, accountant=_accountant("auto", mode)),
+        row_norm,
+        rank_bound or 1.0,
+        method,
+        1,
+    )  # refuses overflowing noise
+    sp = split_ratings(
+        ratings,
+        test_fraction=test_fraction if evaluate else 0.0,
+        max_per_user=max_per_user,
+        rng=rng,
+    )
     (m, n), nnz = sp.train.shape, sp.train.nnz + len(sp.test_value)
     if evaluate and len(sp.test_value) == 0:
-        raise ValueError(f"`test_fraction` = {test_fraction} held out none of the {nnz} ratings of {m} users (a user's only "
-                         f"training rating is never held out, so at most {nnz - m} can be); the test RMSE needs a held-out rating: "
-                         "raise `test_fraction` or use more ratings")
-    k = row_norm * math.sqrt(m) if rank_bound is None else rank_bound    # default: data-independent, spends no privacy
-    res = private_frank_wolfe(sp.train, epsilon=epsilon, delta=delta, rank_bound=k, n_iter=n_iter, row_norm=row_norm,
-                              method=method, user_mean=sp.user_mean, noise=mode, rng=rng)
-    out = dict(users=m, items=n, epsilon=res.epsilon, delta=res.delta, model="joint", privacy_unit=res.privacy_unit, private=True,
-               noise=res.noise, accountant=res.accountant, noise_multiplier=float(res.noise_multiplier[0]), rank_bound=k,
-               n_iter=n_iter, row_norm=row_norm, method=method, item_factors=res.factors.tolist())
+        raise ValueError(
+            f"`test_fraction` = {test_fraction} held out none of the {nnz} ratings of {m} users (a user's only "
+            f"training rating is never held out, so at most {nnz - m} can be); the test RMSE needs a held-out rating: "
+            "raise `test_fraction` or use more ratings"
+        )
+    k = (
+        row_norm * math.sqrt(m) if rank_bound is None else rank_bound
+    )  # default: data-independent, spends no privacy
+    res = private_frank_wolfe(
+        sp.train,
+        epsilon=epsilon,
+        delta=delta,
+        rank_bound=k,
+        n_iter=n_iter,
+        row_norm=row_norm,
+        method=method,
+        user_mean=sp.user_mean,
+        noise=mode,
+        rng=rng,
+    )
+    out = dict(
+        users=m,
+        items=n,
+        epsilon=res.epsilon,
+        delta=res.delta,
+        model="joint",
+        privacy_unit=res.privacy_unit,
+        private=True,
+        noise=res.noise,
+        accountant=res.accountant,
+        noise_multiplier=float(res.noise_multiplier[0]),
+        rank_bound=k,
+        n_iter=n_iter,
+        row_norm=row_norm,
+        method=method,
+        item_factors=res.factors.tolist(),
+    )
     if evaluate:
         base = float(np.sqrt(np.mean((sp.user_mean[sp.test_user] - sp.test_value) ** 2)))
-        out.update(evaluation=EVALUATION_LABEL, test_rmse=res.rmse(sp), baseline_rmse_user_mean=base, n_test=int(len(sp.test_value)))
+        out.update(
+            evaluation=EVALUATION_LABEL,
+            test_rmse=res.rmse(sp),
+            baseline_rmse_user_mean=base,
+            n_test=int(len(sp.test_value)),
+        )
     return out
 
 # %% ../nbs/06_private_fw.ipynb #2806097a
-def truncated_svd(ratings,        # users x items, scipy.sparse (rows centred by their users)
-                  rank=1,         # r, below min(users, items)
-                  *, user_mean=None):
+def truncated_svd(
+    ratings,  # users x items, scipy.sparse (rows centred by their users)
+    rank=1,  # r, below min(users, items)
+    *,
+    user_mean=None,
+):
     "Non-private rank-r truncated SVD of the training matrix (the ceiling of the comparison)"
-    R = check_ratings(ratings); r = check_int(rank, name="rank", minimum=1, maximum=min(R.shape) - 1)
+    R = check_ratings(ratings)
+    r = check_int(rank, name="rank", minimum=1, maximum=min(R.shape) - 1)
     um = _check_user_mean(user_mean, R.shape[0])
     U, S, Vt = splinalg.svds(R, k=r)
     return Completion(U * S, Vt, um, "truncated-svd", math.inf, 0.0)
 
-def rmse_against_epsilon(split,             # a `Split`
-                         *, epsilons, delta, seeds,
-                         fw, pgd, cleansing,  # keyword arguments of each method (rank_bound, n_iter, row_norm, ...)
-                         svd_rank=1):
+
+def rmse_against_epsilon(
+    split,  # a `Split`
+    *,
+    epsilons,
+    delta,
+    seeds,
+    fw,
+    pgd,
+    cleansing,  # keyword arguments of each method (rank_bound, n_iter, row_norm, ...)
+    svd_rank=1,
+):
     "Test RMSE of private FW, private PGD and SVD after cleansing at each epsilon and seed, and the references"
-    if not isinstance(split, Split): raise TypeError(f"`split` must be a `Split` (from `split_ratings`); got {type(split).__name__}")
+    if not isinstance(split, Split):
+        raise TypeError(
+            f"`split` must be a `Split` (from `split_ratings`); got {type(split).__name__}"
+        )
     for name, kw in (("fw", fw), ("pgd", pgd), ("cleansing", cleansing)):
-        if not isinstance(kw, dict): raise TypeError(f"`{name}` must be a dict of keyword arguments; got {type(kw).__name__}")
+        if not isinstance(kw, dict):
+            raise TypeError(
+                f"`{name}` must be a dict of keyword arguments; got {type(kw).__name__}"
+            )
     eps = _real(epsilons, "epsilons")
-    if eps.ndim != 1 or eps.size == 0: raise ValueError(f"`epsilons` must be a non-empty 1-D list; got shape {eps.shape}")
-    for e in eps: check_epsilon(e, name="epsilons")
+    if eps.ndim != 1 or eps.size == 0:
+        raise ValueError(f"`epsilons` must be a non-empty 1-D list; got shape {eps.shape}")
+    for e in eps:
+        check_epsilon(e, name="epsilons")
     seeds = list(seeds)
-    if not seeds: raise ValueError("`seeds` must not be empty")
-    for s in seeds: check_rng(s if not isinstance(s, np.random.Generator) else None)
-    runs = dict(fw=(private_frank_wolfe, fw), pgd=(private_pgd, pgd), cleansing=(svd_after_cleansing, cleansing))
-    out = {name: np.array([[f(split.train, epsilon=e, delta=delta, user_mean=split.user_mean, rng=s, **kw).rmse(split)
-                            for s in seeds] for e in epsilons]) for name, (f, kw) in runs.items()}
+    if not seeds:
+        raise ValueError("`seeds` must not be empty")
+    for s in seeds:
+        check_rng(s if not isinstance(s, np.random.Generator) else None)
+    runs = dict(
+        fw=(private_frank_wolfe, fw),
+        pgd=(private_pgd, pgd),
+        cleansing=(svd_after_cleansing, cleansing),
+    )
+    out = {
+        name: np.array(
+            [
+                [
+                    f(
+                        split.train, epsilon=e, delta=delta, user_mean=split.user_mean, rng=s, **kw
+                    ).rmse(split)
+                    for s in seeds
+                ]
+                for e in epsilons
+            ]
+        )
+        for name, (f, kw) in runs.items()
+    }
     out["nonprivate_fw"] = frank_wolfe(split.train, user_mean=split.user_mean, **fw).rmse(split)
     out["svd"] = truncated_svd(split.train, svd_rank, user_mean=split.user_mean).rmse(split)
-    out["user_mean"] = float(np.sqrt(np.mean((split.user_mean[split.test_user] - split.test_value) ** 2)))
+    out["user_mean"] = float(
+        np.sqrt(np.mean((split.user_mean[split.test_user] - split.test_value) ** 2))
+    )
     return out
+
 
 def plot_rmse_against_epsilon(out, epsilons, ax, title=""):
     "Figure 2 panel: mean and one standard deviation over seeds of each private method, references as lines"
     need = ("fw", "pgd", "cleansing", "nonprivate_fw", "svd", "user_mean")
-    if not (isinstance(out, dict) and all(k in out for k in need)): raise TypeError(f"`out` must be the dict of `rmse_against_epsilon` (keys {need})")
-    if not hasattr(ax, "errorbar"): raise TypeError(f"`ax` must be a matplotlib Axes; got {type(ax).__name__}")
-    if not isinstance(title, str): raise TypeError(f"`title` must be a string; got {type(title).__name__}")
+    if not (isinstance(out, dict) and all(k in out for k in need)):
+        raise TypeError(f"`out` must be the dict of `rmse_against_epsilon` (keys {need})")
+    if not hasattr(ax, "errorbar"):
+        raise TypeError(f"`ax` must be a matplotlib Axes; got {type(ax).__name__}")
+    if not isinstance(title, str):
+        raise TypeError(f"`title` must be a string; got {type(title).__name__}")
     eps = _real(epsilons, "epsilons")
-    if eps.shape != (np.shape(out["fw"])[0],): raise ValueError(f"`epsilons` must have one entry per row of `out` ({np.shape(out['fw'])[0]}); got shape {eps.shape}")
-    for name, lab in [("fw", "private FW (Oja)"), ("pgd", "private PGD"), ("cleansing", "SVD after cleansing")]:
+    if eps.shape != (np.shape(out["fw"])[0],):
+        raise ValueError(
+            f"`epsilons` must have one entry per row of `out` ({np.shape(out['fw'])[0]}); got shape {eps.shape}"
+        )
+    for name, lab in [
+        ("fw", "private FW (Oja)"),
+        ("pgd", "private PGD"),
+        ("cleansing", "SVD after cleansing"),
+    ]:
         ax.errorbar(epsilons, out[name].mean(1), out[name].std(1), fmt="o-", capsize=3, label=lab)
-    for name, lab, st in [("nonprivate_fw", "non-private FW", "--"), ("svd", "truncated SVD (ceiling)", ":"), ("user_mean", "user means (floor)", "-.")]:
+    for name, lab, st in [
+        ("nonprivate_fw", "non-private FW", "--"),
+        ("svd", "truncated SVD (ceiling)", ":"),
+        ("user_mean", "user means (floor)", "-."),
+    ]:
         ax.axhline(out[name], ls=st, color="k" if name != "user_mean" else "gray", label=lab)
-    ax.set_xscale("log"); ax.set_xlabel("epsilon (per user, delta = 1e-6)"); ax.set_ylabel("test RMSE"); ax.set_title(title, fontsize=9)
+    ax.set_xscale("log")
+    ax.set_xlabel("epsilon (per user, delta = 1e-6)")
+    ax.set_ylabel("test RMSE")
+    ax.set_title(title, fontsize=9)
 
 # %% ../nbs/06_private_fw.ipynb #48d0dda6
 def top_items(ratings, n_items):
     "Ratings restricted to the `n_items` most-rated columns (all of them if fewer), users left with no rating dropped"
-    R = check_ratings(ratings); n_items = check_int(n_items, name="n_items", minimum=1)
+    R = check_ratings(ratings)
+    n_items = check_int(n_items, name="n_items", minimum=1)
     cols = np.argsort(-np.bincount(R.indices, minlength=R.shape[1]), kind="stable")[:n_items]
     R = R[:, np.sort(cols)]
     return R[np.diff(R.indptr) > 0]

@@ -6,13 +6,22 @@ Docs: https://privrank.github.io/privrank/randomized_response.html.md"""
 
 # %% ../nbs/01_randomized_response.ipynb #357a3069
 from __future__ import annotations
+
 import math
 from dataclasses import dataclass, field
 
 import numpy as np
 from scipy import special
 
-from .core import check_epsilon, check_rng, check_int, _real_array, MAX_ENTRIES, noise_mode, rr_flips
+from privrank.core import (
+    MAX_ENTRIES,
+    _real_array,
+    check_epsilon,
+    check_int,
+    check_rng,
+    noise_mode,
+    rr_flips,
+)
 
 # %% auto #0
 __all__ = ['PRIVACY_UNIT', 'flip_probability', 'randomized_response', 'rr_output_probability', 'epsilon_of_comparisons',
@@ -21,7 +30,7 @@ __all__ = ['PRIVACY_UNIT', 'flip_probability', 'randomized_response', 'rr_output
            'PrivatizedComparisons', 'privatize', 'inverse_variance_weights']
 
 # %% ../nbs/01_randomized_response.ipynb #a46f912d
-def flip_probability(epsilon): # privacy parameter(s) > 0; inf = no privacy
+def flip_probability(epsilon):  # privacy parameter(s) > 0; inf = no privacy
     "p_eps = 1/(1 + e^eps), the flip probability of eps-LDP randomized response (float or array)"
     e = _check_epsilon_any(epsilon)
     return float(special.expit(-e)) if np.ndim(e) == 0 else special.expit(-e)
@@ -29,161 +38,245 @@ def flip_probability(epsilon): # privacy parameter(s) > 0; inf = no privacy
 # %% ../nbs/01_randomized_response.ipynb #70c55bb3
 def _asarray(x, name):
     "np.asarray(x), with a ValueError naming `name` for a ragged nesting (numpy's own message names nothing)"
-    try: return np.asarray(x)
-    except ValueError: raise ValueError(f"`{name}` must be a rectangular array (its rows have different lengths)") from None
+    try:
+        return np.asarray(x)
+    except ValueError:
+        raise ValueError(
+            f"`{name}` must be a rectangular array (its rows have different lengths)"
+        ) from None
+
 
 def _real(x, name):
     "core's `_real_array` (a float array, or a TypeError naming `name`), ragged nestings refused by name too"
-    return _real_array(x if x is None or isinstance(x, (str, bytes, bool, np.bool_)) else _asarray(x, name), name)
+    return _real_array(
+        x if x is None or isinstance(x, (str, bytes, bool, np.bool_)) else _asarray(x, name), name
+    )
+
 
 def _check_epsilon_any(epsilon, name="epsilon"):
     "Validated epsilon (inf allowed): a float, or a float array of any shape"
     arr = _real(epsilon, name)
-    if arr.ndim == 0: return check_epsilon(arr, name=name, allow_inf=True)
-    if arr.size == 0: raise ValueError(f"`{name}` must not be an empty array")
+    if arr.ndim == 0:
+        return check_epsilon(arr, name=name, allow_inf=True)
+    if arr.size == 0:
+        raise ValueError(f"`{name}` must not be an empty array")
     check_epsilon(arr.ravel(), name=name, allow_inf=True)
     return arr
 
+
 def _finite(x, what, name="epsilon"):
     "x, or a ValueError naming `name` when an extreme (tiny) epsilon made `what` overflow; inf epsilon never does"
-    if not np.isfinite(x).all(): raise ValueError(f"`{name}` is too small: {what} would not be a finite float; use a larger epsilon")
+    if not np.isfinite(x).all():
+        raise ValueError(
+            f"`{name}` is too small: {what} would not be a finite float; use a larger epsilon"
+        )
     return x
+
 
 def _broadcast(shapes, names):
     "The broadcast shape of the arguments, or a ValueError naming them"
-    try: return np.broadcast_shapes(*shapes)
-    except ValueError: raise ValueError(" and ".join(f"`{k}` of shape {s}" for k, s in zip(names, shapes)) + " do not broadcast") from None
+    try:
+        return np.broadcast_shapes(*shapes)
+    except ValueError:
+        raise ValueError(
+            " and ".join(f"`{k}` of shape {s}" for k, s in zip(names, shapes)) + " do not broadcast"
+        ) from None
 
 # %% ../nbs/01_randomized_response.ipynb #740af2a7
 def _check_binary(y, name="y"):
     "`y` as an array of 0/1 (bool or integer dtype), or a clear error"
-    if isinstance(y, (str, bytes)) or y is None: raise TypeError(f"`{name}` must be an array of 0/1 outcomes; got {type(y).__name__}")
+    if isinstance(y, (str, bytes)) or y is None:
+        raise TypeError(f"`{name}` must be an array of 0/1 outcomes; got {type(y).__name__}")
     a = _asarray(y, name)
-    if a.dtype == bool: return a
+    if a.dtype == bool:
+        return a
     if a.dtype.kind not in "iu":
         raise TypeError(f"`{name}` must hold 0/1 integers or booleans; got dtype {a.dtype}")
     if a.size and (a.min() < 0 or a.max() > 1):
-        raise ValueError(f"`{name}` must contain only 0 and 1; found {a.min() if a.min() < 0 else a.max()}")
+        raise ValueError(
+            f"`{name}` must contain only 0 and 1; found {a.min() if a.min() < 0 else a.max()}"
+        )
     return a
 
 # %% ../nbs/01_randomized_response.ipynb #41c8cf4b
-def randomized_response(y,            # 0/1 outcomes (ints or bools), any shape
-                        *, epsilon,   # > 0, scalar or an array broadcastable to `y`; inf = report the truth
-                        rng=None):
+def randomized_response(
+    y,  # 0/1 outcomes (ints or bools), any shape
+    *,
+    epsilon,  # > 0, scalar or an array broadcastable to `y`; inf = report the truth
+    rng=None,
+):
     "A_{p_eps}(y): each outcome flipped independently with probability 1/(1+e^eps); int8, same shape as `y`"
     y, rng = _check_binary(y), check_rng(rng)
     p = flip_probability(epsilon)
-    try: ok = np.broadcast_shapes(np.shape(p), y.shape) == y.shape
-    except ValueError: ok = False
-    if not ok: raise ValueError(f"`epsilon` of shape {np.shape(p)} does not broadcast to `y` of shape {y.shape}")
+    try:
+        ok = np.broadcast_shapes(np.shape(p), y.shape) == y.shape
+    except ValueError:
+        ok = False
+    if not ok:
+        raise ValueError(
+            f"`epsilon` of shape {np.shape(p)} does not broadcast to `y` of shape {y.shape}"
+        )
     return _flip(y, epsilon, rng)
+
 
 def _flip(y, e, rng, mode=None):
     "y XOR Bernoulli(1/(1+e^e)), as int8 (inputs already validated): `core.rr_flips`, floating point or exact by the noise mode"
     return (y.astype(bool, copy=False) ^ rr_flips(e, y.shape, rng=rng, noise=mode)).view(np.int8)
 
 # %% ../nbs/01_randomized_response.ipynb #846f6eec
-def rr_output_probability(out,          # 0/1 output value(s)
-                          y,            # 0/1 input value(s)
-                          *, epsilon):  # privacy parameter(s)
+def rr_output_probability(
+    out,  # 0/1 output value(s)
+    y,  # 0/1 input value(s)
+    *,
+    epsilon,
+):  # privacy parameter(s)
     "P(A_{p_eps}(y) = out), computed from the mechanism's flip probability"
-    p = flip_probability(epsilon); o, yy = _check_binary(out, "out"), _check_binary(y)
+    p = flip_probability(epsilon)
+    o, yy = _check_binary(out, "out"), _check_binary(y)
     _broadcast((o.shape, yy.shape, np.shape(p)), ("out", "y", "epsilon"))
     return np.where(o == yy, 1 - p, p)
 
 # %% ../nbs/01_randomized_response.ipynb #3e7f781a
-def epsilon_of_comparisons(epsilon_user, # (n_users,) one epsilon per user
-                           user):        # (n,) user id of each comparison
+def epsilon_of_comparisons(
+    epsilon_user,  # (n_users,) one epsilon per user
+    user,
+):  # (n,) user id of each comparison
     "Each comparison's epsilon, `epsilon_user[user]`, with the user ids validated"
     eu = check_epsilon(epsilon_user, name="epsilon_user", allow_inf=True)
     u = _check_ids(user, "user", None if np.ndim(eu) == 0 else np.size(eu))
     return np.full(u.shape, eu) if np.ndim(eu) == 0 else eu[u]
 
-def composed_user_epsilon(epsilon,             # scalar, or (n,) epsilon of each comparison
-                          user,                # (n,) user id of each comparison
-                          *, n_users=None):    # number of users (default: max id + 1)
+
+def composed_user_epsilon(
+    epsilon,  # scalar, or (n,) epsilon of each comparison
+    user,  # (n,) user id of each comparison
+    *,
+    n_users=None,
+):  # number of users (default: max id + 1)
     "Epsilon each user spends by basic composition: the sum of her comparisons' epsilons"
-    if n_users is not None: n_users = check_int(n_users, name="n_users", minimum=1, maximum=MAX_ENTRIES)
+    if n_users is not None:
+        n_users = check_int(n_users, name="n_users", minimum=1, maximum=MAX_ENTRIES)
     u = _check_ids(user, "user", n_users)
     e = _check_epsilon_any(epsilon)
     if np.ndim(e) and e.shape != u.shape:
-        raise ValueError(f"`epsilon` must be a scalar or one value per comparison ({len(u)}); got shape {e.shape}")
+        raise ValueError(
+            f"`epsilon` must be a scalar or one value per comparison ({len(u)}); got shape {e.shape}"
+        )
     n_bins = 0 if n_users is None else n_users
-    if np.ndim(e) == 0:                                                # one epsilon: count, then scale
+    if np.ndim(e) == 0:  # one epsilon: count, then scale
         k = _count_ids(u, n_bins)
-        with np.errstate(over="ignore", invalid="ignore"): total = np.where(k > 0, e * k, 0.0)   # (inf * 0 would be NaN)
-    else: total = np.bincount(u, weights=e, minlength=n_bins)
+        with np.errstate(over="ignore", invalid="ignore"):
+            total = np.where(k > 0, e * k, 0.0)  # (inf * 0 would be NaN)
+    else:
+        total = np.bincount(u, weights=e, minlength=n_bins)
     return _check_total(total, e, u)
+
 
 def _check_total(total, e, u):
     "Per-user totals, or a ValueError naming `epsilon` when a total of finite epsilons overflows (a total is inf only for an inf epsilon)"
     if np.isinf(total).any():
-        inf_in = bool(np.isinf(e)) if np.ndim(e) == 0 else np.bincount(u, weights=np.isinf(e), minlength=len(total)) > 0
+        inf_in = (
+            bool(np.isinf(e))
+            if np.ndim(e) == 0
+            else np.bincount(u, weights=np.isinf(e), minlength=len(total)) > 0
+        )
         if (np.isinf(total) & ~np.asarray(inf_in)).any():
-            raise ValueError(f"`epsilon`: a user's total over her comparisons overflows a float (largest epsilon {np.max(e):.3g}); "
-                             "use smaller epsilons (above about 700 randomized response already reports the truth)")
+            raise ValueError(
+                f"`epsilon`: a user's total over her comparisons overflows a float (largest epsilon {np.max(e):.3g}); "
+                "use smaller epsilons (above about 700 randomized response already reports the truth)"
+            )
     return total
 
 # %% ../nbs/01_randomized_response.ipynb #e93051be
 def _check_ids(x, name, upper=None):
     "Validated 1-D int64 id array with 0 <= x < upper"
-    if isinstance(x, (str, bytes)) or x is None: raise TypeError(f"`{name}` must be an integer array; got {type(x).__name__}")
+    if isinstance(x, (str, bytes)) or x is None:
+        raise TypeError(f"`{name}` must be an integer array; got {type(x).__name__}")
     a = _asarray(x, name)
-    if a.dtype.kind not in "iu" or a.dtype == bool: raise TypeError(f"`{name}` must be an integer array; got dtype {a.dtype}")
-    if a.ndim != 1: raise ValueError(f"`{name}` must be 1-D; got shape {a.shape}")
+    if a.dtype.kind not in "iu" or a.dtype == bool:
+        raise TypeError(f"`{name}` must be an integer array; got dtype {a.dtype}")
+    if a.ndim != 1:
+        raise ValueError(f"`{name}` must be 1-D; got shape {a.shape}")
     a = a.astype(np.int64, copy=False)
     bound = MAX_ENTRIES if upper is None else upper
-    if a.size and a.view(np.uint64).max() >= bound:       # one pass: a negative id is a huge unsigned one
-        if a.min() < 0: raise ValueError(f"`{name}` must be non-negative; found {a.min()}")
-        if upper is not None: raise ValueError(f"`{name}` must be < {upper}; found {a.max()}")
-        raise ValueError(f"`{name}` ids must be < {MAX_ENTRIES:,} (they index arrays of that length); found {a.max():,}")
+    if (
+        a.size and a.view(np.uint64).max() >= bound
+    ):  # one pass: a negative id is a huge unsigned one
+        if a.min() < 0:
+            raise ValueError(f"`{name}` must be non-negative; found {a.min()}")
+        if upper is not None:
+            raise ValueError(f"`{name}` must be < {upper}; found {a.max()}")
+        raise ValueError(
+            f"`{name}` ids must be < {MAX_ENTRIES:,} (they index arrays of that length); found {a.max():,}"
+        )
     return a
+
 
 def _count_ids(u, n_bins=0):
     "np.bincount(u, minlength=n_bins) (length max id + 1 at least); when ids come in runs (users listed together) it counts the runs instead"
-    h = u[:1 << 16]
-    if len(u) < 1 << 16 or 4 * np.count_nonzero(h[1:] != h[:-1]) >= len(h): return np.bincount(u, minlength=n_bins)
+    h = u[: 1 << 16]
+    if len(u) < 1 << 16 or 4 * np.count_nonzero(h[1:] != h[:-1]) >= len(h):
+        return np.bincount(u, minlength=n_bins)
     starts = np.flatnonzero(np.concatenate(([True], u[1:] != u[:-1])))
-    return np.bincount(u[starts], weights=np.diff(starts, append=len(u)), minlength=n_bins).astype(np.int64)
+    return np.bincount(u[starts], weights=np.diff(starts, append=len(u)), minlength=n_bins).astype(
+        np.int64
+    )
 
 # %% ../nbs/01_randomized_response.ipynb #0665924d
-def privatized_win_probability(p,           # P(y = 1), scalar or array
-                               *, epsilon): # privacy parameter(s)
+def privatized_win_probability(
+    p,  # P(y = 1), scalar or array
+    *,
+    epsilon,
+):  # privacy parameter(s)
     "P(A_{p_eps}(y) = 1) when P(y = 1) = p (Lemma 1): 1/2 + (2p - 1)(1/2 - p_eps)"
     p, q = _check_probability(p), flip_probability(epsilon)
     _broadcast((p.shape, np.shape(q)), ("p", "epsilon"))
     return 0.5 + (2 * p - 1) * (0.5 - q)
 
+
 def _check_probability(p, name="p"):
     a = _real(p, name)
-    if np.isnan(a).any() or (a < 0).any() or (a > 1).any(): raise ValueError(f"`{name}` must lie in [0, 1]")
+    if np.isnan(a).any() or (a < 0).any() or (a > 1).any():
+        raise ValueError(f"`{name}` must lie in [0, 1]")
     return a
 
 # %% ../nbs/01_randomized_response.ipynb #809e3d68
-def debias(y_tilde,      # privatised 0/1 outcomes
-           *, epsilon):  # the epsilon(s) they were privatised with, broadcastable to `y_tilde`
+def debias(
+    y_tilde,  # privatised 0/1 outcomes
+    *,
+    epsilon,
+):  # the epsilon(s) they were privatised with, broadcastable to `y_tilde`
     "Debiased outcomes z = ((e^eps + 1) y_tilde - 1)/(e^eps - 1), with E[z] = E[y] (equation 1)"
     yt = _check_binary(y_tilde, "y_tilde")
     e = _check_epsilon_any(epsilon)
-    if np.ndim(e) == 0: return _debias_table(e).take(yt.view(np.int8) if yt.dtype == bool else yt)
+    if np.ndim(e) == 0:
+        return _debias_table(e).take(yt.view(np.int8) if yt.dtype == bool else yt)
     _broadcast((e.shape, yt.shape), ("epsilon", "y_tilde"))
-    with np.errstate(divide="ignore", over="ignore"): z = 0.5 + (yt - 0.5) / np.tanh(e / 2)
+    with np.errstate(divide="ignore", over="ignore"):
+        z = 0.5 + (yt - 0.5) / np.tanh(e / 2)
     return _finite(z, "the debiased outcomes 1/2 +- 1/(2 tanh(eps/2))")
+
 
 def _debias_table(epsilon):
     "The two values (z for y_tilde = 0, z for y_tilde = 1) of equation (1); shape (2,) or (2, k)"
-    with np.errstate(divide="ignore", over="ignore"): c = 0.5 / np.tanh(np.asarray(epsilon, float) / 2)
+    with np.errstate(divide="ignore", over="ignore"):
+        c = 0.5 / np.tanh(np.asarray(epsilon, float) / 2)
     return _finite(np.stack([0.5 - c, 0.5 + c]), "the debiased outcomes 1/2 +- 1/(2 tanh(eps/2))")
 
 # %% ../nbs/01_randomized_response.ipynb #6193ecef
-def privacy_variance(epsilon): # privacy parameter(s); inf gives 0
+def privacy_variance(epsilon):  # privacy parameter(s); inf gives 0
     "The p-free part of Var(z) added by RR + debiasing: e^eps/(e^eps - 1)^2 = 1/(4 sinh^2(eps/2))"
     e = _check_epsilon_any(epsilon)
-    with np.errstate(divide="ignore", over="ignore"): v = 0.25 / np.sinh(e / 2) ** 2
+    with np.errstate(divide="ignore", over="ignore"):
+        v = 0.25 / np.sinh(e / 2) ** 2
     return _finite(v, "the privacy variance 1/(4 sinh^2(eps/2))")
 
-def debiased_variance(p,            # P(y = 1), scalar or array
-                      *, epsilon):  # privacy parameter(s), broadcast against `p`
+
+def debiased_variance(
+    p,  # P(y = 1), scalar or array
+    *,
+    epsilon,
+):  # privacy parameter(s), broadcast against `p`
     "Var(z) of the debiased outcome when P(y = 1) = p (Lemma 2): p(1 - p) + e^eps/(e^eps - 1)^2"
     p, pv = _check_probability(p), privacy_variance(epsilon)
     _broadcast((p.shape, np.shape(pv)), ("p", "epsilon"))
@@ -191,61 +284,94 @@ def debiased_variance(p,            # P(y = 1), scalar or array
     return float(v) if np.ndim(v) == 0 else v
 
 # %% ../nbs/01_randomized_response.ipynb #10259be7
-def variance_inflation(epsilon): # privacy parameter(s); inf gives 1
+def variance_inflation(epsilon):  # privacy parameter(s); inf gives 1
     "((e^eps + 1)/(e^eps - 1))^2 = 1/tanh^2(eps/2): worst-case (p = 1/2) Var(z) over the non-private 1/4"
     e = _check_epsilon_any(epsilon)
-    with np.errstate(divide="ignore", over="ignore"): v = 1 / np.tanh(e / 2) ** 2
+    with np.errstate(divide="ignore", over="ignore"):
+        v = 1 / np.tanh(e / 2) ** 2
     return _finite(v, "the variance inflation 1/tanh^2(eps/2)")
 
-def g_epsilon(epsilon): # one epsilon per user (or a scalar for all users)
+
+def g_epsilon(epsilon):  # one epsilon per user (or a scalar for all users)
     "G(eps) = mean over users of ((e^eps_l + 1)/(e^eps_l - 1))^2, the averaged privacy factor of Theorem 1"
     v = variance_inflation(epsilon)
-    with np.errstate(over="ignore"): g = float(np.mean(v))
-    if not math.isfinite(g): g = float(np.mean(v / v.max()) * v.max())       # the sum overflowed: average in units of the largest
+    with np.errstate(over="ignore"):
+        g = float(np.mean(v))
+    if not math.isfinite(g):
+        g = float(
+            np.mean(v / v.max()) * v.max()
+        )  # the sum overflowed: average in units of the largest
     return _finite(g, "the mean inflation G")
 
 # %% ../nbs/01_randomized_response.ipynb #780c9731
 def _pair_index(a, b, m):
     "Row-major index of the unordered pair (a, b), a < b, among the m(m-1)/2 pairs (exact while m(m-1)/2 < 2**63)"
-    h = 2 * m - a - 1                      # halve the even factor first, so no product exceeds the result
+    h = 2 * m - a - 1  # halve the even factor first, so no product exceeds the result
     return np.where(a % 2 == 0, (a // 2) * h, a * (h // 2)) + (b - a - 1)
+
 
 def _pair_from_index(k, m):
     "(a, b), a < b, of the pairs with row-major index k"
     k = np.asarray(k, np.int64)
     a = np.floor((2 * m - 1 - np.sqrt((2 * m - 1) ** 2 - 8.0 * k)) / 2).astype(np.int64)
-    a += (_pair_index(a + 1, a + 2, m) <= k) & (a + 1 < m - 1)   # rounding fix-ups, one step each way
+    a += (_pair_index(a + 1, a + 2, m) <= k) & (
+        a + 1 < m - 1
+    )  # rounding fix-ups, one step each way
     a -= _pair_index(a, a + 1, m) > k
     return a, k - _pair_index(a, a + 1, m) + a + 1
 
 # %% ../nbs/01_randomized_response.ipynb #f351073a
-def complete_design(n_users, # L
-                    n_items): # m
+def complete_design(
+    n_users,  # L
+    n_items,
+):  # m
     "(user, i, j) of the complete design: every user compares every pair i < j once"
-    L, m = check_int(n_users, name="n_users", minimum=1), check_int(n_items, name="n_items", minimum=2)
-    if L * (m * (m - 1) // 2) > MAX_ENTRIES: raise ValueError(f"`n_users` x m(m-1)/2 = {L * (m * (m - 1) // 2):,} comparisons exceeds the limit {MAX_ENTRIES:,}")
+    L, m = (
+        check_int(n_users, name="n_users", minimum=1),
+        check_int(n_items, name="n_items", minimum=2),
+    )
+    if L * (m * (m - 1) // 2) > MAX_ENTRIES:
+        raise ValueError(
+            f"`n_users` x m(m-1)/2 = {L * (m * (m - 1) // 2):,} comparisons exceeds the limit {MAX_ENTRIES:,}"
+        )
     I, J = np.triu_indices(m, 1)
     return np.repeat(np.arange(L), len(I)), np.tile(I, L), np.tile(J, L)
 
 # %% ../nbs/01_randomized_response.ipynb #5ce43d37
-def sparse_design(n_users,         # L
-                  n_items,         # m
-                  pairs_per_user,  # k distinct pairs per user, 1 <= k <= m(m-1)/2
-                  *, rng=None):
+def sparse_design(
+    n_users,  # L
+    n_items,  # m
+    pairs_per_user,  # k distinct pairs per user, 1 <= k <= m(m-1)/2
+    *,
+    rng=None,
+):
     "(user, i, j), i < j: each user compares `pairs_per_user` distinct pairs drawn uniformly at random"
-    L, m = check_int(n_users, name="n_users", minimum=1), check_int(n_items, name="n_items", minimum=2, maximum=1 << 32)   # m(m-1)/2 < 2**63
+    L, m = (
+        check_int(n_users, name="n_users", minimum=1),
+        check_int(n_items, name="n_items", minimum=2, maximum=1 << 32),
+    )  # m(m-1)/2 < 2**63
     P, rng = m * (m - 1) // 2, check_rng(rng)
     k = check_int(pairs_per_user, name="pairs_per_user", minimum=1)
-    if k > P: raise ValueError(f"`pairs_per_user` must be <= m(m-1)/2 = {P}; got {k}")
-    if L * k > MAX_ENTRIES: raise ValueError(f"`n_users` x `pairs_per_user` = {L * k:,} comparisons exceeds the limit {MAX_ENTRIES:,}; draw them in batches")
+    if k > P:
+        raise ValueError(f"`pairs_per_user` must be <= m(m-1)/2 = {P}; got {k}")
+    if L * k > MAX_ENTRIES:
+        raise ValueError(
+            f"`n_users` x `pairs_per_user` = {L * k:,} comparisons exceeds the limit {MAX_ENTRIES:,}; draw them in batches"
+        )
     if L * P <= 1 << 22 or 2 * k > P:
-        keys = np.argpartition(rng.random((L, P)), k - 1, axis=1)[:, :k] if k < P else np.tile(np.arange(P), (L, 1))
+        keys = (
+            np.argpartition(rng.random((L, P)), k - 1, axis=1)[:, :k]
+            if k < P
+            else np.tile(np.arange(P), (L, 1))
+        )
     else:
         keys = rng.integers(0, P, size=(L, k))
         while True:
             keys.sort(axis=1)
-            dup = np.zeros_like(keys, bool); dup[:, 1:] = keys[:, 1:] == keys[:, :-1]
-            if not dup.any(): break
+            dup = np.zeros_like(keys, bool)
+            dup[:, 1:] = keys[:, 1:] == keys[:, :-1]
+            if not dup.any():
+                break
             keys[dup] = rng.integers(0, P, size=int(dup.sum()))
     a, b = _pair_from_index(keys.ravel(), m)
     return np.repeat(np.arange(L), k), a, b
@@ -254,88 +380,125 @@ def sparse_design(n_users,         # L
 @dataclass(frozen=True, eq=False)
 class PairStats:
     "Sufficient statistics of comparisons per compared unordered pair (i < j)"
-    i: np.ndarray           # first item of each compared pair
-    j: np.ndarray           # second item, i < j
-    count: np.ndarray       # number of comparisons of the pair
-    zbar: np.ndarray        # weighted mean outcome, oriented "i beats j"
+
+    i: np.ndarray  # first item of each compared pair
+    j: np.ndarray  # second item, i < j
+    count: np.ndarray  # number of comparisons of the pair
+    zbar: np.ndarray  # weighted mean outcome, oriented "i beats j"
     weight_sum: np.ndarray  # sum of the weights (= count when unweighted)
-    n_items: int = 0        # m
+    n_items: int = 0  # m
 
     @property
-    def n_pairs(self): return len(self.i)
+    def n_pairs(self):
+        return len(self.i)
 
 # %% ../nbs/01_randomized_response.ipynb #7dae3f77
 def _check_same_length(**arrays):
     "Raise unless all 1-D arrays have the same length"
     lens = {k: len(v) for k, v in arrays.items()}
     if len(set(lens.values())) > 1:
-        raise ValueError("arrays must have equal lengths; got " + ", ".join(f"`{k}`: {n}" for k, n in lens.items()))
+        raise ValueError(
+            "arrays must have equal lengths; got "
+            + ", ".join(f"`{k}`: {n}" for k, n in lens.items())
+        )
+
 
 def _check_pairs(i, j, n_items):
     "Validated item arrays: same length, ids in [0, n_items), no self-comparison"
     m = check_int(n_items, name="n_items", minimum=2) if n_items is not None else None
     i, j = _check_ids(i, "i", m), _check_ids(j, "j", m)
     _check_same_length(i=i, j=j)
-    if (i == j).any(): raise ValueError(f"`i` and `j` must differ (an item cannot be compared with itself); row {np.flatnonzero(i == j)[0]}")
+    if (i == j).any():
+        raise ValueError(
+            f"`i` and `j` must differ (an item cannot be compared with itself); row {np.flatnonzero(i == j)[0]}"
+        )
     return i, j
+
 
 def _check_real(x, name, n):
     "Validated finite real 1-D float64 array of length n (no copy when it already is one)"
     a = _asarray(x, name) if not isinstance(x, (str, bytes, bool)) and x is not None else None
-    if a is None or a.dtype.kind not in "iuf": raise TypeError(f"`{name}` must be an array of real numbers; got {type(x).__name__}")
+    if a is None or a.dtype.kind not in "iuf":
+        raise TypeError(f"`{name}` must be an array of real numbers; got {type(x).__name__}")
     a = a.astype(float, copy=False)
-    if a.ndim != 1: raise ValueError(f"`{name}` must be 1-D; got shape {a.shape}")
-    if len(a) != n: raise ValueError(f"`{name}` has {len(a)} entries; expected {n} (one per comparison)")
-    if not np.isfinite(a).all(): raise ValueError(f"`{name}` must be finite (no NaN or inf)")
+    if a.ndim != 1:
+        raise ValueError(f"`{name}` must be 1-D; got shape {a.shape}")
+    if len(a) != n:
+        raise ValueError(f"`{name}` has {len(a)} entries; expected {n} (one per comparison)")
+    if not np.isfinite(a).all():
+        raise ValueError(f"`{name}` must be finite (no NaN or inf)")
     return a
 
 # %% ../nbs/01_randomized_response.ipynb #4757b1fc
-def pair_statistics(i,              # (n,) first item of each comparison
-                    j,              # (n,) second item
-                    z,              # (n,) outcome that i beat j: 0/1, or debiased (any real)
-                    *, n_items,     # m; ids must lie in [0, m)
-                    weights=None):  # (n,) positive weights, e.g. inverse_variance_weights(epsilon)
+def pair_statistics(
+    i,  # (n,) first item of each comparison
+    j,  # (n,) second item
+    z,  # (n,) outcome that i beat j: 0/1, or debiased (any real)
+    *,
+    n_items,  # m; ids must lie in [0, m)
+    weights=None,
+):  # (n,) positive weights, e.g. inverse_variance_weights(epsilon)
     "Counts, weighted mean outcome (oriented i < j) and weight sums per compared pair, vectorised"
     m = check_int(n_items, name="n_items", minimum=2)
     i, j = _check_pairs(i, j, m)
     z = _check_real(z, "z", len(i))
     swap = i > j
-    if swap.any(): i, j, z = np.minimum(i, j), np.maximum(i, j), np.where(swap, 1 - z, z)
-    if m * m >= 1 << 63:                    # i*m + j would overflow int64: number the compared pairs directly
-        uniq, key = np.unique(np.stack([i, j], 1), axis=0, return_inverse=True); P = len(uniq); key = key.ravel()
+    if swap.any():
+        i, j, z = np.minimum(i, j), np.maximum(i, j), np.where(swap, 1 - z, z)
+    if m * m >= 1 << 63:  # i*m + j would overflow int64: number the compared pairs directly
+        uniq, key = np.unique(np.stack([i, j], 1), axis=0, return_inverse=True)
+        P = len(uniq)
+        key = key.ravel()
     else:
         key, P, uniq = i * m + j, m * m, None
-        if P > 1 << 23: uniq, key = np.unique(key, return_inverse=True); P = len(uniq)   # large m: compared pairs only
+        if P > 1 << 23:
+            uniq, key = np.unique(key, return_inverse=True)
+            P = len(uniq)  # large m: compared pairs only
     count = np.bincount(key, minlength=P)
-    if weights is None: wsum, wz = count.astype(float), np.bincount(key, weights=z, minlength=P)
+    if weights is None:
+        wsum, wz = count.astype(float), np.bincount(key, weights=z, minlength=P)
     else:
         w = _check_real(weights, "weights", len(i))
-        if (w <= 0).any(): raise ValueError("`weights` must be positive")
-        wsum, wz = np.bincount(key, weights=w, minlength=P), np.bincount(key, weights=w * z, minlength=P)
+        if (w <= 0).any():
+            raise ValueError("`weights` must be positive")
+        wsum, wz = (
+            np.bincount(key, weights=w, minlength=P),
+            np.bincount(key, weights=w * z, minlength=P),
+        )
     nz = np.flatnonzero(count)
-    a, b = np.divmod(nz if uniq is None else uniq[nz], m) if uniq is None or uniq.ndim == 1 else uniq[nz].T
-    return PairStats(i=a, j=b, count=count[nz], zbar=wz[nz] / wsum[nz], weight_sum=wsum[nz], n_items=m)
+    a, b = (
+        np.divmod(nz if uniq is None else uniq[nz], m)
+        if uniq is None or uniq.ndim == 1
+        else uniq[nz].T
+    )
+    return PairStats(
+        i=a, j=b, count=count[nz], zbar=wz[nz] / wsum[nz], weight_sum=wsum[nz], n_items=m
+    )
 
 # %% ../nbs/01_randomized_response.ipynb #3c15f991
-PRIVACY_UNIT = "comparison"   # each reported outcome is epsilon-LDP; a user reporting k comparisons is protected at the sum of their epsilons (basic composition, tight here)
+PRIVACY_UNIT = "comparison"  # each reported outcome is epsilon-LDP; a user reporting k comparisons is protected at the sum of their epsilons (basic composition, tight here)
+
 
 @dataclass(frozen=True, eq=False)
 class PrivatizedComparisons:
     "Comparisons after local randomized response and debiasing, with the privacy they spent"
-    i: np.ndarray                  # first item of each comparison
-    j: np.ndarray                  # second item
-    user: np.ndarray               # user of each comparison
-    y_tilde: np.ndarray            # int8 privatised outcomes (what the users release)
-    z: np.ndarray                  # debiased outcomes, E z = E y (equation 1)
-    comparison_epsilon: np.ndarray # epsilon of each comparison
+
+    i: np.ndarray  # first item of each comparison
+    j: np.ndarray  # second item
+    user: np.ndarray  # user of each comparison
+    y_tilde: np.ndarray  # int8 privatised outcomes (what the users release)
+    z: np.ndarray  # debiased outcomes, E z = E y (equation 1)
+    comparison_epsilon: np.ndarray  # epsilon of each comparison
     epsilon_per_comparison: float  # the largest epsilon of any comparison
-    epsilon_per_user: np.ndarray   # each user's total, by basic composition
+    epsilon_per_user: np.ndarray  # each user's total, by basic composition
     privacy_unit: str = PRIVACY_UNIT
     diagnostics: dict = field(default_factory=dict)
-    noise: str = "fast"            # the coin: "fast" (a float uniform) or "exact" (`core.rr_flips`)
+    noise: str = "fast"  # the coin: "fast" (a float uniform) or "exact" (`core.rr_flips`)
 
     @property
-    def epsilon_per_user_max(self): return float(self.epsilon_per_user.max())
+    def epsilon_per_user_max(self):
+        return float(self.epsilon_per_user.max())
+
     # the privacy record (`core.privacy_record`): epsilon per comparison, pure local DP
     epsilon = property(lambda self: self.epsilon_per_comparison)
     delta = property(lambda self: 0.0)
@@ -343,45 +506,65 @@ class PrivatizedComparisons:
     private = property(lambda self: math.isfinite(self.epsilon_per_comparison))
 
 # %% ../nbs/01_randomized_response.ipynb #5e1ca9f1
-def privatize(i,              # (n,) first item of each comparison
-              j,              # (n,) second item
-              y,              # (n,) 0/1 outcome: 1 if i beat j
-              user,           # (n,) user id of each comparison
-              *, epsilon,     # scalar, or one value per user (indexed by `user`); inf = no privacy
-              rng=None,
-              n_items=None):  # if given, item ids are checked to lie in [0, n_items)
+def privatize(
+    i,  # (n,) first item of each comparison
+    j,  # (n,) second item
+    y,  # (n,) 0/1 outcome: 1 if i beat j
+    user,  # (n,) user id of each comparison
+    *,
+    epsilon,  # scalar, or one value per user (indexed by `user`); inf = no privacy
+    rng=None,
+    n_items=None,
+):  # if given, item ids are checked to lie in [0, n_items)
     "Local randomized response on every comparison (per-user epsilon), then debiasing"
     i, j = _check_pairs(i, j, n_items)
     y, rng = _check_binary(y), check_rng(rng)
     eu = check_epsilon(epsilon, allow_inf=True)
     u = _check_ids(user, "user", None if np.ndim(eu) == 0 else np.size(eu))
-    if y.ndim != 1: raise ValueError(f"`y` must be 1-D; got shape {y.shape}")
+    if y.ndim != 1:
+        raise ValueError(f"`y` must be 1-D; got shape {y.shape}")
     _check_same_length(i=i, j=j, y=y, user=u)
     mode = noise_mode()
-    if np.ndim(eu) == 0:   # one epsilon: scalars all the way
+    if np.ndim(eu) == 0:  # one epsilon: scalars all the way
         e, yt = np.broadcast_to(eu, u.shape), _flip(y, eu, rng, mode)
         z, k = _debias_table(eu).take(yt), _count_ids(u)
-    else:                  # per user: per-user constants, gathered by `user`
+    else:  # per user: per-user constants, gathered by `user`
         e, yt = eu[u], _flip(y, eu[u], rng, mode)
         table, k = _debias_table(eu), np.bincount(u, minlength=len(eu))
         z = np.where(yt.view(bool), table[1][u], table[0][u])
     used = eu if np.ndim(eu) == 0 else eu[k > 0]
-    with np.errstate(over="ignore"): per_user = k * np.where(k > 0, eu, 0.0)
+    with np.errstate(over="ignore"):
+        per_user = k * np.where(k > 0, eu, 0.0)
     if (np.isinf(per_user) & np.isfinite(eu)).any():
-        raise ValueError(f"`epsilon`: a user's total over her comparisons overflows a float (largest epsilon {np.max(eu):.3g}); use smaller epsilons")
-    return PrivatizedComparisons(i=i, j=j, user=u, y_tilde=yt, z=z, comparison_epsilon=e,
-                                 epsilon_per_comparison=float(np.max(used)) if np.size(used) else 0.0,
-                                 epsilon_per_user=per_user, noise=mode,
-                                 diagnostics=dict(n_comparisons=len(u), n_users=len(k)))
+        raise ValueError(
+            f"`epsilon`: a user's total over her comparisons overflows a float (largest epsilon {np.max(eu):.3g}); use smaller epsilons"
+        )
+    return PrivatizedComparisons(
+        i=i,
+        j=j,
+        user=u,
+        y_tilde=yt,
+        z=z,
+        comparison_epsilon=e,
+        epsilon_per_comparison=float(np.max(used)) if np.size(used) else 0.0,
+        epsilon_per_user=per_user,
+        noise=mode,
+        diagnostics=dict(n_comparisons=len(u), n_users=len(k)),
+    )
 
 # %% ../nbs/01_randomized_response.ipynb #7c2c24ec
-def inverse_variance_weights(epsilon,   # epsilon of each comparison (or user); inf = no privacy
-                             *, p=0.5): # P(y = 1) assumed for the variance; 1/2 is the worst case
+def inverse_variance_weights(
+    epsilon,  # epsilon of each comparison (or user); inf = no privacy
+    *,
+    p=0.5,
+):  # P(y = 1) assumed for the variance; 1/2 is the worst case
     "Weights 1/Var(z) (Lemma 2) at outcome probability p; at p = 1/2 this is 4 tanh^2(eps/2)"
     p, e = _check_probability(p), _check_epsilon_any(epsilon)
     _broadcast((np.shape(e), p.shape), ("epsilon", "p"))
     v = debiased_variance(p, epsilon=e)
     if np.any(np.asarray(v) == 0):
-        raise ValueError("`p` must lie strictly inside (0, 1) where `epsilon` is so large (or inf) that the privacy variance "
-                         "e^eps/(e^eps - 1)^2 is 0: the weight 1/Var(z) would be infinite")
+        raise ValueError(
+            "`p` must lie strictly inside (0, 1) where `epsilon` is so large (or inf) that the privacy variance "
+            "e^eps/(e^eps - 1)^2 is 0: the weight 1/Var(z) would be infinite"
+        )
     return 1 / v

@@ -6,6 +6,7 @@ Docs: https://privrank.github.io/privrank/tree_mechanism.html.md"""
 
 # %% ../nbs/03_tree_mechanism.ipynb #de5efd8f
 from __future__ import annotations
+
 import math
 import numbers
 from dataclasses import dataclass, field
@@ -13,8 +14,19 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy import sparse
 
-from .core import (check_epsilon, check_delta, check_rng, check_ranks, check_int, check_memory, MAX_ENTRIES,
-                           NOISE_LAWS, calibrate_noise, noise_mode, release)
+from privrank.core import (
+    MAX_ENTRIES,
+    NOISE_LAWS,
+    calibrate_noise,
+    check_delta,
+    check_epsilon,
+    check_int,
+    check_memory,
+    check_ranks,
+    check_rng,
+    noise_mode,
+    release,
+)
 
 # %% auto #0
 __all__ = ['tree_depth', 'position_histograms', 'costs_from_histograms', 'exact_position_costs', 'RangeCountTree',
@@ -25,80 +37,117 @@ __all__ = ['tree_depth', 'position_histograms', 'costs_from_histograms', 'exact_
 # %% ../nbs/03_tree_mechanism.ipynb #d6728a40
 def _array(x, name):
     "np.asarray(x), or a TypeError/ValueError naming `name` for None, text or a ragged nesting"
-    if x is None or isinstance(x, (str, bytes)): raise TypeError(f"`{name}` must be an array; got {type(x).__name__}")
-    try: return np.asarray(x)
-    except (ValueError, TypeError): raise ValueError(f"`{name}` must be a rectangular array (its rows have different lengths)") from None
+    if x is None or isinstance(x, (str, bytes)):
+        raise TypeError(f"`{name}` must be an array; got {type(x).__name__}")
+    try:
+        return np.asarray(x)
+    except (ValueError, TypeError):
+        raise ValueError(
+            f"`{name}` must be a rectangular array (its rows have different lengths)"
+        ) from None
+
 
 def _real(x, name, ndim=None):
     "Validated finite float64 array (a copy: the caller's array is never touched)"
     a = _array(x, name)
-    if a.dtype.kind not in "iuf": raise TypeError(f"`{name}` must hold real numbers; got dtype {a.dtype}")
-    if ndim is not None and a.ndim != ndim: raise ValueError(f"`{name}` must be {ndim}-D; got shape {a.shape}")
+    if a.dtype.kind not in "iuf":
+        raise TypeError(f"`{name}` must hold real numbers; got dtype {a.dtype}")
+    if ndim is not None and a.ndim != ndim:
+        raise ValueError(f"`{name}` must be {ndim}-D; got shape {a.shape}")
     a = a.astype(float)
-    if not np.isfinite(a).all(): raise ValueError(f"`{name}` must be finite (no NaN or inf)")
+    if not np.isfinite(a).all():
+        raise ValueError(f"`{name}` must be finite (no NaN or inf)")
     return a
+
 
 def _ints(x, name, ndim=1, lo=0, hi=None):
     "Validated int64 array (of `ndim` dimensions; None: any) with values in lo..hi-1"
     a = _array(x, name)
-    if a.dtype.kind not in "iu": raise TypeError(f"`{name}` must be an integer array; got dtype {a.dtype}")
-    if ndim is not None and a.ndim != ndim: raise ValueError(f"`{name}` must be {ndim}-D; got shape {a.shape}")
+    if a.dtype.kind not in "iu":
+        raise TypeError(f"`{name}` must be an integer array; got dtype {a.dtype}")
+    if ndim is not None and a.ndim != ndim:
+        raise ValueError(f"`{name}` must be {ndim}-D; got shape {a.shape}")
     if a.size and (a.min() < lo or (hi is not None and a.max() >= hi)):
         rng_txt = f"{lo}..{hi - 1}" if hi is not None else f">= {lo}"
         raise ValueError(f"`{name}` must lie in {rng_txt}; got values {a.min()}..{a.max()}")
     return a.astype(np.int64)
 
+
 def _noise_bytes(draws, mode):
     "About the transient bytes of one release of `draws` values: float noise (fast), or the exact samplers' rejection rounds"
     return (24 if mode == "fast" else 160) * draws
 
-_TAIL = 2.0 ** 10   # a Laplace draw beyond 2^10 scales has probability e^-1024: never; a Gaussian one even less
+
+_TAIL = (
+    2.0**10
+)  # a Laplace draw beyond 2^10 scales has probability e^-1024: never; a Gaussian one even less
+
 
 def _check_scale(scale, terms, what):
     "Refuse, naming `epsilon`, a noise scale whose sums of `terms` draws could overflow a float (the release would be inf)"
     top = float(np.max(scale, initial=0.0))
     if not top * _TAIL * terms <= np.finfo(float).max:
-        raise ValueError(f"`epsilon` is too small: the noise scale {top:.3g} makes {what} overflow floating point; use a larger epsilon")
-
-
+        raise ValueError(
+            f"`epsilon` is too small: the noise scale {top:.3g} makes {what} overflow floating point; use a larger epsilon"
+        )
 
 # %% ../nbs/03_tree_mechanism.ipynb #4f0bf3f8
-def tree_depth(m): # number of positions, >= 1
+def tree_depth(m):  # number of positions, >= 1
     "Levels d = ceil(log2 m) below the root of the dyadic tree over positions 0..m-1"
     return int(check_int(m, name="m", minimum=1) - 1).bit_length()
+
 
 def _histograms(r):
     "H[q, x] of validated ranks r (n, m): one np.bincount over the flat index q m + r[i, q]"
     n, m = r.shape
     return np.bincount((r + np.arange(m) * m).ravel(), minlength=m * m).reshape(m, m)
 
+
 def _cost_bytes(n, m):
     "About the bytes of the position costs: the flat index (n m) and a few m x m int64 / float64 arrays"
     return 8 * n * m + 48 * m * m
 
+
 def _check_cost_memory(n, m, extra=0, what="the m x m position costs"):
     "Refuse, naming `ranks`, before building m x m costs (plus `extra` bytes) beyond the memory limit"
-    if m * m > MAX_ENTRIES: raise ValueError(f"`ranks` has m = {m:,} candidates: the m x m position costs would exceed {MAX_ENTRIES:,} entries")
-    check_memory(_cost_bytes(n, m) + extra, name="ranks", what=f"{what} of {n:,} voters and m = {m:,} candidates")
+    if m * m > MAX_ENTRIES:
+        raise ValueError(
+            f"`ranks` has m = {m:,} candidates: the m x m position costs would exceed {MAX_ENTRIES:,} entries"
+        )
+    check_memory(
+        _cost_bytes(n, m) + extra,
+        name="ranks",
+        what=f"{what} of {n:,} voters and m = {m:,} candidates",
+    )
 
-def position_histograms(ranks): # (n, m) ranks
+
+def position_histograms(ranks):  # (n, m) ranks
     "H[q, x] = number of voters placing candidate q at position x (one np.bincount)"
-    r = check_ranks(ranks); _check_cost_memory(*r.shape, what="the m x m position histograms")
+    r = check_ranks(ranks)
+    _check_cost_memory(*r.shape, what="the m x m position histograms")
     return _histograms(r)
+
 
 def _check_histograms(H, name="H"):
     "Validated (k, m) int64 histograms: non-negative counts, row sums times m below 2^52 (every prefix sum exact)"
     h = _ints(H, name, ndim=2)
-    if 0 in h.shape: raise ValueError(f"`{name}` must have at least one row and one position; got shape {h.shape}")
-    if h.sum(axis=1, dtype=float).max() * h.shape[1] >= 2.0 ** 52:
-        raise ValueError(f"`{name}`: counts this large ({h.sum(axis=1, dtype=float).max():.3g} in a row) overflow the exact sums")
+    if 0 in h.shape:
+        raise ValueError(
+            f"`{name}` must have at least one row and one position; got shape {h.shape}"
+        )
+    if h.sum(axis=1, dtype=float).max() * h.shape[1] >= 2.0**52:
+        raise ValueError(
+            f"`{name}`: counts this large ({h.sum(axis=1, dtype=float).max():.3g} in a row) overflow the exact sums"
+        )
     return h
+
 
 def _prefix(H):
     "Prefix sums C[:, x] = #values < x and W[:, x] = sum of values < x, row by row, in exact int64"
     k, m = H.shape
     C, W = np.zeros((k, m + 1), np.int64), np.zeros((k, m + 1), np.int64)
-    np.cumsum(H, axis=1, out=C[:, 1:]); np.cumsum(H * np.arange(m), axis=1, out=W[:, 1:])
+    np.cumsum(H, axis=1, out=C[:, 1:])
+    np.cumsum(H * np.arange(m), axis=1, out=W[:, 1:])
     return C, W
 
 # %% ../nbs/03_tree_mechanism.ipynb #b02896a6
@@ -110,89 +159,157 @@ def _cost_counts(H):
     above = (W[:, -1:] - W[:, 1:]) - j * (C[:, -1:] - C[:, 1:])
     return below + above
 
-def costs_from_histograms(H, # (k, m) histograms of values in 0..m-1 (non-negative integers)
-                          n): # normaliser (number of voters)
+
+def costs_from_histograms(
+    H,  # (k, m) histograms of values in 0..m-1 (non-negative integers)
+    n,
+):  # normaliser (number of voters)
     "gamma[q, j] = (1/n) sum_x H[q, x] |x - j| for all q, j by prefix sums, eq. (1)"
     H, n = _check_histograms(H), check_int(n, name="n", minimum=1)
-    check_memory(64 * H.size, name="H", what=f"the costs of {H.shape[0]:,} histograms over {H.shape[1]:,} positions")
+    check_memory(
+        64 * H.size,
+        name="H",
+        what=f"the costs of {H.shape[0]:,} histograms over {H.shape[1]:,} positions",
+    )
     return _cost_counts(H) / n
 
-def exact_position_costs(ranks): # (n, m) ranks
+
+def exact_position_costs(ranks):  # (n, m) ranks
     "gamma[q, j] = (1/n) sum_i |ranks[i, q] - j|: the non-private cost of putting candidate q at position j"
-    r = check_ranks(ranks); _check_cost_memory(*r.shape)
+    r = check_ranks(ranks)
+    _check_cost_memory(*r.shape)
     return _cost_counts(_histograms(r)) / r.shape[0]
 
 # %% ../nbs/03_tree_mechanism.ipynb #d3564020
 @dataclass(frozen=True, eq=False)
 class RangeCountTree:
     "Noisy counts of the dyadic blocks over positions 0..m-1; answer range queries with `range_counts`"
-    levels: list               # level l = 0..d: (2^(d-l),) noisy counts of the blocks [p 2^l, (p+1) 2^l) (past m: exactly 0)
+
+    levels: list  # level l = 0..d: (2^(d-l),) noisy counts of the blocks [p 2^l, (p+1) 2^l) (past m: exactly 0)
     m: int
     epsilon: float
     delta: float
-    noise: str                 # the noise path, "fast" or "exact" (exact: every count is an integer)
-    noise_law: str             # "laplace" or "gaussian"
-    noise_scale: float         # per count (root: exact)
-    privacy_unit: str = "voter"   # a neighbour replaces one voter's value
+    noise: str  # the noise path, "fast" or "exact" (exact: every count is an integer)
+    noise_law: str  # "laplace" or "gaussian"
+    noise_scale: float  # per count (root: exact)
+    privacy_unit: str = "voter"  # a neighbour replaces one voter's value
     model = property(lambda self: "central" if self.private else "none")
     private = property(lambda self: math.isfinite(self.epsilon))
+
 
 def _check_values(x, m, name="x"):
     "Validated 1-D int64 values in 0..m-1"
     return _ints(x, name, ndim=1, lo=0, hi=m)
 
-def range_count_tree(x,              # (n,) ints in 0..m-1
-                     m,              # number of positions
-                     *, epsilon, delta=0.0, rng=None):
+
+def range_count_tree(
+    x,  # (n,) ints in 0..m-1
+    m,  # number of positions
+    *,
+    epsilon,
+    delta=0.0,
+    rng=None,
+):
     "The binary tree mechanism: all dyadic block counts of x, epsilon-DP (Laplace) or (epsilon, delta)-DP (Gaussian)"
-    m = check_int(m, name="m", minimum=1); x = _check_values(x, m)
-    epsilon, delta, rng, mode = check_epsilon(epsilon, scalar=True), check_delta(delta), check_rng(rng), noise_mode()
+    m = check_int(m, name="m", minimum=1)
+    x = _check_values(x, m)
+    epsilon, delta, rng, mode = (
+        check_epsilon(epsilon, scalar=True),
+        check_delta(delta),
+        check_rng(rng),
+        noise_mode(),
+    )
     d = tree_depth(m)
-    if 2 ** d > MAX_ENTRIES: raise ValueError(f"`m` = {m:,}: the tree's 2^{d} leaves would exceed {MAX_ENTRIES:,} entries")
-    check_memory(24 * 2 ** d + _noise_bytes(2 ** d, mode), name="m", what=f"the tree over m = {m:,} positions ({2 ** d:,} leaves)")
+    if 2**d > MAX_ENTRIES:
+        raise ValueError(
+            f"`m` = {m:,}: the tree's 2^{d} leaves would exceed {MAX_ENTRIES:,} entries"
+        )
+    check_memory(
+        24 * 2**d + _noise_bytes(2**d, mode),
+        name="m",
+        what=f"the tree over m = {m:,} positions ({2**d:,} leaves)",
+    )
     law, scale = calibrate_noise(epsilon, delta, l1=2 * d, l2=math.sqrt(2 * d), noise=mode)
     _check_scale(scale, 2 * d, "a range answer (a sum of up to 2d noisy counts)")
-    h = np.bincount(x, minlength=2 ** d); levels = []
+    h = np.bincount(x, minlength=2**d)
+    levels = []
     for l in range(d + 1):
-        c = h.reshape(-1, 2 ** l).sum(1); out = c.astype(float); live = np.arange(c.size) * 2 ** l < m
-        if l < d: out[live] = release(c[live], law, scale, rng=rng, noise=mode)   # integer counts + noise (exact: integer noise)
+        c = h.reshape(-1, 2**l).sum(1)
+        out = c.astype(float)
+        live = np.arange(c.size) * 2**l < m
+        if l < d:
+            out[live] = release(
+                c[live], law, scale, rng=rng, noise=mode
+            )  # integer counts + noise (exact: integer noise)
         levels.append(out)
-    return RangeCountTree(levels=levels, m=m, epsilon=epsilon, delta=delta, noise=mode, noise_law=law, noise_scale=scale)
+    return RangeCountTree(
+        levels=levels,
+        m=m,
+        epsilon=epsilon,
+        delta=delta,
+        noise=mode,
+        noise_law=law,
+        noise_scale=scale,
+    )
 
 # %% ../nbs/03_tree_mechanism.ipynb #33ff3184
-def range_counts(tree,  # a `RangeCountTree`
-                 lo, hi): # integers or integer arrays of the same shape: inclusive bounds, 0 <= lo <= hi < m
+def range_counts(
+    tree,  # a `RangeCountTree`
+    lo,
+    hi,
+):  # integers or integer arrays of the same shape: inclusive bounds, 0 <= lo <= hi < m
     "Noisy number of values in [lo, hi] for each query, and how many blocks each used"
-    if not isinstance(tree, RangeCountTree): raise TypeError(f"`tree` must be a RangeCountTree (from `range_count_tree`); got {type(tree).__name__}")
-    a, b = (np.atleast_1d(_ints(v, k, ndim=None, lo=0, hi=tree.m)) for v, k in ((lo, "lo"), (hi, "hi")))
-    if a.shape != b.shape: raise ValueError(f"`lo` and `hi` must have the same shape; got {a.shape} and {b.shape}")
-    if (a > b).any(): raise ValueError(f"`lo` must be <= `hi` in every query; query {np.flatnonzero(a > b)[0]} has lo > hi")
+    if not isinstance(tree, RangeCountTree):
+        raise TypeError(
+            f"`tree` must be a RangeCountTree (from `range_count_tree`); got {type(tree).__name__}"
+        )
+    a, b = (
+        np.atleast_1d(_ints(v, k, ndim=None, lo=0, hi=tree.m)) for v, k in ((lo, "lo"), (hi, "hi"))
+    )
+    if a.shape != b.shape:
+        raise ValueError(f"`lo` and `hi` must have the same shape; got {a.shape} and {b.shape}")
+    if (a > b).any():
+        raise ValueError(
+            f"`lo` must be <= `hi` in every query; query {np.flatnonzero(a > b)[0]} has lo > hi"
+        )
     b = b + 1
     total, used = np.zeros(a.shape), np.zeros(a.shape, dtype=np.int64)
     for c in tree.levels:
-        ta = (a < b) & (a % 2 == 1); total[ta] += c[a[ta]]; used += ta; a = a + ta
-        tb = (a < b) & (b % 2 == 1); total[tb] += c[b[tb] - 1]; used += tb; b = b - tb
+        ta = (a < b) & (a % 2 == 1)
+        total[ta] += c[a[ta]]
+        used += ta
+        a = a + ta
+        tb = (a < b) & (b % 2 == 1)
+        total[tb] += c[b[tb] - 1]
+        used += tb
+        b = b - tb
         a, b = a // 2, b // 2
     return total, used
 
 # %% ../nbs/03_tree_mechanism.ipynb #18b77b7a
-def tree_node_counts(H): # (k, m) histograms (one tree per row), non-negative integers
+def tree_node_counts(H):  # (k, m) histograms (one tree per row), non-negative integers
     "Per level l = 0..d-1 the integer pair (V, U) of (k, ceil(m/2^l)) arrays: V_t = sum of offsets x - r(t) in block t, U_t = 2^l count"
-    H = _check_histograms(H); k, m = H.shape
+    H = _check_histograms(H)
+    k, m = H.shape
     check_memory(96 * k * m, name="H", what=f"the node counts of {k:,} trees over {m:,} positions")
     return _node_counts(H)
+
 
 def _node_counts(H):
     C, W = _prefix(H)
     out = []
     for l in range(tree_depth(H.shape[1])):
-        lo = np.arange(0, H.shape[1], 2 ** l); hi = np.minimum(lo + 2 ** l, H.shape[1])
+        lo = np.arange(0, H.shape[1], 2**l)
+        hi = np.minimum(lo + 2**l, H.shape[1])
         cnt = C[:, hi] - C[:, lo]
         out.append((W[:, hi] - W[:, lo] - lo * cnt, (1 << l) * cnt))
     return out
 
-def tree_node_values(H, # (k, m) histograms (one tree per row)
-                     n): # normaliser (number of voters)
+
+def tree_node_values(
+    H,  # (k, m) histograms (one tree per row)
+    n,
+):  # normaliser (number of voters)
     "Per level l = 0..d-1 the pair (v, u) of (k, ceil(m/2^l)) arrays: v_t = offsets from r(t) / n, u_t = 2^l count / n"
     n = check_int(n, name="n", minimum=1)
     return [(V / n, U / n) for V, U in tree_node_counts(H)]
@@ -202,34 +319,51 @@ def _siblings(m, l):
     "For every j: the sibling block s_l(j), whether it exists (starts before m), its side and c_l(j), eq. (2)"
     j = np.arange(m)
     s = (j >> l) ^ 1
-    ok = s < -(-m // 2 ** l)
-    return j[ok], s[ok], np.where(s[ok] > (j[ok] >> l), 1.0, -1.0), np.abs((s[ok] << l) - j[ok]) / 2.0 ** l
+    ok = s < -(-m // 2**l)
+    return (
+        j[ok],
+        s[ok],
+        np.where(s[ok] > (j[ok] >> l), 1.0, -1.0),
+        np.abs((s[ok] << l) - j[ok]) / 2.0**l,
+    )
+
 
 def _check_nodes(nodes, m, name="nodes"):
     "Validated per-level (v, u) pairs of finite (k, ceil(m/2^l)) float arrays, one pair per level of the tree over m"
     d = tree_depth(m)
     if not isinstance(nodes, (list, tuple)) or len(nodes) != d:
-        raise ValueError(f"`{name}` must be a list of {d} (v, u) pairs, one per level of the tree over m = {m}; got {type(nodes).__name__}"
-                         + (f" of length {len(nodes)}" if isinstance(nodes, (list, tuple)) else ""))
+        raise ValueError(
+            f"`{name}` must be a list of {d} (v, u) pairs, one per level of the tree over m = {m}; got {type(nodes).__name__}"
+            + (f" of length {len(nodes)}" if isinstance(nodes, (list, tuple)) else "")
+        )
     out, k = [], None
     for l, vu in enumerate(nodes):
-        if not isinstance(vu, (list, tuple)) or len(vu) != 2: raise ValueError(f"`{name}` at level {l} must be a pair (v, u)")
-        try: v, u = (_real(a, name, ndim=2) for a in vu)
-        except (TypeError, ValueError) as e: raise type(e)(f"{e} (level {l})") from None
+        if not isinstance(vu, (list, tuple)) or len(vu) != 2:
+            raise ValueError(f"`{name}` at level {l} must be a pair (v, u)")
+        try:
+            v, u = (_real(a, name, ndim=2) for a in vu)
+        except (TypeError, ValueError) as e:
+            raise type(e)(f"{e} (level {l})") from None
         k = v.shape[0] if k is None else k
-        if v.shape != (k, -(-m // 2 ** l)) or u.shape != v.shape:
-            raise ValueError(f"`{name}` at level {l} must hold two ({k}, {-(-m // 2 ** l)}) arrays; got {v.shape} and {u.shape}")
+        if v.shape != (k, -(-m // 2**l)) or u.shape != v.shape:
+            raise ValueError(
+                f"`{name}` at level {l} must hold two ({k}, {-(-m // 2**l)}) arrays; got {v.shape} and {u.shape}"
+            )
         out.append((v, u))
     return out
 
-def reconstruct_costs(nodes, # per level (v, u), as from `tree_node_values` (noisy or not)
-                      m):    # number of positions
+
+def reconstruct_costs(
+    nodes,  # per level (v, u), as from `tree_node_values` (noisy or not)
+    m,
+):  # number of positions
     "gamma[:, j] for every j from the siblings of j's ancestors, which tile [0, m) minus {j}: eq. (2)"
     m = check_int(m, name="m", minimum=1)
     nodes = _check_nodes(nodes, m)
     k = nodes[0][0].shape[0] if nodes else 1
     check_memory(32 * k * m, name="nodes", what=f"{k:,} reconstructions over {m:,} positions")
     return _reconstruct(nodes, m, k)
+
 
 def _reconstruct(nodes, m, k=None):
     g = np.zeros((nodes[0][0].shape[0] if nodes else 1, m))
@@ -239,58 +373,98 @@ def _reconstruct(nodes, m, k=None):
     return g
 
 # %% ../nbs/03_tree_mechanism.ipynb #cfae5843
-def tree_sensitivity(m,       # number of positions
-                     *, scope): # "value": one value in one tree, eq. (3); "ranking": one ranking in all m trees, eq. (4)
+def tree_sensitivity(
+    m,  # number of positions
+    *,
+    scope,
+):  # "value": one value in one tree, eq. (3); "ranking": one ranking in all m trees, eq. (4)
     "Per-level (l1, l2) sensitivities times n of the node values (v, u) when one voter is replaced"
     m = check_int(m, name="m", minimum=1, maximum=MAX_ENTRIES)
-    if not (isinstance(scope, str) and scope in ("value", "ranking")): raise ValueError(f"`scope` must be 'value' or 'ranking'; got {scope!r}")
-    d = tree_depth(m); l1, l2 = np.zeros(d), np.zeros(d)
+    if not (isinstance(scope, str) and scope in ("value", "ranking")):
+        raise ValueError(f"`scope` must be 'value' or 'ranking'; got {scope!r}")
+    d = tree_depth(m)
+    l1, l2 = np.zeros(d), np.zeros(d)
     for l in range(d):
-        w = 2 ** l; q, r = divmod(m, w)          # O_l and O2_l of (4) in closed form: q full blocks 0..w-1, then 0..r-1
-        off, off2 = q * w * (w - 1) // 2 + r * (r - 1) // 2, q * (w - 1) * w * (2 * w - 1) // 6 + (r - 1) * r * (2 * r - 1) // 6
-        if scope == "value": l1[l], l2[l] = 2 * (w - 1) + 2 * w, math.sqrt(2 * (w - 1) ** 2 + 2 * w * w)
-        else: l1[l], l2[l] = 2 * off + 2 * m * w, math.sqrt(2 * off2 + 2 * m * w * w)
+        w = 2**l
+        q, r = divmod(m, w)  # O_l and O2_l of (4) in closed form: q full blocks 0..w-1, then 0..r-1
+        off, off2 = (
+            q * w * (w - 1) // 2 + r * (r - 1) // 2,
+            q * (w - 1) * w * (2 * w - 1) // 6 + (r - 1) * r * (2 * r - 1) // 6,
+        )
+        if scope == "value":
+            l1[l], l2[l] = 2 * (w - 1) + 2 * w, math.sqrt(2 * (w - 1) ** 2 + 2 * w * w)
+        else:
+            l1[l], l2[l] = 2 * off + 2 * m * w, math.sqrt(2 * off2 + 2 * m * w * w)
     return l1, l2
 
 # %% ../nbs/03_tree_mechanism.ipynb #c66e478a
-_MAX_SCALE = np.finfo(float).max / 256   # per level, times 1/d: sum of d levels x 2 values x coef < 2 x |noise| < 40 scale stays finite
+_MAX_SCALE = (
+    np.finfo(float).max / 256
+)  # per level, times 1/d: sum of d levels x 2 values x coef < 2 x |noise| < 40 scale stays finite
+
 
 def _check_kappa(kappa):
     if isinstance(kappa, (bool, np.bool_)) or not isinstance(kappa, numbers.Real):
         raise TypeError(f"`kappa` must be a positive number; got {type(kappa).__name__} {kappa!r}")
-    if not 0 < kappa < math.inf: raise ValueError(f"`kappa` must be a positive number; got {kappa!r}")
+    if not 0 < kappa < math.inf:
+        raise ValueError(f"`kappa` must be a positive number; got {kappa!r}")
     return float(kappa)
 
-def level_shares(d,      # levels 0..d-1
-                 kappa): # level l gets a share proportional to kappa^(d-l)
+
+def level_shares(
+    d,  # levels 0..d-1
+    kappa,
+):  # level l gets a share proportional to kappa^(d-l)
     "Budget shares w_l = kappa^(d-l) / sum_l' kappa^(d-l'), normalised in log space (no overflow for any kappa > 0)"
     d, kappa = check_int(d, name="d", minimum=0, maximum=64), _check_kappa(kappa)
-    lw = (d - np.arange(d)) * math.log(kappa); e = np.exp(lw - (lw.max() if d else 0.0))
+    lw = (d - np.arange(d)) * math.log(kappa)
+    e = np.exp(lw - (lw.max() if d else 0.0))
     return e / e.sum() if d else e
+
 
 def _check_sensitivities(l1, l2):
     l1, l2 = _real(l1, "l1", ndim=1), _real(l2, "l2", ndim=1)
-    if l1.shape != l2.shape: raise ValueError(f"`l1` and `l2` must have one entry per level each; got {l1.size} and {l2.size}")
-    if l1.size > 64: raise ValueError(f"`l1` has {l1.size} levels; a tree has at most 64")
+    if l1.shape != l2.shape:
+        raise ValueError(
+            f"`l1` and `l2` must have one entry per level each; got {l1.size} and {l2.size}"
+        )
+    if l1.size > 64:
+        raise ValueError(f"`l1` has {l1.size} levels; a tree has at most 64")
     for a, k in ((l1, "l1"), (l2, "l2")):
-        if (a < 0).any(): raise ValueError(f"`{k}` must be non-negative")
+        if (a < 0).any():
+            raise ValueError(f"`{k}` must be non-negative")
     return l1, l2
 
-def level_noise_scales(l1, l2,        # per-level sensitivities, as from `tree_sensitivity` (divided by n)
-                       *, epsilon, delta,
-                       kappa=None,    # level l gets budget share ∝ kappa^(d-l); None: 2^(-2/3) (Laplace), 1/2 (Gaussian)
-                       noise=None):   # "fast", "exact" or None (`noise_mode()`): the exact path's Gaussian is calibrated by zCDP
+
+def level_noise_scales(
+    l1,
+    l2,  # per-level sensitivities, as from `tree_sensitivity` (divided by n)
+    *,
+    epsilon,
+    delta,
+    kappa=None,  # level l gets budget share ∝ kappa^(d-l); None: 2^(-2/3) (Laplace), 1/2 (Gaussian)
+    noise=None,
+):  # "fast", "exact" or None (`noise_mode()`): the exact path's Gaussian is calibrated by zCDP
     "('laplace' | 'gaussian', per-level noise scale) for the whole tree release to be (epsilon, delta)-DP"
-    l1, l2 = _check_sensitivities(l1, l2); d = len(l1)
+    l1, l2 = _check_sensitivities(l1, l2)
+    d = len(l1)
     delta = check_delta(delta)
     w = level_shares(d, (2 ** (-2 / 3) if delta == 0 else 0.5) if kappa is None else kappa)
-    law, unit = calibrate_noise(check_epsilon(epsilon, allow_inf=True, scalar=True), delta, l1=1.0, l2=1.0, noise=noise)   # unit sensitivity: 1/epsilon, or the Gaussian's 1/mu
+    law, unit = calibrate_noise(
+        check_epsilon(epsilon, allow_inf=True, scalar=True), delta, l1=1.0, l2=1.0, noise=noise
+    )  # unit sensitivity: 1/epsilon, or the Gaussian's 1/mu
     with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
         scales = l1 * unit / w if law == "laplace" else l2 * unit / np.sqrt(w)
-    scales = np.where((l1 if law == "laplace" else l2) == 0, 0.0, scales) if law != "none" else np.zeros(d)   # nothing to hide: no noise
+    scales = (
+        np.where((l1 if law == "laplace" else l2) == 0, 0.0, scales)
+        if law != "none"
+        else np.zeros(d)
+    )  # nothing to hide: no noise
     if not (scales <= _MAX_SCALE / max(d, 1)).all():
-        raise ValueError(f"`epsilon` = {float(epsilon):g} with `kappa` = {kappa!r}: a level's noise scale ({scales.max():.3g}) overflows the "
-                         "reconstruction; use a larger epsilon or a kappa nearer 1")
+        raise ValueError(
+            f"`epsilon` = {float(epsilon):g} with `kappa` = {kappa!r}: a level's noise scale ({scales.max():.3g}) overflows the "
+            "reconstruction; use a larger epsilon or a kappa nearer 1"
+        )
     return law, scales
 
 # %% ../nbs/03_tree_mechanism.ipynb #9ca02992
@@ -299,83 +473,135 @@ def _query_variance(m, var):
     out = np.zeros(m)
     for l in range(len(var)):
         j, s, side, coef = _siblings(m, l)
-        out[j] += var[l] * (1 + coef ** 2)
+        out[j] += var[l] * (1 + coef**2)
     return out
+
 
 def _rms_bound(m, law, scales):
     "max_j sqrt(sum_l Var_l (1 + c_l(j)^2)), computed relative to the largest scale so that huge scales do not overflow"
     top = float(np.max(scales, initial=0.0))
-    if top == 0: return 0.0
-    return top * math.sqrt(_query_variance(m, (scales / top) ** 2 * (2 if law == "laplace" else 1)).max())
+    if top == 0:
+        return 0.0
+    return top * math.sqrt(
+        _query_variance(m, (scales / top) ** 2 * (2 if law == "laplace" else 1)).max()
+    )
 
-def _noisy(nodes,          # per level (V, U): integer node counts (or, on the fast path, any real node values)
-           law, scales,    # from `level_noise_scales`: the noise law and its per-level scale, in units of counts / denom
-           *, rng,
-           denom=1,        # the released value is count / denom (n: a fraction of the voters)
-           noise=None):    # "fast", "exact" or None (`noise_mode()`)
+
+def _noisy(
+    nodes,  # per level (V, U): integer node counts (or, on the fast path, any real node values)
+    law,
+    scales,  # from `level_noise_scales`: the noise law and its per-level scale, in units of counts / denom
+    *,
+    rng,
+    denom=1,  # the released value is count / denom (n: a fraction of the voters)
+    noise=None,
+):  # "fast", "exact" or None (`noise_mode()`)
     "The release of a tree: per level, (V + noise) / denom and (U + noise) / denom, each through `core.release`"
-    return [tuple(release(a, law, scales[l], rng=rng, denom=denom, noise=noise) for a in vu) for l, vu in enumerate(nodes)]
+    return [
+        tuple(release(a, law, scales[l], rng=rng, denom=denom, noise=noise) for a in vu)
+        for l, vu in enumerate(nodes)
+    ]
+
 
 def _check_model(model):
-    if not (isinstance(model, str) and model in ("central", "local")): raise ValueError(f"`model` must be 'central' or 'local'; got {model!r}")
+    if not (isinstance(model, str) and model in ("central", "local")):
+        raise ValueError(f"`model` must be 'central' or 'local'; got {model!r}")
     return model
 
 # %% ../nbs/03_tree_mechanism.ipynb #5d379033
-def assign_groups(n,   # number of voters
-                  m,   # number of groups (candidates), at most n
-                  *, rng):
+def assign_groups(
+    n,  # number of voters
+    m,  # number of groups (candidates), at most n
+    *,
+    rng,
+):
     "A balanced, data-independent random assignment of n voters to m groups (voter i reports on candidate groups[i])"
     n, m = check_int(n, name="n", minimum=1), check_int(m, name="m", minimum=1)
-    if m > n: raise ValueError(f"`m` must be at most `n` (one voter per group); got m={m}, n={n}")
+    if m > n:
+        raise ValueError(f"`m` must be at most `n` (one voter per group); got m={m}, n={n}")
     check_memory(24 * n, name="n", what=f"the group assignment of {n:,} voters")
-    g = np.empty(n, dtype=np.int64); g[check_rng(rng).permutation(n)] = np.arange(n) % m
+    g = np.empty(n, dtype=np.int64)
+    g[check_rng(rng).permutation(n)] = np.arange(n) % m
     return g
 
+
 def _check_law_scales(law, scales, d):
-    if not (isinstance(law, str) and law in NOISE_LAWS): raise ValueError(f"`law` must be one of {', '.join(map(repr, NOISE_LAWS))}; got {law!r}")
+    if not (isinstance(law, str) and law in NOISE_LAWS):
+        raise ValueError(f"`law` must be one of {', '.join(map(repr, NOISE_LAWS))}; got {law!r}")
     s = _real(scales, "scales", ndim=1)
-    if s.size != d: raise ValueError(f"`scales` must have one entry per level ({d}); got {s.size}")
-    if (s < 0).any(): raise ValueError("`scales` must be non-negative")
+    if s.size != d:
+        raise ValueError(f"`scales` must have one entry per level ({d}); got {s.size}")
+    if (s < 0).any():
+        raise ValueError("`scales` must be non-negative")
     return law, s
+
 
 def _local_bytes(n, m, mode):
     "About the bytes of n one-value reports over m positions: 4 n m released values, the largest level's counts and noise"
     return 48 * n * m + _noise_bytes(n * m, mode)
 
-def local_reports(x,      # (n,) each voter's value in her tree, in 0..m-1
-                  m,      # number of positions
-                  law,    # "laplace" or "gaussian" (from `level_noise_scales`)
-                  scales, # (d,) per-level noise scale of one report, in count units
-                  *, rng,
-                  noise=None): # "fast", "exact" or None (`noise_mode()`)
+
+def local_reports(
+    x,  # (n,) each voter's value in her tree, in 0..m-1
+    m,  # number of positions
+    law,  # "laplace" or "gaussian" (from `level_noise_scales`)
+    scales,  # (d,) per-level noise scale of one report, in count units
+    *,
+    rng,
+    noise=None,
+):  # "fast", "exact" or None (`noise_mode()`)
     "Each voter's own report: per level (v, u) of shape (n, ceil(m/2^l)), her one-value tree (integer counts) plus her noise"
-    m = check_int(m, name="m", minimum=1); x = _check_values(x, m)
-    law, scales = _check_law_scales(law, scales, tree_depth(m)); mode, rng = noise_mode(noise), check_rng(rng)
+    m = check_int(m, name="m", minimum=1)
+    x = _check_values(x, m)
+    law, scales = _check_law_scales(law, scales, tree_depth(m))
+    mode, rng = noise_mode(noise), check_rng(rng)
     n = len(x)
-    check_memory(_local_bytes(n, m, mode), name="x", what=f"the reports of {n:,} voters over m = {m:,} positions")
+    check_memory(
+        _local_bytes(n, m, mode),
+        name="x",
+        what=f"the reports of {n:,} voters over m = {m:,} positions",
+    )
     out = []
     for l in range(tree_depth(m)):
-        nb = -(-m // 2 ** l)
+        nb = -(-m // 2**l)
         V, U = np.zeros((n, nb), np.int64), np.zeros((n, nb), np.int64)
-        V[np.arange(n), x >> l] = x % 2 ** l; U[np.arange(n), x >> l] = 2 ** l
-        out.append((release(V, law, scales[l], rng=rng, noise=mode), release(U, law, scales[l], rng=rng, noise=mode)))
+        V[np.arange(n), x >> l] = x % 2**l
+        U[np.arange(n), x >> l] = 2**l
+        out.append(
+            (
+                release(V, law, scales[l], rng=rng, noise=mode),
+                release(U, law, scales[l], rng=rng, noise=mode),
+            )
+        )
     return out
+
 
 def _group_sums(reports, groups, m):
     "Per level, the (m, nb) sums of each group's reports, and the group sizes"
-    G = sparse.csr_matrix((np.ones(len(groups)), (groups, np.arange(len(groups)))), shape=(m, len(groups)))
+    G = sparse.csr_matrix(
+        (np.ones(len(groups)), (groups, np.arange(len(groups)))), shape=(m, len(groups))
+    )
     return [(G @ v, G @ u) for v, u in reports], np.asarray(G.sum(axis=1)).ravel()
 
-def aggregate_local_reports(reports, # per level (v, u) of shape (n, ceil(m/2^l)), as from `local_reports`
-                            groups,  # (n,) group (candidate) of each voter, every group in 0..m-1 non-empty
-                            m):      # number of candidates (groups) and positions
+
+def aggregate_local_reports(
+    reports,  # per level (v, u) of shape (n, ceil(m/2^l)), as from `local_reports`
+    groups,  # (n,) group (candidate) of each voter, every group in 0..m-1 non-empty
+    m,
+):  # number of candidates (groups) and positions
     "Server: average each group's reports, reconstruct gamma (m, m) by eq. (2); also the group sizes"
     m = check_int(m, name="m", minimum=1)
     groups = _ints(groups, "groups", lo=0, hi=m)
     sizes = np.bincount(groups, minlength=m)
-    if (sizes == 0).any(): raise ValueError(f"`groups` must give every candidate 0..{m - 1} at least one voter; group {np.flatnonzero(sizes == 0)[0]} is empty")
+    if (sizes == 0).any():
+        raise ValueError(
+            f"`groups` must give every candidate 0..{m - 1} at least one voter; group {np.flatnonzero(sizes == 0)[0]} is empty"
+        )
     reports = _check_nodes(reports, m, "reports")
-    if reports and reports[0][0].shape[0] != len(groups): raise ValueError(f"`reports` hold {reports[0][0].shape[0]} voters and `groups` {len(groups)}")
+    if reports and reports[0][0].shape[0] != len(groups):
+        raise ValueError(
+            f"`reports` hold {reports[0][0].shape[0]} voters and `groups` {len(groups)}"
+        )
     sums, sizes = _group_sums(reports, groups, m)
     return _reconstruct([(v / sizes[:, None], u / sizes[:, None]) for v, u in sums], m), sizes
 
@@ -383,88 +609,161 @@ def aggregate_local_reports(reports, # per level (v, u) of shape (n, ceil(m/2^l)
 @dataclass(frozen=True, eq=False)
 class PositionCosts:
     "Private position costs gamma[q, j] and what they spent"
-    gamma: np.ndarray          # (m, m) estimate of (1/n) sum_i |ranks[i, q] - j|
-    epsilon: float             # spent per voter
+
+    gamma: np.ndarray  # (m, m) estimate of (1/n) sum_i |ranks[i, q] - j|
+    epsilon: float  # spent per voter
     delta: float
-    model: str                 # "central" or "local"
+    model: str  # "central" or "local"
     n_voters: int
-    noise: str                 # the noise path, "fast" or "exact" (exact: integer counts plus exact integer noise)
-    noise_law: str             # "laplace" or "gaussian"
-    noise_scale: np.ndarray    # per level l = 0..d-1: Laplace scale / Gaussian sigma of a node value (local: of one voter's report)
-    error_bound: float         # RMS error of one entry, worst position j (central exact; local an upper bound)
+    noise: str  # the noise path, "fast" or "exact" (exact: integer counts plus exact integer noise)
+    noise_law: str  # "laplace" or "gaussian"
+    noise_scale: np.ndarray  # per level l = 0..d-1: Laplace scale / Gaussian sigma of a node value (local: of one voter's report)
+    error_bound: (
+        float  # RMS error of one entry, worst position j (central exact; local an upper bound)
+    )
     privacy_unit: str = "voter"
     diagnostics: dict = field(default_factory=dict)
     private = property(lambda self: math.isfinite(self.epsilon))
 
 # %% ../nbs/03_tree_mechanism.ipynb #5da062b4
-def private_position_costs(ranks,           # (n, m) ranks
-                           *, epsilon,      # privacy per voter
-                           delta=0.0,       # 0: Laplace (pure DP); > 0: Gaussian
-                           model="central", # "central": the curator adds noise; "local": each voter noises her own report
-                           kappa=None,      # level weighting kappa^(d-l); None: the optimum derived above
-                           rng=None):
+def private_position_costs(
+    ranks,  # (n, m) ranks
+    *,
+    epsilon,  # privacy per voter
+    delta=0.0,  # 0: Laplace (pure DP); > 0: Gaussian
+    model="central",  # "central": the curator adds noise; "local": each voter noises her own report
+    kappa=None,  # level weighting kappa^(d-l); None: the optimum derived above
+    rng=None,
+):
     "gamma[q, j] for all q, j by m parallel modified binary trees (ApxMed): eps-DP, (eps, delta)-DP, or local"
-    r = check_ranks(ranks); n, m = r.shape
-    epsilon, delta, model, rng = check_epsilon(epsilon, scalar=True), check_delta(delta), _check_model(model), check_rng(rng)
+    r = check_ranks(ranks)
+    n, m = r.shape
+    epsilon, delta, model, rng = (
+        check_epsilon(epsilon, scalar=True),
+        check_delta(delta),
+        _check_model(model),
+        check_rng(rng),
+    )
     mode = noise_mode()
-    if model == "local" and n < m: raise ValueError(f"`ranks`: the local model needs n >= m (one voter per candidate group); got n={n}, m={m}")
-    if model == "central": _check_cost_memory(n, m, 32 * m * m + _noise_bytes(m * m, mode), "the released trees and position costs")
-    else: _check_cost_memory(n, m, _local_bytes(n, m, mode), "the local reports and position costs")
+    if model == "local" and n < m:
+        raise ValueError(
+            f"`ranks`: the local model needs n >= m (one voter per candidate group); got n={n}, m={m}"
+        )
+    if model == "central":
+        _check_cost_memory(
+            n, m, 32 * m * m + _noise_bytes(m * m, mode), "the released trees and position costs"
+        )
+    else:
+        _check_cost_memory(n, m, _local_bytes(n, m, mode), "the local reports and position costs")
     l1, l2 = tree_sensitivity(m, scope="ranking" if model == "central" else "value")
-    if model == "central": l1, l2 = l1 / n, l2 / n
+    if model == "central":
+        l1, l2 = l1 / n, l2 / n
     law, scales = level_noise_scales(l1, l2, epsilon=epsilon, delta=delta, kappa=kappa, noise=mode)
     d = len(scales)
     # every later sum stays finite: eq. (2) adds d levels x 2 values (coefficients < 2), a matching adds m entries,
     # and the local server first sums a group's reports (at most ceil(n/m) of them)
-    _check_scale(scales, 4 * d * m * (1 if model == "central" else -(-n // m)), "the reconstructed costs")
+    _check_scale(
+        scales, 4 * d * m * (1 if model == "central" else -(-n // m)), "the reconstructed costs"
+    )
     bound = _rms_bound(m, law, scales)
-    if model == "central":   # the release: integer node counts of all m trees, plus noise, over n
+    if model == "central":  # the release: integer node counts of all m trees, plus noise, over n
         nodes = _noisy(_node_counts(_histograms(r)), law, scales, rng=rng, denom=n, noise=mode)
         gamma, diag = _reconstruct(nodes, m), dict(released_nodes=nodes, denom=n)
-    else:                    # each voter releases her own integer one-value tree plus noise; the server sums per group
+    else:  # each voter releases her own integer one-value tree plus noise; the server sums per group
         groups = assign_groups(n, m, rng=rng)
-        sums, sizes = _group_sums(local_reports(r[np.arange(n), groups], m, law, scales, rng=rng, noise=mode), groups, m)
+        sums, sizes = _group_sums(
+            local_reports(r[np.arange(n), groups], m, law, scales, rng=rng, noise=mode), groups, m
+        )
         gamma = _reconstruct([(v / sizes[:, None], u / sizes[:, None]) for v, u in sums], m)
-        bound, diag = math.hypot(bound, (m - 1) / 2) / math.sqrt(sizes.min()), dict(group_sizes=sizes, group_report_sums=sums)
-    return PositionCosts(gamma=gamma, epsilon=epsilon, delta=delta, model=model, n_voters=n, noise=mode, noise_law=law,
-                         noise_scale=scales, error_bound=bound, diagnostics=dict(sensitivity_l1=l1, sensitivity_l2=l2, **diag))
+        bound, diag = (
+            math.hypot(bound, (m - 1) / 2) / math.sqrt(sizes.min()),
+            dict(group_sizes=sizes, group_report_sums=sums),
+        )
+    return PositionCosts(
+        gamma=gamma,
+        epsilon=epsilon,
+        delta=delta,
+        model=model,
+        n_voters=n,
+        noise=mode,
+        noise_law=law,
+        noise_scale=scales,
+        error_bound=bound,
+        diagnostics=dict(sensitivity_l1=l1, sensitivity_l2=l2, **diag),
+    )
 
 # %% ../nbs/03_tree_mechanism.ipynb #6c104609
 @dataclass(frozen=True, eq=False)
 class ApxMed:
     "ApxMed's release and what it spent; unpacks as the pair (gamma, error_bound)"
-    gamma: np.ndarray          # (m,) estimate of gamma_j = (1/n) sum_i |x_i - j|
-    error_bound: float         # RMS error of one gamma_j, worst j
-    epsilon: float             # spent per voter (one value replaced)
+
+    gamma: np.ndarray  # (m,) estimate of gamma_j = (1/n) sum_i |x_i - j|
+    error_bound: float  # RMS error of one gamma_j, worst j
+    epsilon: float  # spent per voter (one value replaced)
     delta: float
     n_voters: int
-    noise: str                 # the noise path, "fast" or "exact"
-    noise_law: str             # "laplace" or "gaussian"
-    noise_scale: np.ndarray    # per level l = 0..d-1
-    privacy_unit: str = "voter"   # a neighbour replaces one voter's value
+    noise: str  # the noise path, "fast" or "exact"
+    noise_law: str  # "laplace" or "gaussian"
+    noise_scale: np.ndarray  # per level l = 0..d-1
+    privacy_unit: str = "voter"  # a neighbour replaces one voter's value
     model = property(lambda self: "central" if self.private else "none")
     private = property(lambda self: math.isfinite(self.epsilon))
-    diagnostics: dict = field(default_factory=dict)   # released_nodes: the noisy tree, (counts + noise) / denom
-    def __iter__(self): return iter((self.gamma, self.error_bound))
-    def __len__(self): return 2
-    def __getitem__(self, k): return (self.gamma, self.error_bound)[k]
+    diagnostics: dict = field(
+        default_factory=dict
+    )  # released_nodes: the noisy tree, (counts + noise) / denom
 
-def private_apxmed(x,               # (n,) ints in 0..m-1, one value per voter
-                   m,               # size of the domain [m]
-                   *, epsilon,      # privacy per voter (one value replaced)
-                   delta=0.0,       # 0: Laplace; > 0: Gaussian
-                   kappa=None,      # level weighting, as in `level_noise_scales`
-                   rng=None):
+    def __iter__(self):
+        return iter((self.gamma, self.error_bound))
+
+    def __len__(self):
+        return 2
+
+    def __getitem__(self, k):
+        return (self.gamma, self.error_bound)[k]
+
+
+def private_apxmed(
+    x,  # (n,) ints in 0..m-1, one value per voter
+    m,  # size of the domain [m]
+    *,
+    epsilon,  # privacy per voter (one value replaced)
+    delta=0.0,  # 0: Laplace; > 0: Gaussian
+    kappa=None,  # level weighting, as in `level_noise_scales`
+    rng=None,
+):
     "gamma_j for every j in 0..m-1 from one modified tree, with its RMS error bound at the worst j: ApxMed (unpacks as (gamma, bound))"
     m = check_int(m, name="m", minimum=1)
-    if m > MAX_ENTRIES: raise ValueError(f"`m` = {m:,}: the tree over [m] would exceed {MAX_ENTRIES:,} entries")
+    if m > MAX_ENTRIES:
+        raise ValueError(f"`m` = {m:,}: the tree over [m] would exceed {MAX_ENTRIES:,} entries")
     x = _check_values(x, m)
-    if x.size == 0: raise ValueError("`x` must hold at least one value")
-    epsilon, delta, rng, n, mode = check_epsilon(epsilon, scalar=True), check_delta(delta), check_rng(rng), len(x), noise_mode()
-    check_memory(8 * n + 160 * m + _noise_bytes(m, mode), name="m", what=f"the tree over m = {m:,} positions")
+    if x.size == 0:
+        raise ValueError("`x` must hold at least one value")
+    epsilon, delta, rng, n, mode = (
+        check_epsilon(epsilon, scalar=True),
+        check_delta(delta),
+        check_rng(rng),
+        len(x),
+        noise_mode(),
+    )
+    check_memory(
+        8 * n + 160 * m + _noise_bytes(m, mode), name="m", what=f"the tree over m = {m:,} positions"
+    )
     l1, l2 = tree_sensitivity(m, scope="value")
-    law, scales = level_noise_scales(l1 / n, l2 / n, epsilon=epsilon, delta=delta, kappa=kappa, noise=mode)
+    law, scales = level_noise_scales(
+        l1 / n, l2 / n, epsilon=epsilon, delta=delta, kappa=kappa, noise=mode
+    )
     _check_scale(scales, 4 * len(scales), "the reconstructed costs")
-    nodes = _noisy(_node_counts(np.bincount(x, minlength=m)[None]), law, scales, rng=rng, denom=n, noise=mode)
-    return ApxMed(gamma=_reconstruct(nodes, m)[0], error_bound=_rms_bound(m, law, scales), epsilon=epsilon, delta=delta,
-                  n_voters=n, noise=mode, noise_law=law, noise_scale=scales, diagnostics=dict(released_nodes=nodes, denom=n))
+    nodes = _noisy(
+        _node_counts(np.bincount(x, minlength=m)[None]), law, scales, rng=rng, denom=n, noise=mode
+    )
+    return ApxMed(
+        gamma=_reconstruct(nodes, m)[0],
+        error_bound=_rms_bound(m, law, scales),
+        epsilon=epsilon,
+        delta=delta,
+        n_voters=n,
+        noise=mode,
+        noise_law=law,
+        noise_scale=scales,
+        diagnostics=dict(released_nodes=nodes, denom=n),
+    )

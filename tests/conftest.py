@@ -1,4 +1,5 @@
 """Shared pytest configuration: the `--slow` switch and the location of the shared real data."""
+
 import os
 from pathlib import Path
 
@@ -13,9 +14,13 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def pytest_addoption(parser):
-    parser.addoption("--slow", action="store_true", default=False,
-                     help="also run the notebook cells flagged `#| slow` (the full experiments); "
-                          "same as PRIVRANK_SLOW=1")
+    parser.addoption(
+        "--slow",
+        action="store_true",
+        default=False,
+        help="also run the notebook cells flagged `#| slow` (the full experiments); "
+        "same as PRIVRANK_SLOW=1",
+    )
 
 
 def slow_enabled(config) -> bool:
@@ -34,7 +39,9 @@ def shared_data() -> Path:
     for c in cand:
         if c and Path(c).is_dir():
             return Path(c)
-    pytest.skip("real data folder not found: set PRIVRANK_SHARED_DATA or place shared/data beside the checkout")
+    pytest.skip(
+        "real data folder not found: set PRIVRANK_SHARED_DATA or place shared/data beside the checkout"
+    )
 
 
 @pytest.fixture(scope="session", autouse=True)
@@ -42,11 +49,14 @@ def report_hostile_counts(request):
     """At the end of a session that ran hostile-input tests (tests/test_hostile*.py), print how many cases they tried,
     per function (shown with -q too: output capture is suspended for the line)."""
     yield
-    import contextlib, sys
+    import contextlib
+    import sys
+
     mod = sys.modules.get("test_hostile")
     counts = getattr(mod, "COUNTS", None)
-    if not counts: return
+    if not counts:
+        return
     line = f"hostile cases tried per function ({sum(counts.values())} in all, {len(counts)} functions): {dict(sorted(counts.items()))}"
     cap = request.config.pluginmanager.getplugin("capturemanager")
-    with (cap.global_and_fixture_disabled() if cap is not None else contextlib.nullcontext()):
+    with cap.global_and_fixture_disabled() if cap is not None else contextlib.nullcontext():
         print("\n" + line)

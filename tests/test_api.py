@@ -3,6 +3,7 @@
 Every public function that spends privacy (it takes `epsilon` and draws randomness) returns a result carrying the same
 record (`privrank.core.privacy_record`: epsilon, delta, model, privacy_unit, private, noise, one vocabulary), with the
 noise path it ran on; the registry below must cover every such function, so a new one cannot skip the record."""
+
 import inspect
 
 import numpy as np
@@ -13,31 +14,62 @@ from privrank import audit, btl, cli, core, datasets, footrule, kemeny, mc, rr, 
 
 R = core.sample_plackett_luce(np.linspace(1, 0, 5), 40, rng=0)
 USER, I, J, Y = btl.ranks_to_comparisons(R)
-RAT = sp.csr_array(np.random.default_rng(0).normal(size=(30, 6)) * (np.random.default_rng(1).random((30, 6)) < 0.6) + 0.0)
+RAT = sp.csr_array(
+    np.random.default_rng(0).normal(size=(30, 6)) * (np.random.default_rng(1).random((30, 6)) < 0.6)
+    + 0.0
+)
 RAT = RAT[np.diff(RAT.indptr) > 0]
 
-RECORDS = {   # one call per public function that spends privacy; each must return a result with the privacy record
+RECORDS = {  # one call per public function that spends privacy; each must return a result with the privacy record
     "core.dp_borda_aggregate": lambda: core.dp_borda_aggregate(R, epsilon=1.0, rng=0),
     "tree.range_count_tree": lambda: tree.range_count_tree(R[:, 0], 5, epsilon=1.0, rng=0),
-    "tree.private_position_costs": lambda: tree.private_position_costs(R, epsilon=1.0, delta=1e-6, model="local", rng=0),
+    "tree.private_position_costs": lambda: tree.private_position_costs(
+        R, epsilon=1.0, delta=1e-6, model="local", rng=0
+    ),
     "tree.private_apxmed": lambda: tree.private_apxmed(R[:, 0], 5, epsilon=1.0, rng=0),
     "footrule.dp_footrule_aggregate": lambda: footrule.dp_footrule_aggregate(R, epsilon=1.0, rng=0),
-    "footrule.naive_dp_footrule_aggregate": lambda: footrule.naive_dp_footrule_aggregate(R, epsilon=1.0, delta=1e-6, rng=0),
-    "footrule.dp_pairwise_indegree_aggregate": lambda: footrule.dp_pairwise_indegree_aggregate(R, epsilon=1.0, rng=0),
-    "kemeny.noisy_margins_instance": lambda: kemeny.noisy_margins_instance(R, epsilon=1.0, delta=0.0, rng=0),
-    "kemeny.clipped_noisy_instance": lambda: kemeny.clipped_noisy_instance(R, epsilon=1.0, delta=1e-6, rng=0),
-    "kemeny.bucketed_instance": lambda: kemeny.bucketed_instance(R, epsilon=1.0, delta=1e-6, n_buckets=2, rng=0),
-    "kemeny.dp_kemeny_aggregate": lambda: kemeny.dp_kemeny_aggregate(R, epsilon=1.0, delta=1e-6, rng=0),
+    "footrule.naive_dp_footrule_aggregate": lambda: footrule.naive_dp_footrule_aggregate(
+        R, epsilon=1.0, delta=1e-6, rng=0
+    ),
+    "footrule.dp_pairwise_indegree_aggregate": lambda: footrule.dp_pairwise_indegree_aggregate(
+        R, epsilon=1.0, rng=0
+    ),
+    "kemeny.noisy_margins_instance": lambda: kemeny.noisy_margins_instance(
+        R, epsilon=1.0, delta=0.0, rng=0
+    ),
+    "kemeny.clipped_noisy_instance": lambda: kemeny.clipped_noisy_instance(
+        R, epsilon=1.0, delta=1e-6, rng=0
+    ),
+    "kemeny.bucketed_instance": lambda: kemeny.bucketed_instance(
+        R, epsilon=1.0, delta=1e-6, n_buckets=2, rng=0
+    ),
+    "kemeny.dp_kemeny_aggregate": lambda: kemeny.dp_kemeny_aggregate(
+        R, epsilon=1.0, delta=1e-6, rng=0
+    ),
     "rr.privatize": lambda: rr.privatize(I, J, Y, USER, epsilon=1.0, rng=0),
     "btl.private_btl": lambda: btl.private_btl(I, J, Y, USER, n_items=5, epsilon=1.0, rng=0),
-    "cli.dp_btl_aggregate": lambda: cli.dp_btl_aggregate(cli.Pairs(USER, I, J, Y.astype(float), 5), epsilon=1.0, rng=0),
-    "mc.private_frank_wolfe": lambda: mc.private_frank_wolfe(RAT, epsilon=1.0, delta=1e-6, rank_bound=1.0, n_iter=2, row_norm=1.0, rng=0),
-    "mc.private_pgd": lambda: mc.private_pgd(RAT, epsilon=1.0, delta=1e-6, rank_bound=1.0, n_iter=2, row_norm=1.0, rng=0),
+    "cli.dp_btl_aggregate": lambda: cli.dp_btl_aggregate(
+        cli.Pairs(USER, I, J, Y.astype(float), 5), epsilon=1.0, rng=0
+    ),
+    "mc.private_frank_wolfe": lambda: mc.private_frank_wolfe(
+        RAT, epsilon=1.0, delta=1e-6, rank_bound=1.0, n_iter=2, row_norm=1.0, rng=0
+    ),
+    "mc.private_pgd": lambda: mc.private_pgd(
+        RAT, epsilon=1.0, delta=1e-6, rank_bound=1.0, n_iter=2, row_norm=1.0, rng=0
+    ),
     "mc.svd_after_cleansing": lambda: mc.svd_after_cleansing(RAT, epsilon=1.0, delta=1e-6, rng=0),
 }
-RAW = {   # spend privacy but return the raw draws (arrays) a mechanism is built from, not a result
-    "rr.randomized_response", "tree.local_reports", "core.release", "core.exact_noise", "core.rr_flips", "mc.complete",
-    "audit.audit_epsilon", "audit.run_mechanism", "cli.run_method", "cli.demo_rows",
+RAW = {  # spend privacy but return the raw draws (arrays) a mechanism is built from, not a result
+    "rr.randomized_response",
+    "tree.local_reports",
+    "core.release",
+    "core.exact_noise",
+    "core.rr_flips",
+    "mc.complete",
+    "audit.audit_epsilon",
+    "audit.run_mechanism",
+    "cli.run_method",
+    "cli.demo_rows",
 }
 
 
@@ -47,16 +79,22 @@ def _spenders():
     for mod in (core, rr, btl, tree, footrule, kemeny, mc, datasets, audit, cli):
         for name in mod.__all__:
             f = getattr(mod, name)
-            if not callable(f) or inspect.isclass(f): continue
-            try: params = inspect.signature(f).parameters
-            except (TypeError, ValueError): continue
-            if "epsilon" in params and "rng" in params: out.add(f"{mod.__name__.split('.')[-1]}.{name}")
+            if not callable(f) or inspect.isclass(f):
+                continue
+            try:
+                params = inspect.signature(f).parameters
+            except (TypeError, ValueError):
+                continue
+            if "epsilon" in params and "rng" in params:
+                out.add(f"{mod.__name__.split('.')[-1]}.{name}")
     return out
 
 
 def test_registry_covers_every_function_that_spends_privacy():
     missing = _spenders() - set(RECORDS) - RAW
-    assert not missing, f"public functions that spend privacy with no privacy-record check: {sorted(missing)}"
+    assert not missing, (
+        f"public functions that spend privacy with no privacy-record check: {sorted(missing)}"
+    )
 
 
 @pytest.mark.parametrize("mode", ["fast", "exact"])

@@ -5,15 +5,20 @@ mechanism fails with probability below 1e-7, so the false-failure probability of
 with fixed seeds. Each fast test checks both directions: at the calibrated noise the audited lower bound stays
 at or below the claimed epsilon, and with the noise halved (`scaled_noise(0.5)`) it exceeds it.
 The rows that need many runs are `slow` (run with --slow or PRIVRANK_SLOW=1)."""
-import math
 
 import numpy as np
 import pytest
 
 from privrank import rr
-from privrank.audit import (audit_epsilon, exact_epsilon, scaled_noise, standard_audits, run_audit,
-                            clopper_pearson)
-from privrank.core import analytic_gaussian_sigma, sample_laplace, sample_gaussian, use_noise
+from privrank.audit import (
+    audit_epsilon,
+    clopper_pearson,
+    exact_epsilon,
+    run_audit,
+    scaled_noise,
+    standard_audits,
+)
+from privrank.core import analytic_gaussian_sigma, sample_gaussian, sample_laplace, use_noise
 
 ALPHA = 1e-7
 
@@ -27,8 +32,12 @@ def _both(a, seed):
 
 def test_clopper_pearson_coverage_is_exact():
     from scipy import stats
+
     lo, hi = clopper_pearson(30, 100, 1e-3)
-    assert abs(stats.binom.sf(29, 100, lo) - 1e-3) < 1e-9 and abs(stats.binom.cdf(30, 100, hi) - 1e-3) < 1e-9
+    assert (
+        abs(stats.binom.sf(29, 100, lo) - 1e-3) < 1e-9
+        and abs(stats.binom.cdf(30, 100, hi) - 1e-3) < 1e-9
+    )
 
 
 @pytest.mark.parametrize("e", [0.5, 1.0, 3.0])
@@ -40,11 +49,17 @@ def test_rr_exact_audit(e):
 
 def test_rr_sampled_audit_and_miscalibration(monkeypatch):
     mech = lambda y, rng, n: rr.randomized_response(np.full(n, y), epsilon=1.0, rng=rng)
-    ok = audit_epsilon(mech, 0, 1, delta=0, n_runs=100_000, statistic="histogram", batch=True, alpha=ALPHA, rng=1)
+    ok = audit_epsilon(
+        mech, 0, 1, delta=0, n_runs=100_000, statistic="histogram", batch=True, alpha=ALPHA, rng=1
+    )
     assert ok.epsilon_lower <= 1.0 and ok.epsilon_lower > 0.85
     flip = rr._flip
-    monkeypatch.setattr(rr, "_flip", lambda y, e, rng, mode=None: flip(y, 2 * np.asarray(e, float), rng, mode))  # flips as for 2 epsilon
-    bad = audit_epsilon(mech, 0, 1, delta=0, n_runs=100_000, statistic="histogram", batch=True, alpha=ALPHA, rng=2)
+    monkeypatch.setattr(
+        rr, "_flip", lambda y, e, rng, mode=None: flip(y, 2 * np.asarray(e, float), rng, mode)
+    )  # flips as for 2 epsilon
+    bad = audit_epsilon(
+        mech, 0, 1, delta=0, n_runs=100_000, statistic="histogram", batch=True, alpha=ALPHA, rng=2
+    )
     assert bad.epsilon_lower > 1.0
 
 
@@ -54,11 +69,30 @@ def test_noise_primitives(law):
     s = 1 / e if law == "laplace" else analytic_gaussian_sigma(e, d, 1.0)
     draw = sample_laplace if law == "laplace" else sample_gaussian
     mech = lambda x, rng, n: x + draw(s, n, rng=rng)
-    kw = dict(delta=d, n_runs=200_000, statistic="laplace" if law == "laplace" else "projection", batch=True, alpha=ALPHA)
+    kw = dict(
+        delta=d,
+        n_runs=200_000,
+        statistic="laplace" if law == "laplace" else "projection",
+        batch=True,
+        alpha=ALPHA,
+    )
     assert audit_epsilon(mech, 0.0, 1.0, rng=3, **kw).epsilon_lower <= e
     with scaled_noise(0.5):
-        assert audit_epsilon(lambda x, rng, n: x + __import__("privrank.core", fromlist=["x"]).__dict__[draw.__name__](s, n, rng=rng),
-                             0.0, 1.0, rng=4, **kw).epsilon_lower > e
+        assert (
+            audit_epsilon(
+                lambda x, rng, n: (
+                    x
+                    + __import__("privrank.core", fromlist=["x"]).__dict__[draw.__name__](
+                        s, n, rng=rng
+                    )
+                ),
+                0.0,
+                1.0,
+                rng=4,
+                **kw,
+            ).epsilon_lower
+            > e
+        )
 
 
 # the rows drawn by a replay-checked batch path: cheap enough to run in full every time
@@ -77,22 +111,28 @@ def test_batch_paths_replay_the_mechanisms():
     for a in standard_audits():
         if a.replay is not None:
             with use_noise(a.noise):
-                a.replay(a.d0); a.replay(a.d1)
-                with scaled_noise(0.5): a.replay(a.d1)
+                a.replay(a.d0)
+                a.replay(a.d1)
+                with scaled_noise(0.5):
+                    a.replay(a.d1)
 
 
 def test_replay_check_catches_a_different_calibration():
     from privrank.audit import _replayer
+
     real = lambda x, rng: x + sample_laplace(1.0, 3, rng=rng)
     wrong = lambda x, rng, n: x + sample_laplace(0.5, (n, 3), rng=rng)
     _replayer(lambda x, rng, n: x + sample_laplace(1.0, (n, 3), rng=rng), real)(0.0)
-    with pytest.raises(AssertionError): _replayer(wrong, real)(0.0)
+    with pytest.raises(AssertionError):
+        _replayer(wrong, real)(0.0)
 
 
 def test_frank_wolfe_first_step_sensitivity_is_sqrt2_L2():
     """Result 2's 4 sqrt(2) L^2 assumes rows of A of norm 2L; at the first step (A = -R, norm L) the sensitivity is
     sqrt(2) L^2: noise x1/4 (calibrated to it) still passes, x1/8 is detected."""
-    first = next(a for a in standard_audits() if a.name.startswith("private Frank") and not a.detect)
+    first = next(
+        a for a in standard_audits() if a.name.startswith("private Frank") and not a.detect
+    )
     with scaled_noise(0.25):
         assert run_audit(first, rng=41).epsilon_lower <= first.epsilon
     with scaled_noise(0.125):
@@ -101,7 +141,8 @@ def test_frank_wolfe_first_step_sensitivity_is_sqrt2_L2():
 
 @pytest.mark.parametrize("i", range(len(standard_audits())))
 def test_all_mechanism_audits(i, run_slow):
-    if not run_slow: pytest.skip("slow: several minutes in all; run with --slow")
+    if not run_slow:
+        pytest.skip("slow: several minutes in all; run with --slow")
     a = standard_audits()[i]
     ok, bad = _both(a, 1000 + i)
     assert ok.epsilon_lower <= a.epsilon, (a.name, ok)

@@ -1,8 +1,10 @@
 """Property tests for privrank.btl: gradients against finite differences, Lemma 3, agreement between solvers
 and with choix, and bad input refused with an error naming the parameter (never a silent NaN)."""
+
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st, HealthCheck
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from scipy.optimize import check_grad
 
 from privrank import btl, rr
@@ -12,9 +14,12 @@ SETTINGS = settings(max_examples=25, deadline=None, suppress_health_check=[Healt
 
 @st.composite
 def problems(draw, real=True):
-    m = draw(st.integers(2, 15)); n = draw(st.integers(1, 300)); seed = draw(st.integers(0, 2**32 - 1))
+    m = draw(st.integers(2, 15))
+    n = draw(st.integers(1, 300))
+    seed = draw(st.integers(0, 2**32 - 1))
     rng = np.random.default_rng(seed)
-    i = rng.integers(0, m, n); j = (i + rng.integers(1, m, n)) % m
+    i = rng.integers(0, m, n)
+    j = (i + rng.integers(1, m, n)) % m
     y = rng.normal(0.5, 3.0, n) if real else rng.integers(0, 2, n)
     return m, i, j, y, rng
 
@@ -26,10 +31,12 @@ def test_gradient_and_lemma3(prob):
     s = btl.pair_data(i, j, y, n_items=m, weights=rng.random(len(y)) + 0.1)
     th = rng.normal(0, 1, m)
     g = btl.btl_grad(th, s, 0.7)
-    assert check_grad(lambda t: btl.btl_loss(t, s, 0.7), lambda t: btl.btl_grad(t, s, 0.7), th) < 1e-5 * max(1, np.abs(g).max() * np.sqrt(m))
+    assert check_grad(
+        lambda t: btl.btl_loss(t, s, 0.7), lambda t: btl.btl_grad(t, s, 0.7), th
+    ) < 1e-5 * max(1, np.abs(g).max() * np.sqrt(m))
     f = btl.fit_btl_pairs(s, lam=0.7)
     assert f.converged and np.isfinite(f.theta).all()
-    assert abs(f.theta.sum()) < 1e-8 * max(1, np.abs(f.theta).max())          # Lemma 3
+    assert abs(f.theta.sum()) < 1e-8 * max(1, np.abs(f.theta).max())  # Lemma 3
     assert np.abs(btl.btl_grad(f.theta, s, 0.7)).max() < 1e-6
 
 
@@ -37,35 +44,46 @@ def test_gradient_and_lemma3(prob):
 @given(problems(real=False))
 def test_solvers_agree(prob):
     m, i, j, y, _ = prob
-    fits = [btl.fit_btl(i, j, y, n_items=m, lam=0.5, method=k, tol=1e-7) for k in ("newton", "newton-cg", "lbfgs")]
+    fits = [
+        btl.fit_btl(i, j, y, n_items=m, lam=0.5, method=k, tol=1e-7)
+        for k in ("newton", "newton-cg", "lbfgs")
+    ]
     for f in fits:
         assert f.converged
         np.testing.assert_allclose(f.theta, fits[0].theta, atol=1e-5)
 
 
 def test_disconnected_graph_each_component_centred():
-    i = np.array([0, 1, 3] * 20); j = np.array([1, 2, 4] * 20); y = np.array([1, 0, 1] * 20)
+    i = np.array([0, 1, 3] * 20)
+    j = np.array([1, 2, 4] * 20)
+    y = np.array([1, 0, 1] * 20)
     f = btl.fit_btl(i, j, y, n_items=6, lam=0.3)
     assert f.n_components == 3
-    assert abs(f.theta[:3].sum()) < 1e-10 and abs(f.theta[3:5].sum()) < 1e-10 and abs(f.theta[5]) < 1e-12
+    assert (
+        abs(f.theta[:3].sum()) < 1e-10
+        and abs(f.theta[3:5].sum()) < 1e-10
+        and abs(f.theta[5]) < 1e-12
+    )
     with pytest.raises(ValueError, match="connected components"):
         btl.fit_btl(i, j, y, n_items=6, lam=0)
 
 
-bad_inputs = st.sampled_from([
-    (dict(i=[0, 1], j=[1]), "equal lengths"),
-    (dict(i=[0, 5]), "`i` has ids outside"),
-    (dict(j=[1, -1]), "`j` has ids outside"),
-    (dict(y=[0.5, np.nan]), "`y` must be finite"),
-    (dict(y=[0.5, np.inf]), "`y` must be finite"),
-    (dict(i=[0.0, 1.0]), "`i` must be an integer"),
-    (dict(j=[0, 1]), "must differ"),
-    (dict(lam=-1.0), "`lam` must be"),
-    (dict(lam=np.nan), "`lam` must be"),
-    (dict(weights=[1.0, -2.0]), "`weights`"),
-    (dict(n_items=0), "`n_items`"),
-    (dict(method="gd"), "`method`"),
-])
+bad_inputs = st.sampled_from(
+    [
+        (dict(i=[0, 1], j=[1]), "equal lengths"),
+        (dict(i=[0, 5]), "`i` has ids outside"),
+        (dict(j=[1, -1]), "`j` has ids outside"),
+        (dict(y=[0.5, np.nan]), "`y` must be finite"),
+        (dict(y=[0.5, np.inf]), "`y` must be finite"),
+        (dict(i=[0.0, 1.0]), "`i` must be an integer"),
+        (dict(j=[0, 1]), "must differ"),
+        (dict(lam=-1.0), "`lam` must be"),
+        (dict(lam=np.nan), "`lam` must be"),
+        (dict(weights=[1.0, -2.0]), "`weights`"),
+        (dict(n_items=0), "`n_items`"),
+        (dict(method="gd"), "`method`"),
+    ]
+)
 
 
 @settings(max_examples=30, deadline=None)
@@ -100,12 +118,15 @@ def test_agrees_with_choix():
     choix = pytest.importorskip("choix")
     rng = np.random.default_rng(0)
     m, n = 8, 3000
-    i = rng.integers(0, m, n); j = (i + rng.integers(1, m, n)) % m
+    i = rng.integers(0, m, n)
+    j = (i + rng.integers(1, m, n)) % m
     y = btl.simulate_btl(np.linspace(-1, 1, m), i, j, rng=rng)
     winners, losers = np.where(y == 1, i, j), np.where(y == 1, j, i)
     data = list(zip(winners.tolist(), losers.tolist()))
     ours = btl.fit_btl(i, j, y, n_items=m, lam=0.5).theta
-    theirs = choix.opt_pairwise(m, data, alpha=0.5, tol=1e-10)    # alpha * sum(theta^2): the same penalty
+    theirs = choix.opt_pairwise(
+        m, data, alpha=0.5, tol=1e-10
+    )  # alpha * sum(theta^2): the same penalty
     np.testing.assert_allclose(ours, theirs - theirs.mean(), atol=1e-5)
     mle = btl.fit_btl(i, j, y, n_items=m, lam=0.0).theta
     comp = np.bincount(winners * m + losers, minlength=m * m).reshape(m, m).astype(float)
@@ -114,19 +135,28 @@ def test_agrees_with_choix():
 
 # issue 11: NaN in, error out; per-user epsilon arrays at the extremes (finite, converged, or refused by name)
 
+
 def test_win_probability_refuses_nan():
-    with pytest.raises(ValueError, match="`theta` must be finite"): btl.win_probability([0, np.nan], [0], [1])
-    with pytest.raises(TypeError, match="`s` must be a PairData"): btl.btl_loss(np.zeros(3), {"i": [0]}, 0.1)
+    with pytest.raises(ValueError, match="`theta` must be finite"):
+        btl.win_probability([0, np.nan], [0], [1])
+    with pytest.raises(TypeError, match="`s` must be a PairData"):
+        btl.btl_loss(np.zeros(3), {"i": [0]}, 0.1)
 
 
 @pytest.mark.parametrize("weighting", ["inverse_variance", "uniform"])
-@pytest.mark.parametrize("eu", [[1e-100, 1.0], [1e-100, 1e300], [1e300, 1e300], [1e-100, 1e-100]], ids=str)
+@pytest.mark.parametrize(
+    "eu", [[1e-100, 1.0], [1e-100, 1e300], [1e300, 1e300], [1e-100, 1e-100]], ids=str
+)
 def test_per_user_epsilon_extremes_converge(eu, weighting):
     user, i, j = rr.complete_design(40, 6)
     y = btl.simulate_btl(np.linspace(1, -1, 6), i, j, rng=0)
-    res = btl.private_btl(i, j, y, user, n_items=6, epsilon=np.tile(eu, 20), rng=1, weighting=weighting)
+    res = btl.private_btl(
+        i, j, y, user, n_items=6, epsilon=np.tile(eu, 20), rng=1, weighting=weighting
+    )
     assert np.isfinite(res.theta).all() and np.isfinite(res.epsilon_per_user).all()
-    assert res.fit.converged and res.fit.n_iter < 20       # a user at 1e-100 once stalled the solver for 200 iterations
+    assert (
+        res.fit.converged and res.fit.n_iter < 20
+    )  # a user at 1e-100 once stalled the solver for 200 iterations
 
 
 def test_per_user_epsilon_overflow_refused():

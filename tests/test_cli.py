@@ -1,6 +1,7 @@
 """The `privrank` command as a user runs it: a separate process, its stdout, stderr and exit status.
 Hypothesis throws random argument lists and malformed files at it: every failure is one line on stderr
 and exit status 2, never a traceback."""
+
 import json
 import os
 import shutil
@@ -8,7 +9,8 @@ import subprocess
 import sys
 
 import pytest
-from hypothesis import given, settings, strategies as st, HealthCheck
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from privrank import cli, datasets
 
@@ -23,6 +25,7 @@ def run_exe(*args):
 
 def run_inproc(argv):
     import io
+
     out, err = io.StringIO(), io.StringIO()
     code = cli.main(list(argv), out=out, err=err)
     return code, out.getvalue(), err.getvalue()
@@ -58,15 +61,81 @@ def test_sushi_borda_json(shared_data):
 
 
 def test_private_json_records_what_was_spent():
-    d = json.loads(run_inproc(["aggregate", DEMO, "--method", "borda", "--epsilon", "0.5", "--delta", "1e-6",
-                               "--model", "local", "--seed", "1", "--json"])[1])
-    assert (d["epsilon"], d["delta"], d["model"], d["privacy_unit"]) == (0.5, 1e-6, "local", "voter")
+    d = json.loads(
+        run_inproc(
+            [
+                "aggregate",
+                DEMO,
+                "--method",
+                "borda",
+                "--epsilon",
+                "0.5",
+                "--delta",
+                "1e-6",
+                "--model",
+                "local",
+                "--seed",
+                "1",
+                "--json",
+            ]
+        )[1]
+    )
+    assert (d["epsilon"], d["delta"], d["model"], d["privacy_unit"]) == (
+        0.5,
+        1e-6,
+        "local",
+        "voter",
+    )
 
 
-tokens = st.sampled_from(["demo", "aggregate", DEMO, "--method", "borda", "footrule", "btl", "kemeny", "frobnicate", "complete", "--rank-bound", "--iterations", "--row-norm", "--solver", "oja", "--epsilon", "--delta",
-                          "--model", "central", "local", "global", "--seed", "--json", "0", "-1", "1e-6", "1",
-                          "nan", "inf", "-inf", "x", "", "/nonexistent.soc", "--help-me",
-                          "--noise", "fast", "exact", "Exact", "--items", "--evaluate", "--test-fraction", "1e308", "5e-324", "0.5"])
+tokens = st.sampled_from(
+    [
+        "demo",
+        "aggregate",
+        DEMO,
+        "--method",
+        "borda",
+        "footrule",
+        "btl",
+        "kemeny",
+        "frobnicate",
+        "complete",
+        "--rank-bound",
+        "--iterations",
+        "--row-norm",
+        "--solver",
+        "oja",
+        "--epsilon",
+        "--delta",
+        "--model",
+        "central",
+        "local",
+        "global",
+        "--seed",
+        "--json",
+        "0",
+        "-1",
+        "1e-6",
+        "1",
+        "nan",
+        "inf",
+        "-inf",
+        "x",
+        "",
+        "/nonexistent.soc",
+        "--help-me",
+        "--noise",
+        "fast",
+        "exact",
+        "Exact",
+        "--items",
+        "--evaluate",
+        "--test-fraction",
+        "1e308",
+        "5e-324",
+        "0.5",
+    ]
+)
 
 
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -75,11 +144,15 @@ def test_random_arguments(argv):
     code, out, err = run_inproc(argv)
     assert code in (0, 2), (argv, code, err)
     if code == 2:
-        assert out == "" and err.count("\n") == 1 and err.startswith("privrank: error:"), (argv, err)
+        assert out == "" and err.count("\n") == 1 and err.startswith("privrank: error:"), (
+            argv,
+            err,
+        )
         assert "unexpected error" not in err, (argv, err)
     else:
         assert err == "" and out
-        if "--json" in argv: strict_json(out)
+        if "--json" in argv:
+            strict_json(out)
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -88,7 +161,9 @@ def test_malformed_files(tmp_path_factory, data, suffix):
     path = tmp_path_factory.mktemp("bad") / f"f{suffix}"
     path.write_bytes(b"# NUMBER ALTERNATIVES: 3\n# NUMBER VOTERS: 2\n" + data)
     code, out, err = run_inproc(["aggregate", str(path), "--method", "borda", "--json"])
-    if code == 0:   # the random bytes happened to complete a valid file: then the output is a whole result
+    if (
+        code == 0
+    ):  # the random bytes happened to complete a valid file: then the output is a whole result
         assert sorted(json.loads(out)["order"]) == [1, 2, 3]
     else:
         assert_one_line_error(code, out, err)
@@ -98,11 +173,10 @@ def test_malformed_files(tmp_path_factory, data, suffix):
 # ---------------------------------------------------------------------------------------------------------------------
 # issue 11: what the command reports and how it meets the shell
 
-from fractions import Fraction
-from pathlib import Path
 import math
 import signal
-import time
+from fractions import Fraction
+from pathlib import Path
 
 import numpy as np
 
@@ -111,7 +185,10 @@ from privrank import btl, core
 
 def strict_json(text):
     "json.loads that refuses NaN / Infinity tokens, as strict parsers do"
-    def bad(token): raise ValueError(f"non-finite token {token} in the JSON")
+
+    def bad(token):
+        raise ValueError(f"non-finite token {token} in the JSON")
+
     return json.loads(text, parse_constant=bad)
 
 
@@ -119,32 +196,62 @@ def test_btl_epsilon_is_per_voter(monkeypatch):
     "--epsilon E for btl is E per voter: each of her 36 comparisons goes to randomized response at E/36 (rounded down)"
     seen = {}
     real = btl.private_btl
+
     def spy(*a, **kw):
-        seen["epsilon"] = np.asarray(kw["epsilon"]); seen["user"] = np.asarray(a[3]); return real(*a, **kw)
+        seen["epsilon"] = np.asarray(kw["epsilon"])
+        seen["user"] = np.asarray(a[3])
+        return real(*a, **kw)
+
     monkeypatch.setattr(btl, "private_btl", spy)
-    d = strict_json(run_inproc(["aggregate", DEMO, "--method", "btl", "--epsilon", "0.7", "--seed", "1", "--json"])[1])
-    assert (d["epsilon"], d["privacy_unit"], d["model"], d["private"], d["composition"]) == (0.7, "voter", "local", True, "basic")
-    eps = seen["epsilon"][seen["user"]]                         # each comparison's epsilon
+    d = strict_json(
+        run_inproc(
+            ["aggregate", DEMO, "--method", "btl", "--epsilon", "0.7", "--seed", "1", "--json"]
+        )[1]
+    )
+    assert (d["epsilon"], d["privacy_unit"], d["model"], d["private"], d["composition"]) == (
+        0.7,
+        "voter",
+        "local",
+        True,
+        "basic",
+    )
+    eps = seen["epsilon"][seen["user"]]  # each comparison's epsilon
     assert eps.shape == (146 * 36,) and np.all(eps == np.nextafter(0.7 / 36, 0))
-    assert all(sum(Fraction(float(e)) for e in eps[seen["user"] == u]) <= Fraction(0.7) for u in (0, 77, 145))   # exactly
+    assert all(
+        sum(Fraction(float(e)) for e in eps[seen["user"] == u]) <= Fraction(0.7)
+        for u in (0, 77, 145)
+    )  # exactly
     assert d["epsilon_per_comparison"] == {"min": float(eps.min()), "max": float(eps.max())}
     assert d["comparisons_per_voter"] == {"min": 36, "max": 36}
     text = run_inproc(["aggregate", DEMO, "--method", "btl", "--epsilon", "0.7", "--seed", "1"])[1]
-    assert "epsilon = 0.7 per voter" in text and "36 comparisons reported at epsilon/k = 0.0194444 each" in text
+    assert (
+        "epsilon = 0.7 per voter" in text
+        and "36 comparisons reported at epsilon/k = 0.0194444 each" in text
+    )
 
 
 def test_btl_per_user_split_on_comparisons_file(tmp_path):
     "In a comparisons file each user's budget is split over her own comparisons: 1 and 3 comparisons -> E and E/3"
-    f = tmp_path / "p.csv"; f.write_text("user,winner,loser\na,x,y\nb,x,y\nb,y,z\nb,x,z\n")
-    d = strict_json(run_inproc(["aggregate", str(f), "--method", "btl", "--epsilon", "0.9", "--seed", "0", "--json"])[1])
+    f = tmp_path / "p.csv"
+    f.write_text("user,winner,loser\na,x,y\nb,x,y\nb,y,z\nb,x,z\n")
+    d = strict_json(
+        run_inproc(
+            ["aggregate", str(f), "--method", "btl", "--epsilon", "0.9", "--seed", "0", "--json"]
+        )[1]
+    )
     assert d["privacy_unit"] == "user" and d["comparisons_per_user"] == {"min": 1, "max": 3}
-    assert d["epsilon_per_comparison"] == {"min": float(np.nextafter(0.3, 0)), "max": float(np.nextafter(0.9, 0))}
+    assert d["epsilon_per_comparison"] == {
+        "min": float(np.nextafter(0.3, 0)),
+        "max": float(np.nextafter(0.9, 0)),
+    }
 
 
 def test_demo_uses_the_same_meaning():
     d = strict_json(run_inproc(["demo", "--epsilon", "0.7", "--seed", "0", "--json"])[1])
     private = [r for r in d["results"] if r["private"]]
-    assert {r["epsilon"] for r in private} == {0.7} and {r["privacy_unit"] for r in private} == {"voter"}
+    assert {r["epsilon"] for r in private} == {0.7} and {r["privacy_unit"] for r in private} == {
+        "voter"
+    }
     b = next(r for r in private if r["method"] == "btl")
     assert b["epsilon_per_comparison"]["max"] == float(np.nextafter(0.7 / 36, 0))
 
@@ -154,23 +261,38 @@ def test_demo_model_is_honoured(model):
     d = strict_json(run_inproc(["demo", "--model", model, "--seed", "0", "--json"])[1])
     assert {r["model"] for r in d["results"]} == {"none", model} and d["model"] == model
     methods = {r["method"] for r in d["results"] if r["private"]}
-    assert methods == ({"borda", "footrule", "btl"} if model == "local" else {"borda", "footrule", "kemeny"})
+    assert methods == (
+        {"borda", "footrule", "btl"} if model == "local" else {"borda", "footrule", "kemeny"}
+    )
     code, out, err = run_inproc(["demo", "--model", model, "--seed", "0"])
     assert code == 0 and f"{model} model only" in out.splitlines()[0]
 
 
 def test_dp_btl_aggregate_refuses_what_it_cannot_honour():
     pairs = cli._method_input(cli.METHODS["btl"], cli.load_profile(DEMO))
-    for kw, name in [(dict(delta=1e-6), "`delta`"), (dict(model="central"), "`model`"), (dict(model=3), "`model`")]:
-        with pytest.raises(ValueError, match=name): cli.dp_btl_aggregate(pairs, epsilon=1.0, **kw)
-    with pytest.raises(ValueError, match="`epsilon`"): cli.dp_btl_aggregate(pairs, epsilon=math.inf)
+    for kw, name in [
+        (dict(delta=1e-6), "`delta`"),
+        (dict(model="central"), "`model`"),
+        (dict(model=3), "`model`"),
+    ]:
+        with pytest.raises(ValueError, match=name):
+            cli.dp_btl_aggregate(pairs, epsilon=1.0, **kw)
+    with pytest.raises(ValueError, match="`epsilon`"):
+        cli.dp_btl_aggregate(pairs, epsilon=math.inf)
 
 
 def test_infinite_epsilon_prints_as_not_private():
     "A Consensus whose epsilon is inf (even if its model says otherwise) is formatted as not private, no TypeError"
     prof = cli.load_profile(DEMO)
     for model in ("central", "none"):
-        res = core.Consensus(order=np.arange(9), method="borda", epsilon=math.inf, delta=0.0, model=model, n_voters=146)
+        res = core.Consensus(
+            order=np.arange(9),
+            method="borda",
+            epsilon=math.inf,
+            delta=0.0,
+            model=model,
+            n_voters=146,
+        )
         d = cli._result_dict(res, prof, 0.0)
         assert (d["private"], d["epsilon"], d["model"], d["noise"]) == (False, None, "none", "none")
         assert cli._format_result(d, prof.title).splitlines()[0].endswith(": not private")
@@ -178,31 +300,73 @@ def test_infinite_epsilon_prints_as_not_private():
 
 
 def test_noise_option_and_environment(monkeypatch):
-    d = strict_json(run_inproc(["aggregate", DEMO, "--method", "borda", "--epsilon", "1", "--noise", "exact", "--seed", "0", "--json"])[1])
+    d = strict_json(
+        run_inproc(
+            [
+                "aggregate",
+                DEMO,
+                "--method",
+                "borda",
+                "--epsilon",
+                "1",
+                "--noise",
+                "exact",
+                "--seed",
+                "0",
+                "--json",
+            ]
+        )[1]
+    )
     assert (d["noise"], d["private"]) == ("exact", True)
-    assert strict_json(run_inproc(["aggregate", DEMO, "--method", "borda", "--epsilon", "1", "--json"])[1])["noise"] == "fast"
-    assert strict_json(run_inproc(["aggregate", DEMO, "--method", "borda", "--json"])[1])["noise"] == "none"
-    assert strict_json(run_inproc(["aggregate", DEMO, "--method", "btl", "--epsilon", "1", "--json"])[1])["noise"] in ("fast", "exact")
-    assert core.noise_mode() == "fast"                                    # --noise did not leak out of the run
+    assert (
+        strict_json(
+            run_inproc(["aggregate", DEMO, "--method", "borda", "--epsilon", "1", "--json"])[1]
+        )["noise"]
+        == "fast"
+    )
+    assert (
+        strict_json(run_inproc(["aggregate", DEMO, "--method", "borda", "--json"])[1])["noise"]
+        == "none"
+    )
+    assert strict_json(
+        run_inproc(["aggregate", DEMO, "--method", "btl", "--epsilon", "1", "--json"])[1]
+    )["noise"] in ("fast", "exact")
+    assert core.noise_mode() == "fast"  # --noise did not leak out of the run
     monkeypatch.setenv("PRIVRANK_NOISE", "exact")
-    assert strict_json(run_inproc(["aggregate", DEMO, "--method", "borda", "--epsilon", "1", "--json"])[1])["noise"] == "exact"
+    assert (
+        strict_json(
+            run_inproc(["aggregate", DEMO, "--method", "borda", "--epsilon", "1", "--json"])[1]
+        )["noise"]
+        == "exact"
+    )
     for bad in ("Exact", "exakt", " fast"):
         monkeypatch.setenv("PRIVRANK_NOISE", bad)
-        for argv in (["aggregate", DEMO, "--method", "borda"], ["aggregate", DEMO, "--method", "borda", "--epsilon", "1"], ["demo"]):
+        for argv in (
+            ["aggregate", DEMO, "--method", "borda"],
+            ["aggregate", DEMO, "--method", "borda", "--epsilon", "1"],
+            ["demo"],
+        ):
             code, out, err = run_inproc(argv)
             assert_one_line_error(code, out, err)
             assert "PRIVRANK_NOISE must be one of 'fast', 'exact'" in err
 
 
 def test_invalid_noise_environment_exits_2_as_a_process():
-    p = subprocess.run([EXE, "aggregate", DEMO, "--method", "borda"], capture_output=True, text=True, timeout=120,
-                       env={**os.environ, "PRIVRANK_NOISE": "exakt"})
+    p = subprocess.run(
+        [EXE, "aggregate", DEMO, "--method", "borda"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "PRIVRANK_NOISE": "exakt"},
+    )
     assert_one_line_error(p.returncode, p.stdout, p.stderr)
 
 
 def test_huge_epsilon_gives_strict_json():
-    "agh2003.soc --method btl --epsilon 1e308 --json printed \"epsilon_per_user\": Infinity"
-    code, out, err = run_inproc(["aggregate", DEMO, "--method", "btl", "--epsilon", "1e308", "--seed", "0", "--json"])
+    'agh2003.soc --method btl --epsilon 1e308 --json printed "epsilon_per_user": Infinity'
+    code, out, err = run_inproc(
+        ["aggregate", DEMO, "--method", "btl", "--epsilon", "1e308", "--seed", "0", "--json"]
+    )
     assert code == 0, err
     d = strict_json(out)
     assert d["epsilon"] == 1e308 and math.isfinite(d["epsilon_per_comparison"]["max"])
@@ -210,117 +374,264 @@ def test_huge_epsilon_gives_strict_json():
 
 def test_json_never_holds_non_finite_tokens():
     out = cli._json(dict(a=math.inf, b=[1.0, -math.inf, math.nan], c=np.float64("nan"), d=1.5))
-    assert strict_json(out) == dict(a=None, b=[1.0, None, None], c=None, d=1.5, non_finite=["a", "b[1]", "b[2]", "c"])
+    assert strict_json(out) == dict(
+        a=None, b=[1.0, None, None], c=None, d=1.5, non_finite=["a", "b[1]", "b[2]", "c"]
+    )
 
 
 def test_pairwise_labels_are_strings(tmp_path):
     "'01' and '1' are two items in every file, whatever the other rows hold"
     for other in ("u,2,3", "u,x,y", "v,1,2"):
-        f = tmp_path / "p.csv"; f.write_text(f"user,winner,loser\nu,01,1\n{other}\n")
+        f = tmp_path / "p.csv"
+        f.write_text(f"user,winner,loser\nu,01,1\n{other}\n")
         d = strict_json(run_inproc(["aggregate", str(f), "--method", "btl", "--json"])[1])
         assert {"01", "1"} <= set(d["order"]) and all(isinstance(x, str) for x in d["order"])
 
 
 def test_text_output_escapes_control_characters(tmp_path):
     f = tmp_path / "e\x1bvil.soc"
-    f.write_text("# NUMBER ALTERNATIVES: 2\n# NUMBER VOTERS: 1\n# TITLE: \x1b]0;owned\x07\n# ALTERNATIVE NAME 1: a\x1b[31mred\n"
-                 "# ALTERNATIVE NAME 2: b\u202eevil\u2028x\n1: 1,2\n")
+    f.write_text(
+        "# NUMBER ALTERNATIVES: 2\n# NUMBER VOTERS: 1\n# TITLE: \x1b]0;owned\x07\n# ALTERNATIVE NAME 1: a\x1b[31mred\n"
+        "# ALTERNATIVE NAME 2: b\u202eevil\u2028x\n1: 1,2\n"
+    )
     code, out, err = run_inproc(["aggregate", str(f), "--method", "borda"])
     assert code == 0 and all(line.isprintable() for line in out.splitlines()), out
     assert "a\\x1b[31mred" in out and "\\u202e" in out and "\\u2028" in out
     d = json.loads(run_inproc(["aggregate", str(f), "--method", "borda", "--json"])[1])
-    assert d["names"][0] == "a\x1b[31mred"                              # the JSON keeps the name (escaped on the wire)
-    bad = tmp_path / "x\x1b[2J.soc"; bad.write_text("garbage\n")
+    assert d["names"][0] == "a\x1b[31mred"  # the JSON keeps the name (escaped on the wire)
+    bad = tmp_path / "x\x1b[2J.soc"
+    bad.write_text("garbage\n")
     code, out, err = run_inproc(["aggregate", str(bad), "--method", "borda"])
     assert code == 2 and "\x1b" not in err and "\\x1b[2J" in err
 
 
 # ------------------------------------------------------------------ complete: what it prints
 
+
 def jester_file(tmp_path, n_users=300, n_jokes=50, per_user=10, seed=0):
     rng = np.random.default_rng(seed)
-    rows = [(u, j + 1, round(float(rng.uniform(-10, 10)), 2)) for u in range(n_users) for j in rng.choice(n_jokes, per_user, replace=False)]
-    f = tmp_path / "jester.csv"; f.write_text("user,joke,rating\n" + "".join(f"{u},{j},{v}\n" for u, j, v in rows))
+    rows = [
+        (u, j + 1, round(float(rng.uniform(-10, 10)), 2))
+        for u in range(n_users)
+        for j in rng.choice(n_jokes, per_user, replace=False)
+    ]
+    f = tmp_path / "jester.csv"
+    f.write_text("user,joke,rating\n" + "".join(f"{u},{j},{v}\n" for u, j, v in rows))
     return f
 
 
 def test_complete_prints_no_evaluation_without_evaluate(tmp_path):
     f = jester_file(tmp_path)
-    code, out, err = run_inproc(["complete", str(f), "--epsilon", "1", "--delta", "1e-6", "--seed", "0", "--json"])
+    code, out, err = run_inproc(
+        ["complete", str(f), "--epsilon", "1", "--delta", "1e-6", "--seed", "0", "--json"]
+    )
     assert code == 0, err
     d = strict_json(out)
-    assert d["evaluation"] is None and "test_rmse" not in out and "baseline" not in out and "n_test" not in out
-    assert (d["users"], d["items"], d["items_from"]) == (300, 100, "Jester dataset 1 (100 jokes)")   # the universe, not the 50 rated
-    assert (d["epsilon"], d["delta"], d["model"], d["private"], d["noise"]) == (1.0, 1e-6, "joint", True, "fast")
+    assert (
+        d["evaluation"] is None
+        and "test_rmse" not in out
+        and "baseline" not in out
+        and "n_test" not in out
+    )
+    assert (d["users"], d["items"], d["items_from"]) == (
+        300,
+        100,
+        "Jester dataset 1 (100 jokes)",
+    )  # the universe, not the 50 rated
+    assert (d["epsilon"], d["delta"], d["model"], d["private"], d["noise"]) == (
+        1.0,
+        1e-6,
+        "joint",
+        True,
+        "fast",
+    )
     text = run_inproc(["complete", str(f), "--epsilon", "1", "--delta", "1e-6", "--seed", "0"])[1]
     assert "RMSE" not in text.splitlines()[0] + text.splitlines()[1] and "pass --evaluate" in text
 
 
 def test_complete_evaluation_is_labelled_non_private(tmp_path):
     f = jester_file(tmp_path)
-    d = strict_json(run_inproc(["complete", str(f), "--epsilon", "1", "--delta", "1e-6", "--seed", "0", "--evaluate",
-                                "--test-fraction", "0.2", "--json"])[1])
+    d = strict_json(
+        run_inproc(
+            [
+                "complete",
+                str(f),
+                "--epsilon",
+                "1",
+                "--delta",
+                "1e-6",
+                "--seed",
+                "0",
+                "--evaluate",
+                "--test-fraction",
+                "0.2",
+                "--json",
+            ]
+        )[1]
+    )
     e = d["evaluation"]
-    assert e["private"] is False and "not covered by epsilon" in e["note"] and math.isfinite(e["test_rmse"]) and e["n_test"] > 0
-    text = run_inproc(["complete", str(f), "--epsilon", "1", "--delta", "1e-6", "--seed", "0", "--evaluate", "--test-fraction", "0.2"])[1]
+    assert (
+        e["private"] is False
+        and "not covered by epsilon" in e["note"]
+        and math.isfinite(e["test_rmse"])
+        and e["n_test"] > 0
+    )
+    text = run_inproc(
+        [
+            "complete",
+            str(f),
+            "--epsilon",
+            "1",
+            "--delta",
+            "1e-6",
+            "--seed",
+            "0",
+            "--evaluate",
+            "--test-fraction",
+            "0.2",
+        ]
+    )[1]
     assert "non-private evaluation" in text
-    assert_one_line_error(*run_inproc(["complete", str(f), "--epsilon", "1", "--delta", "1e-6", "--test-fraction", "0.2"]))
+    assert_one_line_error(
+        *run_inproc(
+            ["complete", str(f), "--epsilon", "1", "--delta", "1e-6", "--test-fraction", "0.2"]
+        )
+    )
 
 
 def test_complete_output_does_not_depend_on_which_obscure_item_was_rated(tmp_path):
     "Two files that differ in one user's rating of an item nobody else rated print the same item count (and record)"
-    a, b = tmp_path / "a", tmp_path / "b"; a.mkdir(); b.mkdir()
+    a, b = tmp_path / "a", tmp_path / "b"
+    a.mkdir()
+    b.mkdir()
     base = jester_file(tmp_path, n_jokes=50).read_text()
-    (a / "j.csv").write_text(base + "0,77,5.0\n")        # user 0 also rated joke 77, which nobody else rated
+    (a / "j.csv").write_text(
+        base + "0,77,5.0\n"
+    )  # user 0 also rated joke 77, which nobody else rated
     (b / "j.csv").write_text(base + "0,51,5.0\n")
-    outs = [strict_json(run_inproc(["complete", str(p / "j.csv"), "--epsilon", "1", "--delta", "1e-6", "--seed", "0", "--json"])[1])
-            for p in (a, b)]
-    for d in outs: d.pop("noise_multiplier"); d.pop("file")
+    outs = [
+        strict_json(
+            run_inproc(
+                [
+                    "complete",
+                    str(p / "j.csv"),
+                    "--epsilon",
+                    "1",
+                    "--delta",
+                    "1e-6",
+                    "--seed",
+                    "0",
+                    "--json",
+                ]
+            )[1]
+        )
+        for p in (a, b)
+    ]
+    for d in outs:
+        d.pop("noise_multiplier")
+        d.pop("file")
     assert outs[0] == outs[1] and outs[0]["items"] == 100
 
 
 def test_complete_universe_rules(tmp_path):
-    u = tmp_path / "u.data"; u.write_text("".join(f"{k % 7 + 1}\t{k % 11 + 1}\t{k % 5 + 1}\t88125{k}\n" for k in range(60)))
+    u = tmp_path / "u.data"
+    u.write_text("".join(f"{k % 7 + 1}\t{k % 11 + 1}\t{k % 5 + 1}\t88125{k}\n" for k in range(60)))
     code, out, err = run_inproc(["complete", str(u), "--epsilon", "1", "--delta", "1e-6"])
-    assert_one_line_error(code, out, err); assert "pass --items N" in err
-    d = strict_json(run_inproc(["complete", str(u), "--epsilon", "1", "--delta", "1e-6", "--items", "20", "--seed", "0", "--json"])[1])
+    assert_one_line_error(code, out, err)
+    assert "pass --items N" in err
+    d = strict_json(
+        run_inproc(
+            [
+                "complete",
+                str(u),
+                "--epsilon",
+                "1",
+                "--delta",
+                "1e-6",
+                "--items",
+                "20",
+                "--seed",
+                "0",
+                "--json",
+            ]
+        )[1]
+    )
     assert (d["items"], d["items_from"]) == (20, "--items")
-    code, out, err = run_inproc(["complete", str(u), "--epsilon", "1", "--delta", "1e-6", "--items", "10"])
-    assert_one_line_error(code, out, err); assert "item 11 is outside the item universe 1..10 (`--items`)" in err
+    code, out, err = run_inproc(
+        ["complete", str(u), "--epsilon", "1", "--delta", "1e-6", "--items", "10"]
+    )
+    assert_one_line_error(code, out, err)
+    assert "item 11 is outside the item universe 1..10 (`--items`)" in err
     (tmp_path / "u.info").write_text("7 users\n30 items\n60 ratings\n")
-    d = strict_json(run_inproc(["complete", str(u), "--epsilon", "1", "--delta", "1e-6", "--seed", "0", "--json"])[1])
+    d = strict_json(
+        run_inproc(
+            ["complete", str(u), "--epsilon", "1", "--delta", "1e-6", "--seed", "0", "--json"]
+        )[1]
+    )
     assert d["items"] == 30 and "catalogue" in d["items_from"]
 
 
 def test_complete_movielens_universe_from_catalogue(shared_data):
-    d = strict_json(run_inproc(["complete", str(shared_data / "movielens-100k" / "u.data.gz"), "--epsilon", "1", "--delta", "1e-6",
-                                "--iterations", "2", "--seed", "0", "--json"])[1])
+    d = strict_json(
+        run_inproc(
+            [
+                "complete",
+                str(shared_data / "movielens-100k" / "u.data.gz"),
+                "--epsilon",
+                "1",
+                "--delta",
+                "1e-6",
+                "--iterations",
+                "2",
+                "--seed",
+                "0",
+                "--json",
+            ]
+        )[1]
+    )
     assert (d["users"], d["items"]) == (943, 1682) and d["evaluation"] is None
 
 
 @pytest.mark.parametrize("eps", ["1e6", "1e16", "1e300"])
 def test_complete_huge_epsilon_answers_or_names_the_parameter(tmp_path, eps):
     f = jester_file(tmp_path)
-    code, out, err = run_inproc(["complete", str(f), "--epsilon", eps, "--delta", "1e-6", "--seed", "0", "--json"])
+    code, out, err = run_inproc(
+        ["complete", str(f), "--epsilon", eps, "--delta", "1e-6", "--seed", "0", "--json"]
+    )
     assert code in (0, 2) and "unexpected" not in err
-    if code == 2: assert_one_line_error(code, out, err); assert "`epsilon`" in err or "`delta`" in err, err
-    else: assert strict_json(out)["epsilon"] == float(eps)
+    if code == 2:
+        assert_one_line_error(code, out, err)
+        assert "`epsilon`" in err or "`delta`" in err, err
+    else:
+        assert strict_json(out)["epsilon"] == float(eps)
 
 
 def test_complete_huge_epsilon_is_one_line():
     "Whatever the library does at epsilon = 1e6 .. 1e300, the command answers a result or one line with exit status 2"
     import tempfile
+
     with tempfile.TemporaryDirectory() as t:
         f = jester_file(Path(t))
         for eps in ("1e6", "1e16", "1e300"):
-            code, out, err = run_inproc(["complete", str(f), "--epsilon", eps, "--delta", "1e-6", "--seed", "0"])
-            assert code == 0 or (code == 2 and out == "" and err.count("\n") == 1 and "unexpected" not in err), (code, err)
+            code, out, err = run_inproc(
+                ["complete", str(f), "--epsilon", eps, "--delta", "1e-6", "--seed", "0"]
+            )
+            assert code == 0 or (
+                code == 2 and out == "" and err.count("\n") == 1 and "unexpected" not in err
+            ), (code, err)
 
 
 # ------------------------------------------------------------------ the reproducers of item 5
 
-@pytest.mark.parametrize("argv", [["demo", "--epsilon", "1e-300"], ["aggregate", DEMO, "--method", "kemeny", "--epsilon", "1e-16"]],
-                         ids=["demo-1e-300", "kemeny-1e-16"])
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["demo", "--epsilon", "1e-300"],
+        ["aggregate", DEMO, "--method", "kemeny", "--epsilon", "1e-16"],
+    ],
+    ids=["demo-1e-300", "kemeny-1e-16"],
+)
 def test_tiny_epsilon_reproducers(argv):
     code, out, err = run_inproc(argv)
     assert "unexpected error" not in err, err
@@ -336,36 +647,78 @@ def test_tiny_epsilon_demo_without_kemeny():
 
 # ------------------------------------------------------------------ the shell: stdout closed, full, a pipe, Ctrl-C
 
+
 def test_closed_stdout_fails_with_a_message():
-    p = subprocess.run(["sh", "-c", f'"{EXE}" aggregate "{DEMO}" --method borda --json >&-'], capture_output=True, text=True, timeout=120)
-    assert p.returncode == 2 and p.stderr.startswith("privrank: error: standard output is closed") and p.stderr.count("\n") == 1, p
+    p = subprocess.run(
+        ["sh", "-c", f'"{EXE}" aggregate "{DEMO}" --method borda --json >&-'],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert (
+        p.returncode == 2
+        and p.stderr.startswith("privrank: error: standard output is closed")
+        and p.stderr.count("\n") == 1
+    ), p
 
 
 @pytest.mark.skipif(not os.path.exists("/dev/full"), reason="needs /dev/full")
 def test_full_disk_fails_with_a_message():
     with open("/dev/full", "w") as full:
-        p = subprocess.run([EXE, "aggregate", DEMO, "--method", "borda", "--json"], stdout=full, stderr=subprocess.PIPE, text=True, timeout=120)
-    assert p.returncode == 2 and p.stderr == "privrank: error: cannot write the result to standard output: [Errno 28] No space left on device\n"
+        p = subprocess.run(
+            [EXE, "aggregate", DEMO, "--method", "borda", "--json"],
+            stdout=full,
+            stderr=subprocess.PIPE,
+            text=True,
+            timeout=120,
+        )
+    assert (
+        p.returncode == 2
+        and p.stderr
+        == "privrank: error: cannot write the result to standard output: [Errno 28] No space left on device\n"
+    )
 
 
 def test_broken_pipe_exits_quietly():
     "The reader is gone before privrank writes: exit 141 (as a tool killed by SIGPIPE), nothing on stderr"
-    p = subprocess.Popen([EXE, "aggregate", DEMO, "--method", "borda", "--json"], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    p = subprocess.Popen(
+        [EXE, "aggregate", DEMO, "--method", "borda", "--json"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
     p.stdout.close()
-    code, err = p.wait(timeout=120), p.stderr.read().decode(); p.stderr.close()
+    code, err = p.wait(timeout=120), p.stderr.read().decode()
+    p.stderr.close()
     assert code == 141 and err == "", (code, err)
-    p = subprocess.run(["sh", "-c", f'"{EXE}" demo --json | head -c 10'], capture_output=True, text=True, timeout=120)
-    assert p.returncode == 0 and len(p.stdout) == 10 and "Broken pipe" not in p.stderr and "Traceback" not in p.stderr
+    p = subprocess.run(
+        ["sh", "-c", f'"{EXE}" demo --json | head -c 10'],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert (
+        p.returncode == 0
+        and len(p.stdout) == 10
+        and "Broken pipe" not in p.stderr
+        and "Traceback" not in p.stderr
+    )
 
 
 def test_ctrl_c_prints_one_line():
     "SIGINT while a command runs (here: a file read that hangs): one line, exit 130, no traceback"
-    code = ("import sys, time; from privrank import cli, datasets\n"
-            "def hang(*a, **k):\n    print('ready', flush=True); time.sleep(60)\n"
-            "datasets.read_preflib = hang\n"
-            "sys.exit(cli.main(['aggregate', 'x.soc', '--method', 'borda']))\n")
-    p = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    code = (
+        "import sys, time; from privrank import cli, datasets\n"
+        "def hang(*a, **k):\n    print('ready', flush=True); time.sleep(60)\n"
+        "datasets.read_preflib = hang\n"
+        "sys.exit(cli.main(['aggregate', 'x.soc', '--method', 'borda']))\n"
+    )
+    p = subprocess.Popen(
+        [sys.executable, "-c", code], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
     assert p.stdout.readline() == "ready\n"
     p.send_signal(signal.SIGINT)
-    rc = p.wait(timeout=60); err = p.stderr.read(); p.stdout.close(); p.stderr.close()
+    rc = p.wait(timeout=60)
+    err = p.stderr.read()
+    p.stdout.close()
+    p.stderr.close()
     assert rc == 130 and err == "privrank: interrupted\n", (rc, err)

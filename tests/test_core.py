@@ -1,10 +1,12 @@
 """Property tests for privrank.core: random valid input agrees with the definitions, random malformed input
 gets a ValueError/TypeError naming the parameter (never another exception, never a silent NaN)."""
+
 import math
 
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st, HealthCheck
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 from scipy.optimize import linear_sum_assignment  # noqa: F401  (scipy is a runtime dependency)
 
@@ -15,13 +17,16 @@ SETTINGS = settings(max_examples=200, deadline=None, suppress_health_check=[Heal
 
 @st.composite
 def profiles(draw, max_n=12, max_m=12):
-    n = draw(st.integers(1, max_n)); m = draw(st.integers(1, max_m))
+    n = draw(st.integers(1, max_n))
+    m = draw(st.integers(1, max_m))
     seed = draw(st.integers(0, 2**32 - 1))
     return np.argsort(np.random.default_rng(seed).random((n, m)), axis=1)
 
 
 def kendall_brute(a, b):
-    return ((np.sign(a[:, :, None] - a[:, None, :]) * np.sign(b[:, :, None] - b[:, None, :])) < 0).sum((1, 2)) // 2
+    return (
+        (np.sign(a[:, :, None] - a[:, None, :]) * np.sign(b[:, :, None] - b[:, None, :])) < 0
+    ).sum((1, 2)) // 2
 
 
 @SETTINGS
@@ -31,7 +36,7 @@ def test_distances_match_definitions(A, seed):
     K, F = core.kendall_tau_distance(A, B), core.footrule_distance(A, B)
     assert np.array_equal(K, kendall_brute(A, B))
     assert np.array_equal(F, np.abs(A - B).sum(1))
-    assert np.all(K <= F) and np.all(F <= 2 * K)          # Diaconis-Graham
+    assert np.all(K <= F) and np.all(F <= 2 * K)  # Diaconis-Graham
     assert np.array_equal(core.orders_to_ranks(core.ranks_to_orders(A)), A)
 
 
@@ -43,12 +48,16 @@ def test_preference_matrix_and_borda(R):
     assert np.allclose(W + W.T + np.eye(m), 1)
     assert np.allclose(W, (R[:, :, None] < R[:, None, :]).mean(0))
     s = core.borda_scores(R)
-    assert np.array_equal(s, (W * n).sum(1).round().astype(int))  # Borda = row sums of pairwise wins
+    assert np.array_equal(
+        s, (W * n).sum(1).round().astype(int)
+    )  # Borda = row sums of pairwise wins
     res = core.borda_aggregate(R)
     assert sorted(res.order) == list(range(m)) and np.all(np.diff(s[res.order]) <= 0)
 
 
-bad_numbers = st.sampled_from([0, -1, -0.5, math.nan, math.inf, -math.inf, True, None, "1", [], [[1.0]], [1.0, -2.0]])
+bad_numbers = st.sampled_from(
+    [0, -1, -0.5, math.nan, math.inf, -math.inf, True, None, "1", [], [[1.0]], [1.0, -2.0]]
+)
 
 
 @SETTINGS
@@ -66,17 +75,26 @@ def test_bad_delta(x):
 
 
 malformed = st.one_of(
-    hnp.arrays(st.sampled_from([np.float64, np.int64, np.int8, np.bool_, np.uint8]),
-               hnp.array_shapes(min_dims=0, max_dims=3, min_side=0, max_side=6)),
+    hnp.arrays(
+        st.sampled_from([np.float64, np.int64, np.int8, np.bool_, np.uint8]),
+        hnp.array_shapes(min_dims=0, max_dims=3, min_side=0, max_side=6),
+    ),
     st.lists(st.lists(st.integers(-3, 8), max_size=6), max_size=5),
-    st.just("ranks"), st.none(), st.just([[None]]), st.just([[1.5, 0.0]]),
+    st.just("ranks"),
+    st.none(),
+    st.just([[None]]),
+    st.just([[1.5, 0.0]]),
 )
 
 
 def _is_valid(x):
     a = np.asarray(x) if not isinstance(x, np.ndarray) else x
-    return (a.dtype.kind in "iu" and a.ndim == 2 and a.size > 0
-            and np.array_equal(np.sort(a, axis=1), np.broadcast_to(np.arange(a.shape[1]), a.shape)))
+    return (
+        a.dtype.kind in "iu"
+        and a.ndim == 2
+        and a.size > 0
+        and np.array_equal(np.sort(a, axis=1), np.broadcast_to(np.arange(a.shape[1]), a.shape))
+    )
 
 
 @SETTINGS
@@ -89,15 +107,24 @@ def test_malformed_ranks_rejected(x):
     if valid:
         assert core.check_ranks(x).dtype == np.int64
         return
-    for f in (core.check_ranks, core.borda_aggregate, core.preference_matrix,
-              lambda r: core.dp_borda_aggregate(r, epsilon=1.0, rng=0)):
+    for f in (
+        core.check_ranks,
+        core.borda_aggregate,
+        core.preference_matrix,
+        lambda r: core.dp_borda_aggregate(r, epsilon=1.0, rng=0),
+    ):
         with pytest.raises((ValueError, TypeError), match="`ranks`"):
             f(x)
 
 
 @SETTINGS
-@given(profiles(max_n=30, max_m=8), st.floats(0.01, 50), st.sampled_from([0.0, 1e-6, 0.1]),
-       st.sampled_from(["central", "local"]), st.integers(0, 2**32 - 1))
+@given(
+    profiles(max_n=30, max_m=8),
+    st.floats(0.01, 50),
+    st.sampled_from([0.0, 1e-6, 0.1]),
+    st.sampled_from(["central", "local"]),
+    st.integers(0, 2**32 - 1),
+)
 def test_dp_borda_is_a_valid_consensus(R, epsilon, delta, model, seed):
     res = core.dp_borda_aggregate(R, epsilon=epsilon, delta=delta, model=model, rng=seed)
     assert sorted(res.order) == list(range(R.shape[1]))

@@ -1,75 +1,129 @@
 """Property tests for `privrank.datasets`: malformed input is refused with ValueError (never another exception,
 never a partial read), valid random files round-trip, and the real shared datasets parse to their documented counts."""
-import gzip, hashlib, os, re
+
+import gzip
+import hashlib
+import os
+import re
 from pathlib import Path
 
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from privrank.core import orders_to_ranks
-from privrank.datasets import (Preferences, data_home, find_data_file, load_demo, read_jester, read_movielens,
-                               read_pairwise_csv, read_preflib, shared_data_dir)
+from privrank.datasets import (
+    Preferences,
+    data_home,
+    find_data_file,
+    load_demo,
+    read_jester,
+    read_movielens,
+    read_pairwise_csv,
+    read_preflib,
+    shared_data_dir,
+)
 
 # malformed-input fuzzers get N examples each, round trips N // 2 (about 10 s in all); raise N for a longer hunt
-N = int(os.environ.get('PRIVRANK_FUZZ_EXAMPLES', '60'))
+N = int(os.environ.get("PRIVRANK_FUZZ_EXAMPLES", "60"))
 FUZZ = settings(deadline=None, max_examples=N)
 ROUND_TRIP = settings(deadline=None, max_examples=max(N // 2, 10))
-NAME_CHARS = st.sampled_from('abcdefghijklmnopqrstuvwxyzABCXYZ0123456789 -()_.é寿')
+NAME_CHARS = st.sampled_from("abcdefghijklmnopqrstuvwxyzABCXYZ0123456789 -()_.é寿")
 
 
-@pytest.fixture(scope='module')
-def tmp(tmp_path_factory): return tmp_path_factory.mktemp('datasets')
+@pytest.fixture(scope="module")
+def tmp(tmp_path_factory):
+    return tmp_path_factory.mktemp("datasets")
+
 
 def write(folder, name, data):
     "Write str (UTF-8) or bytes to folder/name; return the path."
-    p = folder/name
+    p = folder / name
     p.write_bytes(data.encode() if isinstance(data, str) else data)
     return p
 
+
 def read_or_refuse(reader, path):
     "The reader's result, or None if it raised ValueError; any other exception fails the test."
-    try: return reader(path)
+    try:
+        return reader(path)
     except ValueError as e:
         assert str(path) in str(e), f"the message does not name the file: {e}"
         return None
+
 
 # ---------------------------------------------------------------- generating valid PrefLib files
 @st.composite
 def weak_order(draw, m, strict, complete):
     "Tiers (1-based items) of a random order over 1..m."
     perm = draw(st.permutations(range(1, m + 1)))
-    items = perm if complete else perm[:draw(st.integers(1, m))]
-    cuts = [True] * (len(items) - 1) if strict else draw(st.lists(st.booleans(), min_size=len(items) - 1, max_size=len(items) - 1))
+    items = perm if complete else perm[: draw(st.integers(1, m))]
+    cuts = (
+        [True] * (len(items) - 1)
+        if strict
+        else draw(st.lists(st.booleans(), min_size=len(items) - 1, max_size=len(items) - 1))
+    )
     tiers = [[items[0]]]
     for q, cut in zip(items[1:], cuts):
-        if cut: tiers.append([q])
-        else: tiers[-1].append(q)
+        if cut:
+            tiers.append([q])
+        else:
+            tiers[-1].append(q)
     return tiers
 
+
 @st.composite
-def preflib_data(draw, data_types=('soc', 'soi', 'toc', 'toi')):
+def preflib_data(draw, data_types=("soc", "soi", "toc", "toi")):
     "(data_type, m, orders as 1-based tiers, counts, names) of a random valid PrefLib file."
     data_type = draw(st.sampled_from(data_types))
     m = draw(st.integers(1, 9))
-    strict, complete = data_type in ('soc', 'soi'), data_type in ('soc', 'toc')
+    strict, complete = data_type in ("soc", "soi"), data_type in ("soc", "toc")
     orders = draw(st.lists(weak_order(m, strict, complete), min_size=1, max_size=6))
     counts = draw(st.lists(st.integers(1, 5), min_size=len(orders), max_size=len(orders)))
-    names = draw(st.lists(st.text(NAME_CHARS, min_size=1, max_size=8).map(str.strip).filter(bool), min_size=m, max_size=m))
+    names = draw(
+        st.lists(
+            st.text(NAME_CHARS, min_size=1, max_size=8).map(str.strip).filter(bool),
+            min_size=m,
+            max_size=m,
+        )
+    )
     return data_type, m, orders, counts, names
 
-def preflib_text(data_type, m, orders, counts, names, title='random'):
+
+def preflib_text(data_type, m, orders, counts, names, title="random"):
     "A PrefLib 2022 file holding the given data."
-    fmt = lambda tiers: ','.join(str(t[0]) if len(t) == 1 else '{' + ','.join(map(str, t)) + '}' for t in tiers)
-    head = [f'# FILE NAME: x.{data_type}', f'# TITLE: {title}', f'# DATA TYPE: {data_type}', f'# NUMBER ALTERNATIVES: {m}',
-            f'# NUMBER VOTERS: {sum(counts)}', f'# NUMBER UNIQUE ORDERS: {len(orders)}']
-    head += [f'# ALTERNATIVE NAME {k}: {name}' for k, name in enumerate(names, 1)]
-    return '\n'.join(head + [f'{c}: {fmt(o)}' for c, o in zip(counts, orders)]) + '\n'
+    fmt = lambda tiers: ",".join(
+        str(t[0]) if len(t) == 1 else "{" + ",".join(map(str, t)) + "}" for t in tiers
+    )
+    head = [
+        f"# FILE NAME: x.{data_type}",
+        f"# TITLE: {title}",
+        f"# DATA TYPE: {data_type}",
+        f"# NUMBER ALTERNATIVES: {m}",
+        f"# NUMBER VOTERS: {sum(counts)}",
+        f"# NUMBER UNIQUE ORDERS: {len(orders)}",
+    ]
+    head += [f"# ALTERNATIVE NAME {k}: {name}" for k, name in enumerate(names, 1)]
+    return "\n".join(head + [f"{c}: {fmt(o)}" for c, o in zip(counts, orders)]) + "\n"
+
 
 def check_same(p: Preferences, data_type, m, orders, counts, names):
-    assert (p.data_type, p.n_items, p.n_orders, p.n_voters) == (data_type, m, len(orders), sum(counts))
-    assert [[t.tolist() for t in o] for o in p.orders] == [[[q - 1 for q in t] for t in o] for o in orders]
-    assert p.counts.tolist() == counts and list(p.item_names) == names and p.item_ids.tolist() == list(range(1, m + 1))
+    assert (p.data_type, p.n_items, p.n_orders, p.n_voters) == (
+        data_type,
+        m,
+        len(orders),
+        sum(counts),
+    )
+    assert [[t.tolist() for t in o] for o in p.orders] == [
+        [[q - 1 for q in t] for t in o] for o in orders
+    ]
+    assert (
+        p.counts.tolist() == counts
+        and list(p.item_names) == names
+        and p.item_ids.tolist() == list(range(1, m + 1))
+    )
+
 
 def expected_ranks(orders, counts, m):
     "Reference for to_ranks(tie_break='index'): tiers in order, sorted by index inside, unranked last by index."
@@ -79,124 +133,192 @@ def expected_ranks(orders, counts, m):
         rows += [seen + sorted(set(range(m)) - set(seen))] * c
     return orders_to_ranks(np.array(rows))
 
+
 @ROUND_TRIP
-@given(preflib_data(), st.sampled_from(['plain', 'gz-suffix', 'gz-magic']))
+@given(preflib_data(), st.sampled_from(["plain", "gz-suffix", "gz-magic"]))
 def test_preflib_round_trip(tmp, data, how):
     data_type, m, orders, counts, names = data
     text = preflib_text(*data)
-    if how == 'plain': path = write(tmp, f'rt.{data_type}', text)
-    elif how == 'gz-suffix': path = write(tmp, f'rt.{data_type}.gz', gzip.compress(text.encode()))
-    else: path = write(tmp, f'rt-gz.{data_type}', gzip.compress(text.encode()))
+    if how == "plain":
+        path = write(tmp, f"rt.{data_type}", text)
+    elif how == "gz-suffix":
+        path = write(tmp, f"rt.{data_type}.gz", gzip.compress(text.encode()))
+    else:
+        path = write(tmp, f"rt-gz.{data_type}", gzip.compress(text.encode()))
     p = read_preflib(path)
     check_same(p, *data)
     assert p.is_complete_strict == all(len(o) == m for o in orders)
     ref = expected_ranks(orders, counts, m)
     np.testing.assert_array_equal(p.to_ranks(), ref)
-    if p.is_complete_strict: np.testing.assert_array_equal(p.ranks, ref)
+    if p.is_complete_strict:
+        np.testing.assert_array_equal(p.ranks, ref)
     else:
-        with pytest.raises(ValueError, match='to_ranks'): p.ranks
+        with pytest.raises(ValueError, match="to_ranks"):
+            p.ranks
     # random tie breaking keeps every tier in place: sorting a voter's items by rank gives non-decreasing tier levels
-    rr = p.to_ranks(tie_break='random', rng=0)
+    rr = p.to_ranks(tie_break="random", rng=0)
     level = np.full((len(ref), m), 99)
     row = 0
     for o, c in zip(orders, counts):
-        for lv, t in enumerate(o): level[row:row + c, np.array(t) - 1] = lv
+        for lv, t in enumerate(o):
+            level[row : row + c, np.array(t) - 1] = lv
         row += c
     assert (np.diff(np.take_along_axis(level, np.argsort(rr, axis=1), axis=1), axis=1) >= 0).all()
 
+
 # ---------------------------------------------------------------- malformed PrefLib input
 @FUZZ
-@given(st.binary(max_size=400), st.sampled_from(['soc', 'soi', 'toc', 'toi', 'soc.gz', 'txt']), st.booleans())
+@given(
+    st.binary(max_size=400),
+    st.sampled_from(["soc", "soi", "toc", "toi", "soc.gz", "txt"]),
+    st.booleans(),
+)
 def test_preflib_random_bytes(tmp, data, suffix, zipped):
-    path = write(tmp, f'junk.{suffix}', gzip.compress(data) if zipped else data)
+    path = write(tmp, f"junk.{suffix}", gzip.compress(data) if zipped else data)
     p = read_or_refuse(read_preflib, path)
-    if p is not None: assert p.n_voters >= 1 and p.counts.min() >= 1   # (practically never reached)
+    if p is not None:
+        assert p.n_voters >= 1 and p.counts.min() >= 1  # (practically never reached)
+
 
 @FUZZ
 @given(preflib_data(), st.lists(st.text(max_size=30), min_size=1, max_size=4))
 def test_preflib_random_data_lines(tmp, data, junk):
     "A valid header followed by random text lines: refused, or read completely and consistently."
     text = preflib_text(*data)
-    header = ''.join(l + '\n' for l in text.splitlines() if l.startswith('#'))
-    path = write(tmp, f'junk.{data[0]}', header + '\n'.join(junk) + '\n')
+    header = "".join(l + "\n" for l in text.splitlines() if l.startswith("#"))
+    path = write(tmp, f"junk.{data[0]}", header + "\n".join(junk) + "\n")
     p = read_or_refuse(read_preflib, path)
-    if p is not None: assert p.n_voters == sum(data[3]) and p.n_orders == len(data[2])
+    if p is not None:
+        assert p.n_voters == sum(data[3]) and p.n_orders == len(data[2])
 
-def data_lines(text): return [l for l in text.split('\n') if l.strip() and not l.startswith('#')]
+
+def data_lines(text):
+    return [l for l in text.split("\n") if l.strip() and not l.startswith("#")]
+
 
 @FUZZ
-@given(preflib_data(('soc',)), st.data())
+@given(preflib_data(("soc",)), st.data())
 def test_preflib_line_edits(tmp, data, draw):
     "Random edits of a valid .soc: some must be refused; any other result must be a complete, consistent read."
     text = preflib_text(*data)
-    lines = text.split('\n')[:-1]
-    first_data = next(i for i, l in enumerate(lines) if not l.startswith('#'))
-    op = draw.draw(st.sampled_from(['delete', 'duplicate', 'truncate', 'replace-line', 'insert-line', 'edit-char', 'swap-items']))
-    must_fail = op in ('delete', 'duplicate', 'truncate', 'swap-items')
-    if op == 'delete':
+    lines = text.split("\n")[:-1]
+    first_data = next(i for i, l in enumerate(lines) if not l.startswith("#"))
+    op = draw.draw(
+        st.sampled_from(
+            [
+                "delete",
+                "duplicate",
+                "truncate",
+                "replace-line",
+                "insert-line",
+                "edit-char",
+                "swap-items",
+            ]
+        )
+    )
+    must_fail = op in ("delete", "duplicate", "truncate", "swap-items")
+    if op == "delete":
         del lines[draw.draw(st.integers(first_data, len(lines) - 1))]
-        edited = '\n'.join(lines) + '\n'
-    elif op == 'duplicate':
-        i = draw.draw(st.integers(first_data, len(lines) - 1)); lines.insert(i, lines[i])
-        edited = '\n'.join(lines) + '\n'
-    elif op == 'truncate':
-        edited = text[:draw.draw(st.integers(0, len(text.rstrip()) - 1))]
-    elif op == 'replace-line':
-        lines[draw.draw(st.integers(0, len(lines) - 1))] = draw.draw(st.text(max_size=30).filter(lambda s: '\n' not in s))
-        edited = '\n'.join(lines) + '\n'
-    elif op == 'insert-line':
-        lines.insert(draw.draw(st.integers(0, len(lines))), draw.draw(st.text(max_size=30).filter(lambda s: '\n' not in s)))
-        edited = '\n'.join(lines) + '\n'
-    elif op == 'edit-char':
-        i = draw.draw(st.integers(0, len(text) - 1))
-        edited = text[:i] + draw.draw(st.characters()) + text[i + 1:]
-    else:   # make one item appear twice in an order: always invalid for soc
-        m = data[1]
-        if m < 2: return
+        edited = "\n".join(lines) + "\n"
+    elif op == "duplicate":
         i = draw.draw(st.integers(first_data, len(lines) - 1))
-        count, body = lines[i].split(': ')
-        items = body.split(','); items[1] = items[0]
+        lines.insert(i, lines[i])
+        edited = "\n".join(lines) + "\n"
+    elif op == "truncate":
+        edited = text[: draw.draw(st.integers(0, len(text.rstrip()) - 1))]
+    elif op == "replace-line":
+        lines[draw.draw(st.integers(0, len(lines) - 1))] = draw.draw(
+            st.text(max_size=30).filter(lambda s: "\n" not in s)
+        )
+        edited = "\n".join(lines) + "\n"
+    elif op == "insert-line":
+        lines.insert(
+            draw.draw(st.integers(0, len(lines))),
+            draw.draw(st.text(max_size=30).filter(lambda s: "\n" not in s)),
+        )
+        edited = "\n".join(lines) + "\n"
+    elif op == "edit-char":
+        i = draw.draw(st.integers(0, len(text) - 1))
+        edited = text[:i] + draw.draw(st.characters()) + text[i + 1 :]
+    else:  # make one item appear twice in an order: always invalid for soc
+        m = data[1]
+        if m < 2:
+            return
+        i = draw.draw(st.integers(first_data, len(lines) - 1))
+        count, body = lines[i].split(": ")
+        items = body.split(",")
+        items[1] = items[0]
         lines[i] = f"{count}: {','.join(items)}"
-        edited = '\n'.join(lines) + '\n'
-    path = write(tmp, 'edit.soc', edited.encode('utf-8', 'surrogatepass'))
+        edited = "\n".join(lines) + "\n"
+    path = write(tmp, "edit.soc", edited.encode("utf-8", "surrogatepass"))
     p = read_or_refuse(read_preflib, path)
-    if must_fail: assert p is None, f'{op}: accepted {edited!r}'
-    if p is not None:   # accepted: it must be all of the file, as the header describes it
-        declared = int(re.search(r'^#\s*NUMBER VOTERS\s*:\s*([0-9]+)', edited, re.M | re.I)[1])
+    if must_fail:
+        assert p is None, f"{op}: accepted {edited!r}"
+    if p is not None:  # accepted: it must be all of the file, as the header describes it
+        declared = int(re.search(r"^#\s*NUMBER VOTERS\s*:\s*([0-9]+)", edited, re.M | re.I)[1])
         assert p.n_voters == declared and p.n_orders == len(data_lines(edited))
         assert p.is_complete_strict and p.ranks.shape == (declared, p.n_items)
 
-@pytest.mark.parametrize('edit, msg', [
-    (lambda t: t.replace('# NUMBER VOTERS', '# NUMBER OF VOTERS'), "no '# NUMBER VOTERS: ...' header line"),
-    (lambda t: t.replace('# DATA TYPE: soc', '# DATA TYPE: toi'), "contradicts the file suffix '.soc'"),
-    (lambda t: t.rstrip('\n').rsplit('\n', 1)[0] + '\n', "is the file truncated or edited?"),
-    (lambda t: t + '1: 1,2\n', "a 'soc' order must rank all 3 alternatives; this one ranks 2"),
-    (lambda t: t.encode('utf-16'), "is not valid UTF-8"),
-])
+
+@pytest.mark.parametrize(
+    "edit, msg",
+    [
+        (
+            lambda t: t.replace("# NUMBER VOTERS", "# NUMBER OF VOTERS"),
+            "no '# NUMBER VOTERS: ...' header line",
+        ),
+        (
+            lambda t: t.replace("# DATA TYPE: soc", "# DATA TYPE: toi"),
+            "contradicts the file suffix '.soc'",
+        ),
+        (lambda t: t.rstrip("\n").rsplit("\n", 1)[0] + "\n", "is the file truncated or edited?"),
+        (lambda t: t + "1: 1,2\n", "a 'soc' order must rank all 3 alternatives; this one ranks 2"),
+        (lambda t: t.encode("utf-16"), "is not valid UTF-8"),
+    ],
+)
 def test_preflib_messages(tmp, edit, msg):
-    text = preflib_text('soc', 3, [[[1], [2], [3]], [[3], [2], [1]]], [2, 1], ['a', 'b', 'c'])
+    text = preflib_text("soc", 3, [[[1], [2], [3]], [[3], [2], [1]]], [2, 1], ["a", "b", "c"])
     out = edit(text)
-    path = write(tmp, 'msg.soc', out)
-    with pytest.raises(ValueError) as e: read_preflib(path)
+    path = write(tmp, "msg.soc", out)
+    with pytest.raises(ValueError) as e:
+        read_preflib(path)
     assert str(path) in str(e.value) and msg in str(e.value)
 
+
 # ---------------------------------------------------------------- pairwise CSV
-labels = st.one_of(st.integers(-5, 30).map(str), st.sampled_from(['ann', 'bob', 'cy', 'dee', 'x1', 'Z']))
+labels = st.one_of(
+    st.integers(-5, 30).map(str), st.sampled_from(["ann", "bob", "cy", "dee", "x1", "Z"])
+)
+
 
 @st.composite
 def comparisons(draw):
-    rows = draw(st.lists(st.tuples(labels, labels, labels, st.booleans()).filter(lambda r: r[1] != r[2]), min_size=1, max_size=20))
+    rows = draw(
+        st.lists(
+            st.tuples(labels, labels, labels, st.booleans()).filter(lambda r: r[1] != r[2]),
+            min_size=1,
+            max_size=20,
+        )
+    )
     return rows, draw(st.booleans())
 
+
 def pairwise_text(rows, with_tie):
-    head = 'user,winner,loser,tie' if with_tie else 'user,winner,loser'
-    return '\n'.join([head] + [f'{u},{w},{l},{int(t)}' if with_tie else f'{u},{w},{l}' for u, w, l, t in rows]) + '\n'
+    head = "user,winner,loser,tie" if with_tie else "user,winner,loser"
+    return (
+        "\n".join(
+            [head]
+            + [f"{u},{w},{l},{int(t)}" if with_tie else f"{u},{w},{l}" for u, w, l, t in rows]
+        )
+        + "\n"
+    )
+
 
 @ROUND_TRIP
 @given(comparisons())
 def test_pairwise_round_trip(tmp, data):
     rows, with_tie = data
-    c = read_pairwise_csv(write(tmp, 'pw.csv', pairwise_text(rows, with_tie)))
+    c = read_pairwise_csv(write(tmp, "pw.csv", pairwise_text(rows, with_tie)))
     assert c.n_comparisons == len(rows)
     assert [str(x) for x in c.user_ids[c.user]] == [r[0] for r in rows]
     got = [(str(c.item_ids[w]), str(c.item_ids[l])) for w, l in zip(c.winner, c.loser)]
@@ -204,310 +326,540 @@ def test_pairwise_round_trip(tmp, data):
     assert c.tie.tolist() == ([r[3] for r in rows] if with_tie else [False] * len(rows))
     assert (c.winner != c.loser).all() and list(c.item_ids) == sorted(c.item_ids)
 
+
 @FUZZ
 @given(comparisons(), st.data())
 def test_pairwise_wrong_column_count(tmp, data, draw):
     "One line with a field too many or too few: refused, naming that line."
     rows, with_tie = data
-    lines = pairwise_text(rows, with_tie).split('\n')
+    lines = pairwise_text(rows, with_tie).split("\n")
     i = draw.draw(st.integers(1, len(rows)))
-    lines[i] = lines[i] + ',9' if draw.draw(st.booleans()) else lines[i].rsplit(',', 1)[0]
-    path = write(tmp, 'pwbad.csv', '\n'.join(lines))
-    with pytest.raises(ValueError, match=f'line {i + 1}: expected {3 + with_tie} fields'): read_pairwise_csv(path)
+    lines[i] = lines[i] + ",9" if draw.draw(st.booleans()) else lines[i].rsplit(",", 1)[0]
+    path = write(tmp, "pwbad.csv", "\n".join(lines))
+    with pytest.raises(ValueError, match=f"line {i + 1}: expected {3 + with_tie} fields"):
+        read_pairwise_csv(path)
+
 
 @FUZZ
 @given(st.binary(max_size=300), st.booleans())
 def test_csv_readers_random_bytes(tmp, data, with_header):
     "Random bytes (optionally after a valid header) never crash a reader with anything but ValueError."
-    for reader, head in [(read_pairwise_csv, b'user,winner,loser,tie\n'), (read_jester, b'user,joke,rating\n'),
-                         (read_movielens, b'userId,movieId,rating,timestamp\n'), (read_movielens, b'')]:
-        content = (head if with_header else b'') + data
-        path = write(tmp, 'junk.csv', content)
+    for reader, head in [
+        (read_pairwise_csv, b"user,winner,loser,tie\n"),
+        (read_jester, b"user,joke,rating\n"),
+        (read_movielens, b"userId,movieId,rating,timestamp\n"),
+        (read_movielens, b""),
+    ]:
+        content = (head if with_header else b"") + data
+        path = write(tmp, "junk.csv", content)
         r = read_or_refuse(reader, path)
         if r is not None:
-            rows = [l for l in content.decode('utf-8-sig').split('\n')[1 if head else 0:] if l.strip()]
+            rows = [
+                l for l in content.decode("utf-8-sig").split("\n")[1 if head else 0 :] if l.strip()
+            ]
             n = r.n_comparisons if reader is read_pairwise_csv else r.n_ratings
-            assert n == len(rows)   # never a partial read
+            assert n == len(rows)  # never a partial read
+
 
 # ---------------------------------------------------------------- ratings
 @st.composite
 def ratings(draw, lo, hi, step):
     users = draw(st.lists(st.integers(1, 60), min_size=1, max_size=8, unique=True))
     items = draw(st.lists(st.integers(1, 60), min_size=1, max_size=8, unique=True))
-    cells = draw(st.lists(st.tuples(st.sampled_from(users), st.sampled_from(items)), min_size=1, max_size=30, unique=True))
-    values = draw(st.lists(st.integers(int(lo / step), int(hi / step)), min_size=len(cells), max_size=len(cells)))
+    cells = draw(
+        st.lists(
+            st.tuples(st.sampled_from(users), st.sampled_from(items)),
+            min_size=1,
+            max_size=30,
+            unique=True,
+        )
+    )
+    values = draw(
+        st.lists(
+            st.integers(int(lo / step), int(hi / step)), min_size=len(cells), max_size=len(cells)
+        )
+    )
     return [(u, i, v * step) for (u, i), v in zip(cells, values)]
+
 
 def dense(r):
     "{(user id, item id): rating} from a Ratings result."
     coo = r.ratings.tocoo()
-    return {(int(r.user_ids[u]), int(r.item_ids[i])): float(v) for u, i, v in zip(coo.row, coo.col, coo.data)}
+    return {
+        (int(r.user_ids[u]), int(r.item_ids[i])): float(v)
+        for u, i, v in zip(coo.row, coo.col, coo.data)
+    }
+
 
 @ROUND_TRIP
-@given(ratings(0.5, 5, 0.5), st.sampled_from(['u.data', 'ratings.dat', 'ratings.csv', 'u.data.gz']))
+@given(ratings(0.5, 5, 0.5), st.sampled_from(["u.data", "ratings.dat", "ratings.csv", "u.data.gz"]))
 def test_movielens_round_trip(tmp, rows, layout):
-    if layout.startswith('u.data'): text = ''.join(f'{u}\t{i}\t{v:g}\t88125{k}\n' for k, (u, i, v) in enumerate(rows))
-    elif layout == 'ratings.dat': text = ''.join(f'{u}::{i}::{v:g}::97830{k}\n' for k, (u, i, v) in enumerate(rows))
-    else: text = 'userId,movieId,rating,timestamp\n' + ''.join(f'{u},{i},{v:g},9649{k}\n' for k, (u, i, v) in enumerate(rows))
-    path = write(tmp, layout, gzip.compress(text.encode()) if layout.endswith('.gz') else text)
+    if layout.startswith("u.data"):
+        text = "".join(f"{u}\t{i}\t{v:g}\t88125{k}\n" for k, (u, i, v) in enumerate(rows))
+    elif layout == "ratings.dat":
+        text = "".join(f"{u}::{i}::{v:g}::97830{k}\n" for k, (u, i, v) in enumerate(rows))
+    else:
+        text = "userId,movieId,rating,timestamp\n" + "".join(
+            f"{u},{i},{v:g},9649{k}\n" for k, (u, i, v) in enumerate(rows)
+        )
+    path = write(tmp, layout, gzip.compress(text.encode()) if layout.endswith(".gz") else text)
     r = read_movielens(path)
     assert r.n_ratings == len(rows) and dense(r) == {(u, i): v for u, i, v in rows}
     assert r.ratings.shape == (len({u for u, _, _ in rows}), len({i for _, i, _ in rows}))
 
+
 @ROUND_TRIP
 @given(ratings(-10, 10, 0.01))
 def test_jester_round_trip_keeps_zeros(tmp, rows):
-    text = 'user,joke,rating\n' + ''.join(f'{u},{i},{v:.2f}\n' for u, i, v in rows)
-    r = read_jester(write(tmp, 'j.csv', text))
-    assert r.n_ratings == len(rows)     # a rating of exactly 0 is an observation
+    text = "user,joke,rating\n" + "".join(f"{u},{i},{v:.2f}\n" for u, i, v in rows)
+    r = read_jester(write(tmp, "j.csv", text))
+    assert r.n_ratings == len(rows)  # a rating of exactly 0 is an observation
     got, want = dense(r), {(u, i): round(v, 2) for u, i, v in rows}
     assert got.keys() == want.keys() and all(abs(got[k] - want[k]) < 1e-9 for k in got)
+
 
 @FUZZ
 @given(ratings(0.5, 5, 0.5), st.data())
 def test_ratings_malformed_lines(tmp, rows, draw):
     "A bad line in a rating file: refused with its line number (wrong field count, bad number, duplicate, range)."
-    lines = [f'{u}\t{i}\t{v:g}\t88125' for u, i, v in rows]
+    lines = [f"{u}\t{i}\t{v:g}\t88125" for u, i, v in rows]
     k = draw.draw(st.integers(0, len(lines) - 1))
-    op = draw.draw(st.sampled_from(['extra', 'missing', 'word', 'duplicate', 'range', 'nan']))
+    op = draw.draw(st.sampled_from(["extra", "missing", "word", "duplicate", "range", "nan"]))
     u, i, v = rows[k]
-    lines[k] = {'extra': lines[k] + '\t1', 'missing': f'{u}\t{i}\t{v:g}', 'word': f'{u}\tmovie\t{v:g}\t1',
-                'duplicate': lines[0] if k else lines[k], 'range': f'{u}\t{i}\t7\t1', 'nan': f'{u}\t{i}\tnan\t1'}[op]
-    if op == 'duplicate' and k == 0: lines.append(lines[0]); k = len(lines) - 1
-    path = write(tmp, 'bad.data', '\n'.join(lines) + '\n')
-    with pytest.raises(ValueError, match=f'line {k + 1}:'): read_movielens(path)
+    lines[k] = {
+        "extra": lines[k] + "\t1",
+        "missing": f"{u}\t{i}\t{v:g}",
+        "word": f"{u}\tmovie\t{v:g}\t1",
+        "duplicate": lines[0] if k else lines[k],
+        "range": f"{u}\t{i}\t7\t1",
+        "nan": f"{u}\t{i}\tnan\t1",
+    }[op]
+    if op == "duplicate" and k == 0:
+        lines.append(lines[0])
+        k = len(lines) - 1
+    path = write(tmp, "bad.data", "\n".join(lines) + "\n")
+    with pytest.raises(ValueError, match=f"line {k + 1}:"):
+        read_movielens(path)
+
 
 @FUZZ
 @given(st.data())
 def test_ratings_random_char_edits(tmp, draw):
     "Random character edits of a valid Jester file: refused, or every data line read."
     rows = draw.draw(ratings(-10, 10, 0.01))
-    text = 'user,joke,rating\n' + ''.join(f'{u},{i},{v:.2f}\n' for u, i, v in rows)
+    text = "user,joke,rating\n" + "".join(f"{u},{i},{v:.2f}\n" for u, i, v in rows)
     i = draw.draw(st.integers(0, len(text) - 1))
-    edited = text[:i] + draw.draw(st.characters()) + text[i + 1:]
-    path = write(tmp, 'jedit.csv', edited.encode('utf-8', 'surrogatepass'))
+    edited = text[:i] + draw.draw(st.characters()) + text[i + 1 :]
+    path = write(tmp, "jedit.csv", edited.encode("utf-8", "surrogatepass"))
     r = read_or_refuse(read_jester, path)
-    if r is not None: assert r.n_ratings == len([l for l in edited.split('\n')[1:] if l.strip()])
+    if r is not None:
+        assert r.n_ratings == len([l for l in edited.split("\n")[1:] if l.strip()])
+
 
 # ---------------------------------------------------------------- files, folders, demo
-@pytest.mark.parametrize('reader', [read_preflib, read_pairwise_csv, read_movielens, read_jester])
+@pytest.mark.parametrize("reader", [read_preflib, read_pairwise_csv, read_movielens, read_jester])
 def test_missing_file(tmp, reader):
-    with pytest.raises(FileNotFoundError): reader(tmp/'no-such-file.soc')
+    with pytest.raises(FileNotFoundError):
+        reader(tmp / "no-such-file.soc")
+
 
 def test_data_home(tmp, monkeypatch):
-    monkeypatch.delenv('PRIVRANK_DATA', raising=False)
-    assert data_home() == Path.home()/'privrank_data'
-    monkeypatch.setenv('PRIVRANK_DATA', str(tmp))
-    assert data_home() == tmp and data_home(tmp/'x') == tmp/'x'
-    write(tmp, 'here.soc', 'x')
-    assert find_data_file('here.soc') == tmp/'here.soc'
-    with pytest.raises(FileNotFoundError, match=re.escape(str(tmp/'sushi.soc'))): find_data_file('sushi.soc')
-    with pytest.raises(FileNotFoundError, match='PRIVRANK_DATA'): find_data_file('sushi.soc', data_home=tmp/'empty')
-    with pytest.raises(TypeError, match='`data_home`'): data_home(1.5)
+    monkeypatch.delenv("PRIVRANK_DATA", raising=False)
+    assert data_home() == Path.home() / "privrank_data"
+    monkeypatch.setenv("PRIVRANK_DATA", str(tmp))
+    assert data_home() == tmp and data_home(tmp / "x") == tmp / "x"
+    write(tmp, "here.soc", "x")
+    assert find_data_file("here.soc") == tmp / "here.soc"
+    with pytest.raises(FileNotFoundError, match=re.escape(str(tmp / "sushi.soc"))):
+        find_data_file("sushi.soc")
+    with pytest.raises(FileNotFoundError, match="PRIVRANK_DATA"):
+        find_data_file("sushi.soc", data_home=tmp / "empty")
+    with pytest.raises(TypeError, match="`data_home`"):
+        data_home(1.5)
+
 
 def test_load_demo_and_bundled_file():
     p = load_demo()
-    assert (p.n_voters, p.n_items, p.n_orders, p.data_type) == (146, 9, 123, 'soc')
+    assert (p.n_voters, p.n_items, p.n_orders, p.data_type) == (146, 9, 123, "soc")
     assert p.ranks.shape == (146, 9) and (np.sort(p.ranks, axis=1) == np.arange(9)).all()
     import privrank
-    folder = Path(privrank.__file__).parent/'data'
-    digest = hashlib.sha256((folder/'agh2003.soc').read_bytes()).hexdigest()
-    assert digest in (folder/'README.md').read_text() and 'Mattei' in (folder/'README.md').read_text()
+
+    folder = Path(privrank.__file__).parent / "data"
+    digest = hashlib.sha256((folder / "agh2003.soc").read_bytes()).hexdigest()
+    assert (
+        digest in (folder / "README.md").read_text()
+        and "Mattei" in (folder / "README.md").read_text()
+    )
+
 
 def test_shared_data_dir_env(tmp, monkeypatch):
-    monkeypatch.setenv('PRIVRANK_SHARED_DATA', str(tmp))
+    monkeypatch.setenv("PRIVRANK_SHARED_DATA", str(tmp))
     assert shared_data_dir() == tmp
-    monkeypatch.setenv('PRIVRANK_SHARED_DATA', str(tmp/'absent'))
+    monkeypatch.setenv("PRIVRANK_SHARED_DATA", str(tmp / "absent"))
     assert shared_data_dir() is None
+
 
 # ---------------------------------------------------------------- real data (shared folder; skipped if absent)
 def shared(sub):
     d = shared_data_dir()
-    if d is None or not (d/sub).exists():
-        pytest.skip(f'shared data {sub} not found: set $PRIVRANK_SHARED_DATA to the shared data folder (../shared/data from the repo root)')
-    return d/sub
+    if d is None or not (d / sub).exists():
+        pytest.skip(
+            f"shared data {sub} not found: set $PRIVRANK_SHARED_DATA to the shared data folder (../shared/data from the repo root)"
+        )
+    return d / sub
+
 
 def test_sushi_counts():
-    soc = read_preflib(shared('preflib-sushi/00014-00000001.soc.gz'))
-    assert (soc.n_voters, soc.n_items, soc.n_orders, soc.is_complete_strict) == (5000, 10, 4926, True)
-    soi = read_preflib(shared('preflib-sushi/00014-00000002.soi.gz'))
-    assert (soi.n_voters, soi.n_items, soi.n_orders) == (5000, 100, 5000) and {len(o) for o in soi.orders} == {10}
-    toi = read_preflib(shared('preflib-sushi/00014-00000003.toi.gz'))
-    assert (toi.n_voters, toi.n_items, toi.n_orders) == (5000, 100, 5000) and {sum(map(len, o)) for o in toi.orders} == {10}
-    assert toi.to_ranks(tie_break='random', rng=1).shape == (5000, 100)
+    soc = read_preflib(shared("preflib-sushi/00014-00000001.soc.gz"))
+    assert (soc.n_voters, soc.n_items, soc.n_orders, soc.is_complete_strict) == (
+        5000,
+        10,
+        4926,
+        True,
+    )
+    soi = read_preflib(shared("preflib-sushi/00014-00000002.soi.gz"))
+    assert (soi.n_voters, soi.n_items, soi.n_orders) == (5000, 100, 5000) and {
+        len(o) for o in soi.orders
+    } == {10}
+    toi = read_preflib(shared("preflib-sushi/00014-00000003.toi.gz"))
+    assert (toi.n_voters, toi.n_items, toi.n_orders) == (5000, 100, 5000) and {
+        sum(map(len, o)) for o in toi.orders
+    } == {10}
+    assert toi.to_ranks(tie_break="random", rng=1).shape == (5000, 100)
+
 
 def test_elections_counts():
-    for name, want in {'00009-00000001.soc': (146, 9, 123), '00009-00000002.soc': (153, 7, 70), '00012-00000001.soc': (30, 11, 30)}.items():
-        p = read_preflib(shared(f'preflib-elections/{name}'))
+    for name, want in {
+        "00009-00000001.soc": (146, 9, 123),
+        "00009-00000002.soc": (153, 7, 70),
+        "00012-00000001.soc": (30, 11, 30),
+    }.items():
+        p = read_preflib(shared(f"preflib-elections/{name}"))
         assert (p.n_voters, p.n_items, p.n_orders) == want
 
+
 def test_movielens_counts():
-    r = read_movielens(shared('movielens-100k/u.data.gz'))
+    r = read_movielens(shared("movielens-100k/u.data.gz"))
     assert (r.n_ratings, r.n_users, r.n_items) == (100_000, 943, 1682)
-    assert np.bincount(r.ratings.data.astype(int))[1:].tolist() == [6110, 11370, 27145, 34174, 21201]
+    assert np.bincount(r.ratings.data.astype(int))[1:].tolist() == [
+        6110,
+        11370,
+        27145,
+        34174,
+        21201,
+    ]
+
 
 def test_jester_counts():
-    r = read_jester(shared('jester5k/jester5k_ratings.csv.gz'))
-    assert (r.n_ratings, r.n_users, r.n_items, int((r.ratings.data == 0).sum())) == (363_209, 5000, 100, 1025)
+    r = read_jester(shared("jester5k/jester5k_ratings.csv.gz"))
+    assert (r.n_ratings, r.n_users, r.n_items, int((r.ratings.data == 0).sum())) == (
+        363_209,
+        5000,
+        100,
+        1025,
+    )
+
 
 # ---------------------------------------------------------------- issue 11: caps, special files, memory, labels, universe
-import math, stat as _stat
-from fractions import Fraction
+import math
+
 from privrank import core, datasets
-from privrank.datasets import (item_universe, max_file_bytes, ratings_format, read_ratings, set_max_file_bytes, JESTER_JOKES,
-                               DEFAULT_MAX_FILE_BYTES)
+from privrank.datasets import (
+    DEFAULT_MAX_FILE_BYTES,
+    JESTER_JOKES,
+    item_universe,
+    max_file_bytes,
+    ratings_format,
+    read_ratings,
+    set_max_file_bytes,
+)
 
 READERS = [read_preflib, read_pairwise_csv, read_movielens, read_jester, read_ratings]
 
-@pytest.mark.skipif(not os.path.exists('/dev/zero'), reason='needs /dev/zero')
-@pytest.mark.parametrize('reader', READERS, ids=lambda r: r.__name__)
+
+@pytest.mark.skipif(not os.path.exists("/dev/zero"), reason="needs /dev/zero")
+@pytest.mark.parametrize("reader", READERS, ids=lambda r: r.__name__)
 def test_symlink_to_endless_device_refused(tmp, reader):
-    link = tmp/f'zero-{reader.__name__}.soc'
-    if not link.exists(): link.symlink_to('/dev/zero')
-    with pytest.raises(ValueError, match=r'is a character device, reached through a symbolic link, not a regular file'): reader(link)
-    with pytest.raises(ValueError, match='is more than 4,096 bytes'): reader(link, allow_special=True, max_bytes=4096)
+    link = tmp / f"zero-{reader.__name__}.soc"
+    if not link.exists():
+        link.symlink_to("/dev/zero")
+    with pytest.raises(
+        ValueError,
+        match=r"is a character device, reached through a symbolic link, not a regular file",
+    ):
+        reader(link)
+    with pytest.raises(ValueError, match="is more than 4,096 bytes"):
+        reader(link, allow_special=True, max_bytes=4096)
 
-@pytest.mark.skipif(not hasattr(os, 'mkfifo'), reason='needs FIFOs')
-@pytest.mark.parametrize('reader', READERS, ids=lambda r: r.__name__)
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs FIFOs")
+@pytest.mark.parametrize("reader", READERS, ids=lambda r: r.__name__)
 def test_fifo_refused_without_blocking(tmp, reader):
-    fifo = tmp/f'pipe-{reader.__name__}'
-    if not fifo.exists(): os.mkfifo(fifo)
-    with pytest.raises(ValueError, match=r'is a FIFO \(named pipe\), not a regular file'): reader(fifo)   # no writer: must not block
+    fifo = tmp / f"pipe-{reader.__name__}"
+    if not fifo.exists():
+        os.mkfifo(fifo)
+    with pytest.raises(ValueError, match=r"is a FIFO \(named pipe\), not a regular file"):
+        reader(fifo)  # no writer: must not block
 
-@pytest.mark.parametrize('reader', READERS, ids=lambda r: r.__name__)
+
+@pytest.mark.parametrize("reader", READERS, ids=lambda r: r.__name__)
 def test_folder_refused(tmp, reader):
-    with pytest.raises(IsADirectoryError, match='is a folder, not a data file'): reader(tmp)
+    with pytest.raises(IsADirectoryError, match="is a folder, not a data file"):
+        reader(tmp)
+
 
 def test_size_cap_plain_and_gzip(tmp, monkeypatch):
-    text = preflib_text('soc', 3, [[[1], [2], [3]]], [1], ['a', 'b', 'c'])
-    f = write(tmp, 'cap.soc', text)
+    text = preflib_text("soc", 3, [[[1], [2], [3]]], [1], ["a", "b", "c"])
+    f = write(tmp, "cap.soc", text)
     assert read_preflib(f, max_bytes=len(text.encode())).n_voters == 1
-    with pytest.raises(ValueError, match=rf'cap.soc: is more than {len(text.encode()) - 1:,} bytes'): read_preflib(f, max_bytes=len(text.encode()) - 1)
-    bomb = write(tmp, 'bomb.csv.gz', gzip.compress(b'user,winner,loser\n' + b'1,a,b\n' * 2_000_000))   # 12 MB in ~25 KB
+    with pytest.raises(
+        ValueError, match=rf"cap.soc: is more than {len(text.encode()) - 1:,} bytes"
+    ):
+        read_preflib(f, max_bytes=len(text.encode()) - 1)
+    bomb = write(
+        tmp, "bomb.csv.gz", gzip.compress(b"user,winner,loser\n" + b"1,a,b\n" * 2_000_000)
+    )  # 12 MB in ~25 KB
     assert bomb.stat().st_size < 100_000
-    with pytest.raises(ValueError, match='bomb.csv.gz: decompresses to more than 1,000,000 bytes'): read_pairwise_csv(bomb, max_bytes=1_000_000)
-    monkeypatch.setenv('PRIVRANK_MAX_FILE_BYTES', '1K')
+    with pytest.raises(ValueError, match="bomb.csv.gz: decompresses to more than 1,000,000 bytes"):
+        read_pairwise_csv(bomb, max_bytes=1_000_000)
+    monkeypatch.setenv("PRIVRANK_MAX_FILE_BYTES", "1K")
     assert max_file_bytes() == 1024
-    with pytest.raises(ValueError, match='bomb.csv.gz: is more than 1,024 bytes'): read_pairwise_csv(bomb)   # on disk already
-    monkeypatch.setenv('PRIVRANK_MAX_FILE_BYTES', '100K')
-    with pytest.raises(ValueError, match='decompresses to more than 102,400 bytes'): read_pairwise_csv(bomb)
-    monkeypatch.setenv('PRIVRANK_MAX_FILE_BYTES', 'lots')
-    with pytest.raises(ValueError, match='PRIVRANK_MAX_FILE_BYTES must be a positive number of bytes'): read_preflib(f)
-    monkeypatch.delenv('PRIVRANK_MAX_FILE_BYTES')
+    with pytest.raises(ValueError, match="bomb.csv.gz: is more than 1,024 bytes"):
+        read_pairwise_csv(bomb)  # on disk already
+    monkeypatch.setenv("PRIVRANK_MAX_FILE_BYTES", "100K")
+    with pytest.raises(ValueError, match="decompresses to more than 102,400 bytes"):
+        read_pairwise_csv(bomb)
+    monkeypatch.setenv("PRIVRANK_MAX_FILE_BYTES", "lots")
+    with pytest.raises(
+        ValueError, match="PRIVRANK_MAX_FILE_BYTES must be a positive number of bytes"
+    ):
+        read_preflib(f)
+    monkeypatch.delenv("PRIVRANK_MAX_FILE_BYTES")
     try:
         set_max_file_bytes(10)
-        with pytest.raises(ValueError, match='is more than 10 bytes'): read_preflib(f)
-    finally: set_max_file_bytes(None)
+        with pytest.raises(ValueError, match="is more than 10 bytes"):
+            read_preflib(f)
+    finally:
+        set_max_file_bytes(None)
     assert max_file_bytes() == DEFAULT_MAX_FILE_BYTES == 1 << 30
 
+
 def test_parse_memory_checked_before_reading(tmp):
-    f = write(tmp, 'mem.csv', 'user,winner,loser\n' + '1,a,b\n' * 1000)
+    f = write(tmp, "mem.csv", "user,winner,loser\n" + "1,a,b\n" * 1000)
     try:
         core.set_memory_limit(10_000)
-        with pytest.raises(ValueError, match=r'mem.csv: `path`: parsing 6,018 bytes of text'): read_pairwise_csv(f)
-    finally: core.set_memory_limit(None)
+        with pytest.raises(ValueError, match=r"mem.csv: `path`: parsing 6,018 bytes of text"):
+            read_pairwise_csv(f)
+    finally:
+        core.set_memory_limit(None)
+
 
 def test_wide_field_table_checked(tmp):
     "One absurdly wide field would make the fixed-width table of all fields huge: refused, naming its line"
-    f = write(tmp, 'wide.csv', 'user,winner,loser\n' + '1,a,b\n' * 2000 + '1,' + 'x' * 20_000 + ',b\n')
+    f = write(
+        tmp, "wide.csv", "user,winner,loser\n" + "1,a,b\n" * 2000 + "1," + "x" * 20_000 + ",b\n"
+    )
     try:
         core.set_memory_limit(100 << 20)
-        with pytest.raises(ValueError, match=r'wide.csv line 2002: `path`: a table of 6,003 fields as wide as the widest \(20,000'): read_pairwise_csv(f)
-    finally: core.set_memory_limit(None)
+        with pytest.raises(
+            ValueError,
+            match=r"wide.csv line 2002: `path`: a table of 6,003 fields as wide as the widest \(20,000",
+        ):
+            read_pairwise_csv(f)
+    finally:
+        core.set_memory_limit(None)
+
 
 def test_expansion_memory_estimated_before_allocating(tmp):
     "4 lines declaring 400,000,000 voters: reading is cheap, expanding is refused with the line and the estimate"
-    f = write(tmp, 'bomb.soc', '# DATA TYPE: soc\n# NUMBER ALTERNATIVES: 2\n# NUMBER VOTERS: 400000000\n400000000: 1,2\n')
+    f = write(
+        tmp,
+        "bomb.soc",
+        "# DATA TYPE: soc\n# NUMBER ALTERNATIVES: 2\n# NUMBER VOTERS: 400000000\n400000000: 1,2\n",
+    )
     p = read_preflib(f)
     assert p.expanded_bytes() == 24 * 400_000_000 * 2
-    for expand in (lambda: p.ranks, lambda: p.to_ranks(), lambda: p.to_ranks(tie_break='random', rng=0)):
-        with pytest.raises(ValueError, match=r'bomb.soc line 4 \(400,000,000 voters on this line\): `orders`: expanding the orders to ranks '
-                                             r'\(400,000,000 voters x 2 items\) would need about (17.9|23.8) GiB'):
+    for expand in (
+        lambda: p.ranks,
+        lambda: p.to_ranks(),
+        lambda: p.to_ranks(tie_break="random", rng=0),
+    ):
+        with pytest.raises(
+            ValueError,
+            match=r"bomb.soc line 4 \(400,000,000 voters on this line\): `orders`: expanding the orders to ranks "
+            r"\(400,000,000 voters x 2 items\) would need about (17.9|23.8) GiB",
+        ):
             expand()
-    try:      # the budget is the settable core.memory_limit(): a small one refuses a small file, raising it lets it through
-        small = read_preflib(write(tmp, 'many.soc', '# DATA TYPE: soc\n# NUMBER ALTERNATIVES: 2\n# NUMBER VOTERS: 3000\n3000: 1,2\n'))
+    try:  # the budget is the settable core.memory_limit(): a small one refuses a small file, raising it lets it through
+        small = read_preflib(
+            write(
+                tmp,
+                "many.soc",
+                "# DATA TYPE: soc\n# NUMBER ALTERNATIVES: 2\n# NUMBER VOTERS: 3000\n3000: 1,2\n",
+            )
+        )
         core.set_memory_limit(24 * 3000 * 2 - 1)
-        with pytest.raises(ValueError, match='many.soc line 4'): small.ranks
+        with pytest.raises(ValueError, match="many.soc line 4"):
+            small.ranks
         core.set_memory_limit(24 * 3000 * 2)
         assert small.ranks.shape == (3000, 2)
-    finally: core.set_memory_limit(None)
+    finally:
+        core.set_memory_limit(None)
+
 
 @ROUND_TRIP
 @given(st.lists(st.tuples(labels, labels, labels).filter(lambda r: r[1] != r[2]), max_size=8))
 def test_label_identity_does_not_depend_on_other_rows(tmp, others):
     "'01', '1', '+1' are different items and stay so whatever the other rows hold"
-    text = 'user,winner,loser\nu,01,1\nu,+1,1\n' + ''.join(f'{a},{b},{c}\n' for a, b, c in others)
-    c = read_pairwise_csv(write(tmp, 'lab.csv', text))
-    assert [(c.item_ids[c.winner[k]], c.item_ids[c.loser[k]]) for k in (0, 1)] == [('01', '1'), ('+1', '1')]
-    assert c.item_ids.dtype.kind == 'U' and c.user_ids.dtype.kind == 'U'
+    text = "user,winner,loser\nu,01,1\nu,+1,1\n" + "".join(f"{a},{b},{c}\n" for a, b, c in others)
+    c = read_pairwise_csv(write(tmp, "lab.csv", text))
+    assert [(c.item_ids[c.winner[k]], c.item_ids[c.loser[k]]) for k in (0, 1)] == [
+        ("01", "1"),
+        ("+1", "1"),
+    ]
+    assert c.item_ids.dtype.kind == "U" and c.user_ids.dtype.kind == "U"
+
 
 def test_labels_strip_spaces_and_quotes(tmp):
-    c = read_pairwise_csv(write(tmp, 'q.csv', 'user,winner,loser\n"u1", "C26" ,C02\n'))
-    assert (c.user_ids.tolist(), c.item_ids.tolist()) == (['u1'], ['C02', 'C26'])
-    with pytest.raises(ValueError, match=r'line 2: `winner` and `loser` are the same item'): read_pairwise_csv(write(tmp, 'q2.csv', 'user,winner,loser\n1,"a",a\n'))
-    with pytest.raises(ValueError, match='line 2: empty label'): read_pairwise_csv(write(tmp, 'q3.csv', 'user,winner,loser\n1,"",a\n'))
+    c = read_pairwise_csv(write(tmp, "q.csv", 'user,winner,loser\n"u1", "C26" ,C02\n'))
+    assert (c.user_ids.tolist(), c.item_ids.tolist()) == (["u1"], ["C02", "C26"])
+    with pytest.raises(ValueError, match=r"line 2: `winner` and `loser` are the same item"):
+        read_pairwise_csv(write(tmp, "q2.csv", 'user,winner,loser\n1,"a",a\n'))
+    with pytest.raises(ValueError, match="line 2: empty label"):
+        read_pairwise_csv(write(tmp, "q3.csv", 'user,winner,loser\n1,"",a\n'))
+
 
 @ROUND_TRIP
 @given(ratings(-10, 10, 0.01), st.integers(1, 80))
 def test_item_universe_argument(tmp, rows, n_items):
-    text = 'user,joke,rating\n' + ''.join(f'{u},{i},{v:.2f}\n' for u, i, v in rows)
-    f = write(tmp, 'ju.csv', text)
+    text = "user,joke,rating\n" + "".join(f"{u},{i},{v:.2f}\n" for u, i, v in rows)
+    f = write(tmp, "ju.csv", text)
     if max(i for _, i, _ in rows) > n_items:
-        with pytest.raises(ValueError, match=rf'item \d+ is outside the item universe 1..{n_items} \(`n_items`\)'): read_jester(f, n_items=n_items)
+        with pytest.raises(
+            ValueError, match=rf"item \d+ is outside the item universe 1..{n_items} \(`n_items`\)"
+        ):
+            read_jester(f, n_items=n_items)
         return
     r = read_jester(f, n_items=n_items)
-    assert r.ratings.shape == (len({u for u, _, _ in rows}), n_items) and r.item_ids.tolist() == list(range(1, n_items + 1))
-    assert {(int(r.user_ids[u]), j + 1) for u, j in zip(*r.ratings.nonzero())} <= {(u, i) for u, i, _ in rows}
+    assert r.ratings.shape == (
+        len({u for u, _, _ in rows}),
+        n_items,
+    ) and r.item_ids.tolist() == list(range(1, n_items + 1))
+    assert {(int(r.user_ids[u]), j + 1) for u, j in zip(*r.ratings.nonzero())} <= {
+        (u, i) for u, i, _ in rows
+    }
     assert r.n_ratings == len(rows)
-    assert (read_ratings(f, n_items=n_items).ratings != r.ratings).nnz == 0 and ratings_format(f) == 'jester'
+    assert (read_ratings(f, n_items=n_items).ratings != r.ratings).nnz == 0 and ratings_format(
+        f
+    ) == "jester"
+
 
 def test_item_universe_from_movielens_catalogues(tmp):
-    for name, content, want in [('u.info', b'943 users\n1682 items\n100000 ratings\n', 1682),
-                                ('u.item', b'1|Toy Story (1995)|x\n2|Golden\xe9ye|x\n1682|Sliding Doors|x\n', 1682),
-                                ('movies.dat', b'1::Toy Story (1995)::Animation\n3952::Contender::Drama\n', 3952),
-                                ('movies.csv', b'movieId,title,genres\n1,"Toy Story, The",A\n209171,Z,B\n', 209171),
-                                ('movies.csv.gz', gzip.compress(b'movieId,title,genres\n7,A,B\n'), 7)]:
-        d = tmp/f'cat-{name}'; d.mkdir(exist_ok=True)
-        (d/'ratings').write_text('1\t1\t5\t1\n')
-        assert item_universe(d/'ratings') is None
-        (d/name).write_bytes(content)
-        assert item_universe(d/'ratings') == want, name
-    d = tmp/'cat-bad'; d.mkdir(exist_ok=True); (d/'u.info').write_text('many items\n')
-    with pytest.raises(ValueError, match="expected a line 'N items'"): item_universe(d/'ratings')
+    for name, content, want in [
+        ("u.info", b"943 users\n1682 items\n100000 ratings\n", 1682),
+        ("u.item", b"1|Toy Story (1995)|x\n2|Golden\xe9ye|x\n1682|Sliding Doors|x\n", 1682),
+        ("movies.dat", b"1::Toy Story (1995)::Animation\n3952::Contender::Drama\n", 3952),
+        ("movies.csv", b'movieId,title,genres\n1,"Toy Story, The",A\n209171,Z,B\n', 209171),
+        ("movies.csv.gz", gzip.compress(b"movieId,title,genres\n7,A,B\n"), 7),
+    ]:
+        d = tmp / f"cat-{name}"
+        d.mkdir(exist_ok=True)
+        (d / "ratings").write_text("1\t1\t5\t1\n")
+        assert item_universe(d / "ratings") is None
+        (d / name).write_bytes(content)
+        assert item_universe(d / "ratings") == want, name
+    d = tmp / "cat-bad"
+    d.mkdir(exist_ok=True)
+    (d / "u.info").write_text("many items\n")
+    with pytest.raises(ValueError, match="expected a line 'N items'"):
+        item_universe(d / "ratings")
+
 
 def test_jester_and_movielens_universe_real():
-    jr = read_ratings(shared('jester5k/jester5k_ratings.csv.gz'), n_items=JESTER_JOKES)
+    jr = read_ratings(shared("jester5k/jester5k_ratings.csv.gz"), n_items=JESTER_JOKES)
     assert (jr.n_users, jr.n_items, jr.n_ratings) == (5000, 100, 363_209)
-    ml = shared('movielens-100k/u.data.gz')
-    assert item_universe(ml) == 1682 and ratings_format(ml) == 'movielens'
+    ml = shared("movielens-100k/u.data.gz")
+    assert item_universe(ml) == 1682 and ratings_format(ml) == "movielens"
     assert read_ratings(ml, n_items=1682).ratings.shape == (943, 1682)
+
 
 # ---------------------------------------------------------------- every public function validates its arguments ...
 BAD_CALLS = [
-    (lambda p: read_preflib(p, max_bytes=math.nan), TypeError, 'max_bytes'), (lambda p: read_preflib(p, max_bytes=0), ValueError, 'max_bytes'),
-    (lambda p: read_preflib(p, max_bytes='10'), TypeError, 'max_bytes'), (lambda p: read_preflib(p, allow_special='yes'), TypeError, 'allow_special'),
-    (lambda p: read_pairwise_csv(p, max_bytes=1.5), TypeError, 'max_bytes'), (lambda p: read_movielens(p, n_items=math.nan), TypeError, 'n_items'),
-    (lambda p: read_jester(p, n_items=0), ValueError, 'n_items'), (lambda p: read_jester(p, n_items=True), TypeError, 'n_items'),
-    (lambda p: read_ratings(p, n_items='100'), TypeError, 'n_items'), (lambda p: read_ratings(p, n_items=2**40), ValueError, 'n_items'),
-    (lambda p: read_preflib(b'/tmp/x'), TypeError, 'path'), (lambda p: item_universe(3), TypeError, 'path'),
-    (lambda p: ratings_format(None), TypeError, 'path'), (lambda p: set_max_file_bytes(math.nan), TypeError, 'nbytes'),
-    (lambda p: set_max_file_bytes(0), ValueError, 'nbytes'), (lambda p: find_data_file(3), TypeError, 'name'),
-    (lambda p: data_home(3.5), TypeError, 'data_home'),
-    (lambda p: load_demo().to_ranks(tie_break=3), TypeError, 'tie_break'), (lambda p: load_demo().to_ranks(tie_break='x'), ValueError, 'tie_break'),
-    (lambda p: load_demo().to_ranks(rng='x'), TypeError, 'rng'), (lambda p: load_demo().expanded_bytes(math.nan), TypeError, 'per_entry'),
-    (lambda p: Preferences((([0, 1],),), np.array([0]), np.arange(1, 3), ('a', 'b'), 'soc'), ValueError, 'counts'),
-    (lambda p: Preferences((([0, 1],),), np.array([1]), np.arange(1, 3), ('a', 'b'), 'xyz'), ValueError, 'data_type'),
-    (lambda p: datasets.Comparisons(np.array([0]), np.array([0]), np.array([0]), np.array([False]), np.array(['u']), np.array(['a', 'b'])), ValueError, 'winner'),
-    (lambda p: datasets.Comparisons(np.array([0]), np.array([0]), np.array([5]), np.array([False]), np.array(['u']), np.array(['a', 'b'])), ValueError, 'winner'),
-    (lambda p: datasets.Ratings(np.ones((2, 2)), np.arange(2), np.arange(2)), TypeError, 'ratings'),
-    (lambda p: datasets.Ratings(__import__('scipy').sparse.csr_array(np.full((1, 2), np.nan)), np.arange(1), np.arange(2)), ValueError, 'ratings'),
+    (lambda p: read_preflib(p, max_bytes=math.nan), TypeError, "max_bytes"),
+    (lambda p: read_preflib(p, max_bytes=0), ValueError, "max_bytes"),
+    (lambda p: read_preflib(p, max_bytes="10"), TypeError, "max_bytes"),
+    (lambda p: read_preflib(p, allow_special="yes"), TypeError, "allow_special"),
+    (lambda p: read_pairwise_csv(p, max_bytes=1.5), TypeError, "max_bytes"),
+    (lambda p: read_movielens(p, n_items=math.nan), TypeError, "n_items"),
+    (lambda p: read_jester(p, n_items=0), ValueError, "n_items"),
+    (lambda p: read_jester(p, n_items=True), TypeError, "n_items"),
+    (lambda p: read_ratings(p, n_items="100"), TypeError, "n_items"),
+    (lambda p: read_ratings(p, n_items=2**40), ValueError, "n_items"),
+    (lambda p: read_preflib(b"/tmp/x"), TypeError, "path"),
+    (lambda p: item_universe(3), TypeError, "path"),
+    (lambda p: ratings_format(None), TypeError, "path"),
+    (lambda p: set_max_file_bytes(math.nan), TypeError, "nbytes"),
+    (lambda p: set_max_file_bytes(0), ValueError, "nbytes"),
+    (lambda p: find_data_file(3), TypeError, "name"),
+    (lambda p: data_home(3.5), TypeError, "data_home"),
+    (lambda p: load_demo().to_ranks(tie_break=3), TypeError, "tie_break"),
+    (lambda p: load_demo().to_ranks(tie_break="x"), ValueError, "tie_break"),
+    (lambda p: load_demo().to_ranks(rng="x"), TypeError, "rng"),
+    (lambda p: load_demo().expanded_bytes(math.nan), TypeError, "per_entry"),
+    (
+        lambda p: Preferences((([0, 1],),), np.array([0]), np.arange(1, 3), ("a", "b"), "soc"),
+        ValueError,
+        "counts",
+    ),
+    (
+        lambda p: Preferences((([0, 1],),), np.array([1]), np.arange(1, 3), ("a", "b"), "xyz"),
+        ValueError,
+        "data_type",
+    ),
+    (
+        lambda p: datasets.Comparisons(
+            np.array([0]),
+            np.array([0]),
+            np.array([0]),
+            np.array([False]),
+            np.array(["u"]),
+            np.array(["a", "b"]),
+        ),
+        ValueError,
+        "winner",
+    ),
+    (
+        lambda p: datasets.Comparisons(
+            np.array([0]),
+            np.array([0]),
+            np.array([5]),
+            np.array([False]),
+            np.array(["u"]),
+            np.array(["a", "b"]),
+        ),
+        ValueError,
+        "winner",
+    ),
+    (lambda p: datasets.Ratings(np.ones((2, 2)), np.arange(2), np.arange(2)), TypeError, "ratings"),
+    (
+        lambda p: datasets.Ratings(
+            __import__("scipy").sparse.csr_array(np.full((1, 2), np.nan)),
+            np.arange(1),
+            np.arange(2),
+        ),
+        ValueError,
+        "ratings",
+    ),
 ]
 
-@pytest.mark.parametrize('k', range(len(BAD_CALLS)))
+
+@pytest.mark.parametrize("k", range(len(BAD_CALLS)))
 def test_public_functions_validate(tmp, k):
     call, exc, name = BAD_CALLS[k]
-    p = write(tmp, 'v.soc', preflib_text('soc', 2, [[[1], [2]]], [1], ['a', 'b']))
-    with pytest.raises(exc, match=f'`{name}`'): call(p)
+    p = write(tmp, "v.soc", preflib_text("soc", 2, [[[1], [2]]], [1], ["a", "b"]))
+    with pytest.raises(exc, match=f"`{name}`"):
+        call(p)
+
 
 # ---------------------------------------------------------------- ... and modifies none of them
 def test_preferences_methods_leave_the_data_alone():
@@ -515,6 +867,12 @@ def test_preferences_methods_leave_the_data_alone():
     counts, orders = p.counts.copy(), [[t.copy() for t in o] for o in p.orders]
     p.counts.flags.writeable = False
     for o in p.orders:
-        for t in o: t.flags.writeable = False
-    p.ranks; p.to_ranks(); p.to_ranks(tie_break='random', rng=0); p.expanded_bytes()
-    assert (p.counts == counts).all() and all((a == b).all() for o, oo in zip(p.orders, orders) for a, b in zip(o, oo))
+        for t in o:
+            t.flags.writeable = False
+    p.ranks
+    p.to_ranks()
+    p.to_ranks(tie_break="random", rng=0)
+    p.expanded_bytes()
+    assert (p.counts == counts).all() and all(
+        (a == b).all() for o, oo in zip(p.orders, orders) for a, b in zip(o, oo)
+    )

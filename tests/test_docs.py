@@ -10,258 +10,418 @@ Two sites are built into temporary folders with `--out`:
   output, an exported function with a docstring, hidden cells), so the checks always have something to check;
 - `real_site`: the project's own `nbs/` (skipped while it holds no notebooks).
 """
-import base64, fcntl, functools, http.server, io, json, os, re, select, shutil, socketserver, subprocess, sys
-import tempfile, threading, time
+
+import base64
+import fcntl
+import functools
+import http.server
+import io
+import json
+import os
+import re
+import select
+import shutil
+import socketserver
+import subprocess
+import sys
+import tempfile
+import threading
+import time
 from pathlib import Path
 
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-BUILD = ROOT/'tools'/'build_docs.py'
-CHROMIUM = os.environ.get('PRIVRANK_CHROMIUM') or shutil.which('chromium') or '/usr/bin/chromium'
-CHROME_FLAGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
-                '--disable-background-networking', '--disable-component-update', '--disable-sync',
-                '--disable-dev-shm-usage', '--mute-audio', '--hide-scrollbars']
+BUILD = ROOT / "tools" / "build_docs.py"
+CHROMIUM = os.environ.get("PRIVRANK_CHROMIUM") or shutil.which("chromium") or "/usr/bin/chromium"
+CHROME_FLAGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--disable-dev-shm-usage",
+    "--mute-audio",
+    "--hide-scrollbars",
+]
+
 
 def build(*args, cwd=ROOT, timeout=300):
-    return subprocess.run([sys.executable, str(BUILD), *map(str, args)], cwd=cwd, capture_output=True,
-                          text=True, timeout=timeout)
+    return subprocess.run(
+        [sys.executable, str(BUILD), *map(str, args)],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
+
 
 # -----------------------------------------------------------------------------------------------------------
 # A small nbdev project with notebooks that have saved outputs
 def _png() -> str:
     import matplotlib
-    matplotlib.use('Agg')
+
+    matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+
     fig, ax = plt.subplots(figsize=(3, 2), dpi=50)
     ax.plot([1, 2, 3], [1, 4, 9])
-    buf = io.BytesIO(); fig.savefig(buf, format='png', metadata={'Software': None}); plt.close(fig)
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", metadata={"Software": None})
+    plt.close(fig)
     return base64.b64encode(buf.getvalue()).decode()
 
-def make_project(root: Path, index_extra: str = '') -> Path:
+
+def make_project(root: Path, index_extra: str = "") -> Path:
     import nbformat
-    from nbformat.v4 import new_notebook, new_markdown_cell as md, new_code_cell as code, new_output
-    (root/'nbs').mkdir(parents=True)
-    (root/'demo').mkdir()
-    (root/'demo'/'__init__.py').write_text('__version__ = "0.0.1"\n')
-    (root/'demo'/'core.py').write_text('def kendall(a, b, normalize=False): return 0\n')
-    (root/'pyproject.toml').write_text('[project]\nname = "demo"\nversion = "0.0.1"\ndescription = "demo"\n'
-                                       '[tool.nbdev]\njupyter_hooks = false\ncustom_sidebar = false\n')
-    ks = {'name': 'python3', 'display_name': 'Python 3', 'language': 'python'}
+    from nbformat.v4 import new_code_cell as code
+    from nbformat.v4 import new_markdown_cell as md
+    from nbformat.v4 import new_notebook, new_output
+
+    (root / "nbs").mkdir(parents=True)
+    (root / "demo").mkdir()
+    (root / "demo" / "__init__.py").write_text('__version__ = "0.0.1"\n')
+    (root / "demo" / "core.py").write_text("def kendall(a, b, normalize=False): return 0\n")
+    (root / "pyproject.toml").write_text(
+        '[project]\nname = "demo"\nversion = "0.0.1"\ndescription = "demo"\n'
+        "[tool.nbdev]\njupyter_hooks = false\ncustom_sidebar = false\n"
+    )
+    ks = {"name": "python3", "display_name": "Python 3", "language": "python"}
     png = _png()
-    core = new_notebook(cells=[
-        code('#| default_exp core'),
-        md('# Core pieces\n\n> Distances between rankings, with $\\varepsilon$ in the description'),
-        code('#| hide\nfrom nbdev.showdoc import *'),
-        code('#| export\nimport math'),
-        md('The Kendall distance is $K(\\sigma,\\pi)=\\sum_{i<j} [\\sigma_i<\\sigma_j \\ne \\pi_i<\\pi_j]$, '
-           'and a \\$5 bill is not math.\n\n$$p_\\varepsilon = \\frac{e^\\varepsilon}{1+e^\\varepsilon}$$'),
-        code('#| export\ndef kendall(a, b, normalize:bool=False):\n'
-             '    "Kendall tau distance between rankings `a` and `b`, at most $\\\\binom{m}{2}$"\n    return 0'),
-        code('squares = [1, 4, 9]', outputs=[], execution_count=1),
-        code('plot(squares)', execution_count=2, outputs=[
-            new_output('display_data', data={'image/png': png, 'text/plain': '<Figure size 150x100>'})]),
-        code('#| echo: false\nprint("only the output shows")', execution_count=3,
-             outputs=[new_output('stream', name='stdout', text='only the output shows\n')]),
-        code('#| hide\nsecret = "hidden cell"'),
-    ])
-    index = new_notebook(cells=[
-        code('#| hide\nfrom demo.core import *'),
-        md('# demo\n\n> A demo of the offline docs'),
-        md('Install with `pip install demo`; privacy loss $\\varepsilon \\ge 0$.' + index_extra),
-        code('1 + 1', execution_count=1, outputs=[new_output('execute_result', data={'text/plain': '2'},
-                                                             execution_count=1)]),
-        code('show()', execution_count=2, outputs=[new_output('display_data', data={'image/png': png})]),
-    ])
-    for nb in (core, index): nb.metadata.kernelspec = ks
-    nbformat.write(core, root/'nbs'/'00_core.ipynb')
-    nbformat.write(index, root/'nbs'/'index.ipynb')
-    (root/'nbs'/'_hidden_draft.ipynb').write_text(nbformat.writes(new_notebook(cells=[md('# Draft')])))
+    core = new_notebook(
+        cells=[
+            code("#| default_exp core"),
+            md(
+                "# Core pieces\n\n> Distances between rankings, with $\\varepsilon$ in the description"
+            ),
+            code("#| hide\nfrom nbdev.showdoc import *"),
+            code("#| export\nimport math"),
+            md(
+                "The Kendall distance is $K(\\sigma,\\pi)=\\sum_{i<j} [\\sigma_i<\\sigma_j \\ne \\pi_i<\\pi_j]$, "
+                "and a \\$5 bill is not math.\n\n$$p_\\varepsilon = \\frac{e^\\varepsilon}{1+e^\\varepsilon}$$"
+            ),
+            code(
+                "#| export\ndef kendall(a, b, normalize:bool=False):\n"
+                '    "Kendall tau distance between rankings `a` and `b`, at most $\\\\binom{m}{2}$"\n    return 0'
+            ),
+            code("squares = [1, 4, 9]", outputs=[], execution_count=1),
+            code(
+                "plot(squares)",
+                execution_count=2,
+                outputs=[
+                    new_output(
+                        "display_data",
+                        data={"image/png": png, "text/plain": "<Figure size 150x100>"},
+                    )
+                ],
+            ),
+            code(
+                '#| echo: false\nprint("only the output shows")',
+                execution_count=3,
+                outputs=[new_output("stream", name="stdout", text="only the output shows\n")],
+            ),
+            code('#| hide\nsecret = "hidden cell"'),
+        ]
+    )
+    index = new_notebook(
+        cells=[
+            code("#| hide\nfrom demo.core import *"),
+            md("# demo\n\n> A demo of the offline docs"),
+            md(
+                "Install with `pip install demo`; privacy loss $\\varepsilon \\ge 0$." + index_extra
+            ),
+            code(
+                "1 + 1",
+                execution_count=1,
+                outputs=[new_output("execute_result", data={"text/plain": "2"}, execution_count=1)],
+            ),
+            code(
+                "show()",
+                execution_count=2,
+                outputs=[new_output("display_data", data={"image/png": png})],
+            ),
+        ]
+    )
+    for nb in (core, index):
+        nb.metadata.kernelspec = ks
+    nbformat.write(core, root / "nbs" / "00_core.ipynb")
+    nbformat.write(index, root / "nbs" / "index.ipynb")
+    (root / "nbs" / "_hidden_draft.ipynb").write_text(
+        nbformat.writes(new_notebook(cells=[md("# Draft")]))
+    )
     return root
 
+
 def _snapshot(d: Path):
-    return {p.relative_to(d).as_posix(): (p.stat().st_mtime_ns, p.stat().st_size) for p in d.rglob('*')}
+    return {
+        p.relative_to(d).as_posix(): (p.stat().st_mtime_ns, p.stat().st_size) for p in d.rglob("*")
+    }
 
-@pytest.fixture(scope='session')
+
+@pytest.fixture(scope="session")
 def demo_project(tmp_path_factory):
-    return make_project(tmp_path_factory.mktemp('proj'))
+    return make_project(tmp_path_factory.mktemp("proj"))
 
-@pytest.fixture(scope='session')
+
+@pytest.fixture(scope="session")
 def demo_site(demo_project, tmp_path_factory):
-    before = _snapshot(demo_project/'nbs')
-    out = tmp_path_factory.mktemp('site')/'docs'
+    before = _snapshot(demo_project / "nbs")
+    out = tmp_path_factory.mktemp("site") / "docs"
     t0 = time.perf_counter()
-    r = build('--root', demo_project, '--out', out)
-    if r.returncode: pytest.fail(f'building the demo site failed:\n{r.stderr[-4000:]}', pytrace=False)
-    print(f'demo site built in {time.perf_counter()-t0:.1f}s: {r.stdout.strip()}')
-    assert _snapshot(demo_project/'nbs') == before, 'the build modified nbs/'
-    assert not (demo_project/'_proc').exists() and not (demo_project/'nbs'/'_proc').exists()
+    r = build("--root", demo_project, "--out", out)
+    if r.returncode:
+        pytest.fail(f"building the demo site failed:\n{r.stderr[-4000:]}", pytrace=False)
+    print(f"demo site built in {time.perf_counter() - t0:.1f}s: {r.stdout.strip()}")
+    assert _snapshot(demo_project / "nbs") == before, "the build modified nbs/"
+    assert not (demo_project / "_proc").exists() and not (demo_project / "nbs" / "_proc").exists()
     return out
+
 
 def _real_notebooks():
-    return [p for p in (ROOT/'nbs').glob('*.ipynb') if not p.name.startswith(('_', '.'))]
+    return [p for p in (ROOT / "nbs").glob("*.ipynb") if not p.name.startswith(("_", "."))]
 
-@pytest.fixture(scope='session')
+
+@pytest.fixture(scope="session")
 def real_site(tmp_path_factory):
-    if not _real_notebooks(): pytest.skip('nbs/ has no notebooks yet')
-    before = _snapshot(ROOT/'nbs')
-    out = tmp_path_factory.mktemp('realsite')/'docs'
-    r = build('--out', out)
-    if r.returncode:   # the end of stderr holds build_docs' message: notebook, cell and error
-        pytest.fail(f'python tools/build_docs.py failed on nbs/:\n{r.stderr[-4000:]}', pytrace=False)
-    assert _snapshot(ROOT/'nbs') == before, 'the build modified nbs/'
+    if not _real_notebooks():
+        pytest.skip("nbs/ has no notebooks yet")
+    before = _snapshot(ROOT / "nbs")
+    out = tmp_path_factory.mktemp("realsite") / "docs"
+    r = build("--out", out)
+    if r.returncode:  # the end of stderr holds build_docs' message: notebook, cell and error
+        pytest.fail(
+            f"python tools/build_docs.py failed on nbs/:\n{r.stderr[-4000:]}", pytrace=False
+        )
+    assert _snapshot(ROOT / "nbs") == before, "the build modified nbs/"
     return out
+
 
 # -----------------------------------------------------------------------------------------------------------
 # Static checks (no browser)
 def test_pages_and_navigation(demo_site):
-    names = sorted(p.name for p in demo_site.glob('*.html'))
-    assert names == ['core.html', 'index.html']      # `_hidden_draft.ipynb` skipped
-    idx, core = (demo_site/'index.html').read_text(), (demo_site/'core.html').read_text()
-    for page in (idx, core):   # sidebar lists every page in order, by the notebooks' `# Title`
+    names = sorted(p.name for p in demo_site.glob("*.html"))
+    assert names == ["core.html", "index.html"]  # `_hidden_draft.ipynb` skipped
+    idx, core = (demo_site / "index.html").read_text(), (demo_site / "core.html").read_text()
+    for page in (idx, core):  # sidebar lists every page in order, by the notebooks' `# Title`
         nav = re.search(r'<ol class="pages">(.*?)</ol>', page, re.S).group(1)
-        assert re.findall(r'href="([^"]+)"[^>]*>([^<]+)<', nav) == [('index.html', 'demo'), ('core.html', 'Core pieces')]
+        assert re.findall(r'href="([^"]+)"[^>]*>([^<]+)<', nav) == [
+            ("index.html", "demo"),
+            ("core.html", "Core pieces"),
+        ]
     assert 'rel="next" href="core.html"' in idx and 'rel="prev"' not in idx
     assert 'rel="prev" href="index.html"' in core and 'rel="next"' not in core
     assert '<h1 class="title">Core pieces</h1>' in core
 
+
 def test_api_docs_and_hidden_cells(demo_site):
-    core = (demo_site/'core.html').read_text()
-    assert re.search(r'<h3 id="kendall">kendall', core), 'show_doc output for the exported function is missing'
-    assert 'Kendall tau distance between rankings' in core and 'normalize' in core
-    assert 'only the output shows' in core and 'print(' not in core   # `echo: false`
-    assert 'hidden cell' not in core and 'default_exp' not in core and '#|' not in core
-    assert 'target="_blank"' not in core and '{target=' not in core
-    assert 'data:image/png;base64,' in core
+    core = (demo_site / "core.html").read_text()
+    assert re.search(r'<h3 id="kendall">kendall', core), (
+        "show_doc output for the exported function is missing"
+    )
+    assert "Kendall tau distance between rankings" in core and "normalize" in core
+    assert "only the output shows" in core and "print(" not in core  # `echo: false`
+    assert "hidden cell" not in core and "default_exp" not in core and "#|" not in core
+    assert 'target="_blank"' not in core and "{target=" not in core
+    assert "data:image/png;base64," in core
+
 
 def _no_remote_refs(site: Path):
     bad = []
-    for page in sorted(site.glob('*.html')):
+    for page in sorted(site.glob("*.html")):
         s = page.read_text()
-        for tag, attr, url in re.findall(r'<(script|link|img|iframe|source|embed|object)\b[^>]*?\b(src|href|data)\s*=\s*["\']([^"\']*)', s, re.I):
-            if re.match(r'\s*(https?:)?//', url, re.I): bad.append(f'{page.name}: <{tag} {attr}="{url}">')
+        for tag, attr, url in re.findall(
+            r'<(script|link|img|iframe|source|embed|object)\b[^>]*?\b(src|href|data)\s*=\s*["\']([^"\']*)',
+            s,
+            re.I,
+        ):
+            if re.match(r"\s*(https?:)?//", url, re.I):
+                bad.append(f'{page.name}: <{tag} {attr}="{url}">')
         for url in re.findall(r'(?:@import|url\()\s*["\']?((?:https?:)?//[^"\')\s]+)', s, re.I):
-            bad.append(f'{page.name}: {url}')
-        for host in ('cdn.jsdelivr.net', 'cdnjs.cloudflare.com', 'unpkg.com', 'fonts.googleapis.com',
-                     'cdn.mathjax.org', 'requirejs', 'polyfill.io'):
-            if host in s: bad.append(f'{page.name}: mentions {host}')
-        assert 'src="mathjax/MathJax.js?config=' in s, f'{page.name} does not load the local MathJax'
-    for css in site.glob('*.css'):
-        for url in re.findall(r'(?:@import|url\()\s*["\']?((?:https?:)?//[^"\')\s]+)', css.read_text(), re.I):
-            bad.append(f'{css.name}: {url}')
-    assert not bad, 'pages reference network resources:\n' + '\n'.join(bad)
-    assert (site/'mathjax'/'MathJax.js').exists()
-    assert (site/'mathjax'/'config'/'TeX-AMS-MML_HTMLorMML-full.js').exists()
-    assert (site/'mathjax'/'jax'/'output'/'HTML-CSS'/'fonts'/'STIX-Web').is_dir()
+            bad.append(f"{page.name}: {url}")
+        for host in (
+            "cdn.jsdelivr.net",
+            "cdnjs.cloudflare.com",
+            "unpkg.com",
+            "fonts.googleapis.com",
+            "cdn.mathjax.org",
+            "requirejs",
+            "polyfill.io",
+        ):
+            if host in s:
+                bad.append(f"{page.name}: mentions {host}")
+        assert 'src="mathjax/MathJax.js?config=' in s, (
+            f"{page.name} does not load the local MathJax"
+        )
+    for css in site.glob("*.css"):
+        for url in re.findall(
+            r'(?:@import|url\()\s*["\']?((?:https?:)?//[^"\')\s]+)', css.read_text(), re.I
+        ):
+            bad.append(f"{css.name}: {url}")
+    assert not bad, "pages reference network resources:\n" + "\n".join(bad)
+    assert (site / "mathjax" / "MathJax.js").exists()
+    assert (site / "mathjax" / "config" / "TeX-AMS-MML_HTMLorMML-full.js").exists()
+    assert (site / "mathjax" / "jax" / "output" / "HTML-CSS" / "fonts" / "STIX-Web").is_dir()
 
-def test_no_cdn_demo(demo_site): _no_remote_refs(demo_site)
 
-def test_no_cdn_real(real_site): _no_remote_refs(real_site)
+def test_no_cdn_demo(demo_site):
+    _no_remote_refs(demo_site)
+
+
+def test_no_cdn_real(real_site):
+    _no_remote_refs(real_site)
+
 
 def test_deterministic(demo_project, demo_site, tmp_path):
-    out = tmp_path/'again'
-    r = build('--root', demo_project, '--out', out, '--jobs', '0')
+    out = tmp_path / "again"
+    r = build("--root", demo_project, "--out", out, "--jobs", "0")
     assert r.returncode == 0, r.stderr
-    a = {p.relative_to(demo_site): p.read_bytes() for p in demo_site.rglob('*') if p.is_file()}
-    b = {p.relative_to(out): p.read_bytes() for p in out.rglob('*') if p.is_file()}
-    assert a.keys() == b.keys() and all(a[k] == b[k] for k in a), [str(k) for k in a if a[k] != b.get(k)]
+    a = {p.relative_to(demo_site): p.read_bytes() for p in demo_site.rglob("*") if p.is_file()}
+    b = {p.relative_to(out): p.read_bytes() for p in out.rglob("*") if p.is_file()}
+    assert a.keys() == b.keys() and all(a[k] == b[k] for k in a), [
+        str(k) for k in a if a[k] != b.get(k)
+    ]
+
 
 def test_failing_notebook_fails_the_build(tmp_path):
     import nbformat
-    from nbformat.v4 import new_notebook, new_markdown_cell as md, new_code_cell as code
-    root = make_project(tmp_path/'p')
-    nbformat.write(new_notebook(cells=[md('# Broken'), code('#| export\nraise ValueError("boom in export")')]),
-                   root/'nbs'/'01_broken.ipynb')
-    out = tmp_path/'out'; out.mkdir(); (out/'keep.txt').write_text('old site')
-    r = build('--root', root, '--out', out)
+    from nbformat.v4 import new_code_cell as code
+    from nbformat.v4 import new_markdown_cell as md
+    from nbformat.v4 import new_notebook
+
+    root = make_project(tmp_path / "p")
+    nbformat.write(
+        new_notebook(cells=[md("# Broken"), code('#| export\nraise ValueError("boom in export")')]),
+        root / "nbs" / "01_broken.ipynb",
+    )
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "keep.txt").write_text("old site")
+    r = build("--root", root, "--out", out)
     assert r.returncode != 0
-    assert '01_broken.ipynb' in r.stderr and 'boom in export' in r.stderr, r.stderr
-    assert (out/'keep.txt').exists(), 'a failed build must leave the previous site alone'
+    assert "01_broken.ipynb" in r.stderr and "boom in export" in r.stderr, r.stderr
+    assert (out / "keep.txt").exists(), "a failed build must leave the previous site alone"
+
 
 def test_readme_sync(tmp_path):
-    root = make_project(tmp_path/'p')
-    assert build('--root', root, '--check-readme').returncode == 1          # no README yet
-    r = build('--root', root, '--readme')
+    root = make_project(tmp_path / "p")
+    assert build("--root", root, "--check-readme").returncode == 1  # no README yet
+    r = build("--root", root, "--readme")
     assert r.returncode == 0, r.stderr
-    text = (root/'README.md').read_text()
-    assert text.startswith('# demo\n') and '> A demo of the offline docs' in text
-    assert 'from demo.core import' not in text                            # hidden cell stays hidden
-    assert '```python\n1 + 1\n```' in text and '$\\varepsilon \\ge 0$' in text
-    imgs = re.findall(r'!\[[^\]]*\]\(([^)]+)\)', text)
-    assert imgs and all((root/i).is_file() for i in imgs), imgs
-    r = build('--root', root, '--check-readme')
+    text = (root / "README.md").read_text()
+    assert text.startswith("# demo\n") and "> A demo of the offline docs" in text
+    assert "from demo.core import" not in text  # hidden cell stays hidden
+    assert "```python\n1 + 1\n```" in text and "$\\varepsilon \\ge 0$" in text
+    imgs = re.findall(r"!\[[^\]]*\]\(([^)]+)\)", text)
+    assert imgs and all((root / i).is_file() for i in imgs), imgs
+    r = build("--root", root, "--check-readme")
     assert r.returncode == 0, r.stderr
-    nb = root/'nbs'/'index.ipynb'
-    nb.write_text(nb.read_text().replace('A demo of the offline docs', 'A changed description'))
-    r = build('--root', root, '--check-readme')
-    assert r.returncode == 1 and 'README.md' in r.stderr
+    nb = root / "nbs" / "index.ipynb"
+    nb.write_text(nb.read_text().replace("A demo of the offline docs", "A changed description"))
+    r = build("--root", root, "--check-readme")
+    assert r.returncode == 1 and "README.md" in r.stderr
+
 
 # -----------------------------------------------------------------------------------------------------------
 # Headless Chromium over the DevTools protocol (pipe transport: fds 3 and 4 of the browser)
 class Chromium:
     def __init__(self, exe=CHROMIUM, timeout=60):
         self.timeout, self.next_id, self.events = timeout, 0, []
-        self.udd = tempfile.mkdtemp(prefix='privrank-chromium-')
+        self.udd = tempfile.mkdtemp(prefix="privrank-chromium-")
         to_chrome_r, self.to_chrome = os.pipe()
         self.from_chrome, from_chrome_w = os.pipe()
         # move the child's ends above 10 so that the dup2 onto 3 and 4 cannot clobber them
-        hi_r, hi_w = fcntl.fcntl(to_chrome_r, fcntl.F_DUPFD, 10), fcntl.fcntl(from_chrome_w, fcntl.F_DUPFD, 10)
-        os.close(to_chrome_r); os.close(from_chrome_w)
+        hi_r, hi_w = (
+            fcntl.fcntl(to_chrome_r, fcntl.F_DUPFD, 10),
+            fcntl.fcntl(from_chrome_w, fcntl.F_DUPFD, 10),
+        )
+        os.close(to_chrome_r)
+        os.close(from_chrome_w)
+
         def child():
-            os.dup2(hi_r, 3); os.dup2(hi_w, 4)
-        self.log = open(os.path.join(self.udd, 'chromium.log'), 'wb')
+            os.dup2(hi_r, 3)
+            os.dup2(hi_w, 4)
+
+        self.log = open(os.path.join(self.udd, "chromium.log"), "wb")
         self.proc = subprocess.Popen(
-            [exe, *CHROME_FLAGS, f'--user-data-dir={self.udd}/profile', '--remote-debugging-pipe', 'about:blank'],
-            stdin=subprocess.DEVNULL, stdout=self.log, stderr=self.log, close_fds=False, preexec_fn=child)
-        os.close(hi_r); os.close(hi_w)
-        for fd in (self.to_chrome, self.from_chrome): os.set_inheritable(fd, False)
-        self.buf = b''
-        tid = self.send('Target.createTarget', url='about:blank')['targetId']
-        self.session = self.send('Target.attachToTarget', targetId=tid, flatten=True)['sessionId']
-        for dom in ('Page', 'Runtime', 'Network'): self.send(f'{dom}.enable', session=True)
+            [
+                exe,
+                *CHROME_FLAGS,
+                f"--user-data-dir={self.udd}/profile",
+                "--remote-debugging-pipe",
+                "about:blank",
+            ],
+            stdin=subprocess.DEVNULL,
+            stdout=self.log,
+            stderr=self.log,
+            close_fds=False,
+            preexec_fn=child,
+        )
+        os.close(hi_r)
+        os.close(hi_w)
+        for fd in (self.to_chrome, self.from_chrome):
+            os.set_inheritable(fd, False)
+        self.buf = b""
+        tid = self.send("Target.createTarget", url="about:blank")["targetId"]
+        self.session = self.send("Target.attachToTarget", targetId=tid, flatten=True)["sessionId"]
+        for dom in ("Page", "Runtime", "Network"):
+            self.send(f"{dom}.enable", session=True)
 
     def _read_msg(self, deadline):
-        while b'\0' not in self.buf:
+        while b"\0" not in self.buf:
             left = deadline - time.monotonic()
             if left <= 0 or not select.select([self.from_chrome], [], [], left)[0]:
-                raise TimeoutError('no answer from chromium')
+                raise TimeoutError("no answer from chromium")
             chunk = os.read(self.from_chrome, 1 << 16)
             if not chunk:
                 self.log.flush()
-                log = open(self.log.name, 'rb').read().decode(errors='replace')[-2000:]
-                raise RuntimeError(f'chromium exited ({self.proc.poll()}): {log}')
+                log = open(self.log.name, "rb").read().decode(errors="replace")[-2000:]
+                raise RuntimeError(f"chromium exited ({self.proc.poll()}): {log}")
             self.buf += chunk
-        msg, self.buf = self.buf.split(b'\0', 1)
+        msg, self.buf = self.buf.split(b"\0", 1)
         return json.loads(msg)
 
     def send(self, method, session=False, **params):
         self.next_id += 1
-        msg = {'id': self.next_id, 'method': method, 'params': params}
-        if session: msg['sessionId'] = self.session
-        os.write(self.to_chrome, json.dumps(msg).encode() + b'\0')
+        msg = {"id": self.next_id, "method": method, "params": params}
+        if session:
+            msg["sessionId"] = self.session
+        os.write(self.to_chrome, json.dumps(msg).encode() + b"\0")
         deadline = time.monotonic() + self.timeout
         while True:
             m = self._read_msg(deadline)
-            if m.get('id') == self.next_id:
-                if 'error' in m: raise RuntimeError(f'{method}: {m["error"]}')
-                return m.get('result', {})
-            if 'method' in m: self.events.append(m)
+            if m.get("id") == self.next_id:
+                if "error" in m:
+                    raise RuntimeError(f"{method}: {m['error']}")
+                return m.get("result", {})
+            if "method" in m:
+                self.events.append(m)
 
     def eval(self, expr, await_promise=True):
-        r = self.send('Runtime.evaluate', session=True, expression=expr, returnByValue=True,
-                      awaitPromise=await_promise, timeout=self.timeout * 1000)
-        if 'exceptionDetails' in r: raise RuntimeError(f'JS error: {r["exceptionDetails"]}')
-        return r['result'].get('value')
+        r = self.send(
+            "Runtime.evaluate",
+            session=True,
+            expression=expr,
+            returnByValue=True,
+            awaitPromise=await_promise,
+            timeout=self.timeout * 1000,
+        )
+        if "exceptionDetails" in r:
+            raise RuntimeError(f"JS error: {r['exceptionDetails']}")
+        return r["result"].get("value")
 
     def goto(self, url):
         self.events.clear()
-        self.send('Page.navigate', session=True, url=url)
+        self.send("Page.navigate", session=True, url=url)
         deadline = time.monotonic() + self.timeout
-        while self.eval('document.readyState') != 'complete' or self.eval('location.href') != url:
-            if time.monotonic() > deadline: raise TimeoutError(f'{url} did not load')
+        while self.eval("document.readyState") != "complete" or self.eval("location.href") != url:
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"{url} did not load")
             time.sleep(0.05)
         # MathJax 2: `isReady` once its startup (with the first typeset pass) is over; then wait for its queue
-        return self.eval('''new Promise(res => {
+        return self.eval("""new Promise(res => {
             const t0 = Date.now();
             const poll = () => {
                 if (!window.MathJax || !MathJax.Hub) return res('no MathJax');
@@ -270,56 +430,84 @@ class Chromium:
                 setTimeout(poll, 50);
             };
             poll();
-        })''')
+        })""")
 
     def requests(self):
-        return [e['params']['request']['url'] for e in self.events if e.get('method') == 'Network.requestWillBeSent']
+        return [
+            e["params"]["request"]["url"]
+            for e in self.events
+            if e.get("method") == "Network.requestWillBeSent"
+        ]
 
     def failed(self):
-        fail = {e['params']['requestId']: e['params'].get('errorText') for e in self.events
-                if e.get('method') == 'Network.loadingFailed'}
-        urls = {e['params']['requestId']: e['params']['request']['url'] for e in self.events
-                if e.get('method') == 'Network.requestWillBeSent'}
+        fail = {
+            e["params"]["requestId"]: e["params"].get("errorText")
+            for e in self.events
+            if e.get("method") == "Network.loadingFailed"
+        }
+        urls = {
+            e["params"]["requestId"]: e["params"]["request"]["url"]
+            for e in self.events
+            if e.get("method") == "Network.requestWillBeSent"
+        }
         # MathJax probes `about:blank` (its failure is expected and harmless)
-        return [(urls.get(k, k), v) for k, v in fail.items() if not urls.get(k, '').startswith('about:')]
+        return [
+            (urls.get(k, k), v) for k, v in fail.items() if not urls.get(k, "").startswith("about:")
+        ]
 
     def close(self):
-        try: self.send('Browser.close')
-        except Exception: pass
-        try: self.proc.wait(10)
-        except subprocess.TimeoutExpired: self.proc.kill(); self.proc.wait()
+        try:
+            self.send("Browser.close")
+        except Exception:
+            pass
+        try:
+            self.proc.wait(10)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
         for fd in (self.to_chrome, self.from_chrome):
-            try: os.close(fd)
-            except OSError: pass
+            try:
+                os.close(fd)
+            except OSError:
+                pass
         self.log.close()
         shutil.rmtree(self.udd, ignore_errors=True)
 
-@pytest.fixture(scope='module')
+
+@pytest.fixture(scope="module")
 def browser():
     if not (os.path.isfile(CHROMIUM) and os.access(CHROMIUM, os.X_OK)):
-        pytest.skip(f'headless Chromium not found at {CHROMIUM} (apt-get install -y chromium)')
+        pytest.skip(f"headless Chromium not found at {CHROMIUM} (apt-get install -y chromium)")
     b = Chromium()
     yield b
     b.close()
 
-class _Quiet(http.server.SimpleHTTPRequestHandler):
-    def log_message(self, *a): pass
 
-@pytest.fixture(scope='module')
+class _Quiet(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, *a):
+        pass
+
+
+@pytest.fixture(scope="module")
 def serve():
     "Serve a folder on 127.0.0.1 (an ephemeral port); returns a function folder -> base URL"
     servers = []
+
     def start(folder):
         h = functools.partial(_Quiet, directory=str(folder))
-        srv = socketserver.ThreadingTCPServer(('127.0.0.1', 0), h)
+        srv = socketserver.ThreadingTCPServer(("127.0.0.1", 0), h)
         srv.daemon_threads = True
         threading.Thread(target=srv.serve_forever, daemon=True).start()
         servers.append(srv)
-        return f'http://127.0.0.1:{srv.server_address[1]}/'
-    yield start
-    for s in servers: s.shutdown(); s.server_close()
+        return f"http://127.0.0.1:{srv.server_address[1]}/"
 
-CHECK_JS = r'''(() => {
+    yield start
+    for s in servers:
+        s.shutdown()
+        s.server_close()
+
+
+CHECK_JS = r"""(() => {
   const imgs = [...document.images].map(i => ({src: i.src.slice(0, 60), ok: i.complete && i.naturalWidth > 0}));
   const typeset = document.querySelectorAll('.MathJax, .MathJax_Display, .MathJax_CHTML, mjx-container').length;
   const errors = document.querySelectorAll('.MathJax_Error, .MathJax merror, [data-mjx-error]').length;
@@ -332,48 +520,64 @@ CHECK_JS = r'''(() => {
   }
   const jax = (window.MathJax && MathJax.Hub) ? MathJax.Hub.getAllJax().length : -1;
   return {imgs, typeset, errors, raw, jax, text: document.querySelector('main').innerText};
-})()'''
+})()"""
+
 
 def _check_page(browser, url, expect_math=True, expect_img=False):
     state = browser.goto(url)
     res = browser.eval(CHECK_JS, await_promise=False)
-    origin = url.split('/', 3)[:3]
-    remote = [u for u in browser.requests() if not (u.startswith(('data:', 'about:')) or u.split('/', 3)[:3] == origin)]
-    assert not remote, f'{url} requested network resources: {remote}'
-    assert not browser.failed(), f'{url}: failed loads {browser.failed()}'
-    assert all(i['ok'] for i in res['imgs']), f'{url}: images not loaded: {res["imgs"]}'
-    if expect_img: assert res['imgs'], f'{url}: no image on the page'
+    origin = url.split("/", 3)[:3]
+    remote = [
+        u
+        for u in browser.requests()
+        if not (u.startswith(("data:", "about:")) or u.split("/", 3)[:3] == origin)
+    ]
+    assert not remote, f"{url} requested network resources: {remote}"
+    assert not browser.failed(), f"{url}: failed loads {browser.failed()}"
+    assert all(i["ok"] for i in res["imgs"]), f"{url}: images not loaded: {res['imgs']}"
+    if expect_img:
+        assert res["imgs"], f"{url}: no image on the page"
     if expect_math:
-        assert state == 'typeset', f'{url}: MathJax did not finish ({state})'
-        assert res['jax'] > 0 and res['typeset'] > 0, f'{url}: no typeset math ({res["jax"]} jax)'
-    assert res['errors'] == 0, f'{url}: MathJax errors'
-    assert not res['raw'], f'{url}: raw TeX left in the text: {res["raw"]}'
+        assert state == "typeset", f"{url}: MathJax did not finish ({state})"
+        assert res["jax"] > 0 and res["typeset"] > 0, f"{url}: no typeset math ({res['jax']} jax)"
+    assert res["errors"] == 0, f"{url}: MathJax errors"
+    assert not res["raw"], f"{url}: raw TeX left in the text: {res['raw']}"
     return res
+
 
 @pytest.mark.browser
 def test_browser_demo_site(browser, serve, demo_site):
     base = serve(demo_site)
-    res = _check_page(browser, base + 'core.html', expect_math=True, expect_img=True)
-    assert res['jax'] >= 4   # description, inline, display, and the docstring's math
-    assert '$5 bill' in res['text']                  # the escaped dollar is a dollar
-    res = _check_page(browser, base + 'index.html', expect_math=True, expect_img=True)
+    res = _check_page(browser, base + "core.html", expect_math=True, expect_img=True)
+    assert res["jax"] >= 4  # description, inline, display, and the docstring's math
+    assert "$5 bill" in res["text"]  # the escaped dollar is a dollar
+    res = _check_page(browser, base + "index.html", expect_math=True, expect_img=True)
     # the same pages over file:// (a reader who opens _docs/index.html directly)
-    _check_page(browser, (demo_site/'core.html').as_uri(), expect_math=True, expect_img=True)
+    _check_page(browser, (demo_site / "core.html").as_uri(), expect_math=True, expect_img=True)
+
 
 def _pages_with(site):
     "index.html and the first page that has both math and images (else the first other page)"
-    pages = [p for p in sorted(site.glob('*.html')) if p.name != 'index.html']
+    pages = [p for p in sorted(site.glob("*.html")) if p.name != "index.html"]
+
     def score(p):
-        s = p.read_text(); body = s[s.find('<article'):]
-        return ('data:image/' in body or '<img' in body) + ('$' in body or '\\(' in body)
+        s = p.read_text()
+        body = s[s.find("<article") :]
+        return ("data:image/" in body or "<img" in body) + ("$" in body or "\\(" in body)
+
     best = max(pages, key=score, default=None)
-    return ['index.html'] + ([best.name] if best else [])
+    return ["index.html"] + ([best.name] if best else [])
+
 
 @pytest.mark.browser
 def test_browser_real_site(browser, serve, real_site):
     base = serve(real_site)
     for name in _pages_with(real_site):
-        body = (real_site/name).read_text()
-        art = re.sub(r'<(pre|code)\b.*?</\1>', '', body[body.find('<main'):], flags=re.S)
-        _check_page(browser, base + name, expect_math=('$' in art or '\\(' in art),
-                    expect_img=('<img' in art))
+        body = (real_site / name).read_text()
+        art = re.sub(r"<(pre|code)\b.*?</\1>", "", body[body.find("<main") :], flags=re.S)
+        _check_page(
+            browser,
+            base + name,
+            expect_math=("$" in art or "\\(" in art),
+            expect_img=("<img" in art),
+        )

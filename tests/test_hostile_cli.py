@@ -8,38 +8,56 @@ The contract checked everywhere: `privrank ...` answers exit status 0 with a who
 stderr (a JSON result parses with a strict parser: no NaN / Infinity), or exit status 2 with exactly one line
 `privrank: error: ...` on stderr, nothing on stdout, never "unexpected error", never a traceback. The number of cases
 tried per group is printed at the end of the module (shown with -q as well)."""
-import collections, contextlib, gzip, io, json, math, os, signal, subprocess, sys
-from pathlib import Path
+
+import gzip
+import io
+import json
+import math
+import os
+import subprocess
+import sys
 
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st, HealthCheck
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from test_hostile import COUNTS, Hang, memory_guard, time_limit  # noqa: F401  (memory_guard: autouse module fixture, active here too)
 
 from privrank import cli, core, datasets
-from test_hostile import COUNTS, memory_guard, time_limit, Hang   # noqa: F401  (memory_guard: autouse module fixture, active here too)
 
 DEMO = str(datasets.demo_path())
-SETTINGS = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
-FEW = settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+SETTINGS = settings(
+    max_examples=40,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+)
+FEW = settings(
+    max_examples=12,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+)
 SMALLEST, LARGEST = 5e-324, 1.7976931348623157e308
 
 
-
-
 def strict_json(text):
-    def bad(token): raise AssertionError(f"non-finite token {token} in the JSON output")
+    def bad(token):
+        raise AssertionError(f"non-finite token {token} in the JSON output")
+
     return json.loads(text, parse_constant=bad)
 
 
 def main(*args, **kw):
     "cli.main, with a KeyboardInterrupt escaping it turned into a test failure (not an aborted session)"
-    try: return cli.main(*args, **kw)
-    except KeyboardInterrupt: pytest.fail("KeyboardInterrupt escaped privrank's main (a traceback for the user)")
+    try:
+        return cli.main(*args, **kw)
+    except KeyboardInterrupt:
+        pytest.fail("KeyboardInterrupt escaped privrank's main (a traceback for the user)")
 
 
 def run(argv, limit=20):
     out, err = io.StringIO(), io.StringIO()
-    with time_limit(limit): code = main([str(a) for a in argv], out=out, err=err)
+    with time_limit(limit):
+        code = main([str(a) for a in argv], out=out, err=err)
     return code, out.getvalue(), err.getvalue()
 
 
@@ -49,7 +67,11 @@ def contract(group, argv, limit=20):
     code, out, err = run(argv, limit)
     assert code in (0, 2), (argv, code, out, err)
     if code == 2:
-        assert out == "" and err.count("\n") == 1 and err.startswith("privrank: error:"), (argv, out, err)
+        assert out == "" and err.count("\n") == 1 and err.startswith("privrank: error:"), (
+            argv,
+            out,
+            err,
+        )
         assert "unexpected error" not in err and "Traceback" not in err, (argv, err)
         return 2, err
     assert err == "" and out.endswith("\n"), (argv, err)
@@ -59,21 +81,44 @@ def contract(group, argv, limit=20):
 def refused(group, argv, *contains, limit=20):
     code, err = contract(group, argv, limit)
     assert code == 2, (argv, err)
-    for c in contains: assert c in err, (argv, err)
+    for c in contains:
+        assert c in err, (argv, err)
     return err
 
 
-def fstr(x): return repr(float(x))            # the exact float, as the shell would pass it
+def fstr(x):
+    return repr(float(x))  # the exact float, as the shell would pass it
 
 
-EPS = st.one_of(st.floats(min_value=SMALLEST, max_value=LARGEST, allow_nan=False, allow_infinity=False),
-                st.sampled_from([SMALLEST, 1e-320, 1e-300, 1e-100, 1e-16, 1e-8, 0.5, 1.0, 1e16, 1e100, 1e300, 1e308, LARGEST]))
-DELTA = st.one_of(st.floats(min_value=0.0, max_value=1.0, exclude_max=True, allow_nan=False),
-                  st.sampled_from([0.0, SMALLEST, 1e-300, 1e-16, 1e-6, 0.5, 0.9999999999999999]))
+EPS = st.one_of(
+    st.floats(min_value=SMALLEST, max_value=LARGEST, allow_nan=False, allow_infinity=False),
+    st.sampled_from(
+        [
+            SMALLEST,
+            1e-320,
+            1e-300,
+            1e-100,
+            1e-16,
+            1e-8,
+            0.5,
+            1.0,
+            1e16,
+            1e100,
+            1e300,
+            1e308,
+            LARGEST,
+        ]
+    ),
+)
+DELTA = st.one_of(
+    st.floats(min_value=0.0, max_value=1.0, exclude_max=True, allow_nan=False),
+    st.sampled_from([0.0, SMALLEST, 1e-300, 1e-16, 1e-6, 0.5, 0.9999999999999999]),
+)
 
 
 # ---------------------------------------------------------------------------------------------------------------------
 # item 5: the whole accepted range of --epsilon / --delta, down to the smallest positive float
+
 
 def check_record(d, e, delta, model):
     "A private JSON result records exactly what was asked"
@@ -81,7 +126,12 @@ def check_record(d, e, delta, model):
     assert d["noise"] in ("fast", "exact") and d["privacy_unit"] == "voter"
 
 
-CENTRAL_LOCAL = [("borda", "central"), ("borda", "local"), ("footrule", "central"), ("footrule", "local")]
+CENTRAL_LOCAL = [
+    ("borda", "central"),
+    ("borda", "local"),
+    ("footrule", "central"),
+    ("footrule", "local"),
+]
 
 
 @pytest.mark.parametrize("method,model", CENTRAL_LOCAL)
@@ -89,34 +139,91 @@ CENTRAL_LOCAL = [("borda", "central"), ("borda", "local"), ("footrule", "central
 @given(e=EPS)
 def test_aggregate_pure_epsilon_range(method, model, e):
     "delta = 0 (Laplace): every epsilon from the smallest positive float to the largest finite one"
-    argv = ["aggregate", DEMO, "--method", method, "--epsilon", fstr(e), "--model", model, "--seed", "0", "--json"]
+    argv = [
+        "aggregate",
+        DEMO,
+        "--method",
+        method,
+        "--epsilon",
+        fstr(e),
+        "--model",
+        model,
+        "--seed",
+        "0",
+        "--json",
+    ]
     code, d = contract(f"aggregate {method} range", argv)
-    if code == 0: check_record(d, e, 0.0, model)
+    if code == 0:
+        check_record(d, e, 0.0, model)
 
 
 @pytest.mark.parametrize("method,model", CENTRAL_LOCAL)
 @SETTINGS
-@given(e=st.one_of(st.floats(min_value=SMALLEST, max_value=1e6), st.sampled_from([SMALLEST, 1e-300, 1e-16, 1.0, 1e6])), delta=DELTA)
+@given(
+    e=st.one_of(
+        st.floats(min_value=SMALLEST, max_value=1e6),
+        st.sampled_from([SMALLEST, 1e-300, 1e-16, 1.0, 1e6]),
+    ),
+    delta=DELTA,
+)
 def test_aggregate_gaussian_epsilon_delta_range(method, model, e, delta):
     "delta in [0, 1) (Gaussian when > 0), epsilon up to 1e6"
-    argv = ["aggregate", DEMO, "--method", method, "--epsilon", fstr(e), "--delta", fstr(delta), "--model", model, "--seed", "0", "--json"]
+    argv = [
+        "aggregate",
+        DEMO,
+        "--method",
+        method,
+        "--epsilon",
+        fstr(e),
+        "--delta",
+        fstr(delta),
+        "--model",
+        model,
+        "--seed",
+        "0",
+        "--json",
+    ]
     code, d = contract(f"aggregate {method} range", argv)
-    if code == 0: check_record(d, e, delta, model)
+    if code == 0:
+        check_record(d, e, delta, model)
 
 
 @pytest.mark.parametrize("method,model", CENTRAL_LOCAL)
 @FEW
-@given(e=st.one_of(st.floats(min_value=1e6, max_value=LARGEST), st.sampled_from([1e20, 1e100, 1e308, LARGEST])), delta=DELTA.filter(lambda x: x > 0))
+@given(
+    e=st.one_of(
+        st.floats(min_value=1e6, max_value=LARGEST), st.sampled_from([1e20, 1e100, 1e308, LARGEST])
+    ),
+    delta=DELTA.filter(lambda x: x > 0),
+)
 def test_aggregate_gaussian_huge_epsilon(method, model, e, delta):
-    argv = ["aggregate", DEMO, "--method", method, "--epsilon", fstr(e), "--delta", fstr(delta), "--model", model, "--seed", "0", "--json"]
+    argv = [
+        "aggregate",
+        DEMO,
+        "--method",
+        method,
+        "--epsilon",
+        fstr(e),
+        "--delta",
+        fstr(delta),
+        "--model",
+        model,
+        "--seed",
+        "0",
+        "--json",
+    ]
     code, d = contract(f"aggregate {method} range", argv)
-    if code == 0: check_record(d, e, delta, model)
+    if code == 0:
+        check_record(d, e, delta, model)
 
 
 @SETTINGS
 @given(e=EPS)
 def test_aggregate_btl_epsilon_range(e):
-    code, d = contract("aggregate btl range", ["aggregate", DEMO, "--method", "btl", "--epsilon", fstr(e), "--seed", "0", "--json"])
+    code, d = contract(
+        "aggregate btl range",
+        ["aggregate", DEMO, "--method", "btl", "--epsilon", fstr(e), "--seed", "0", "--json"],
+    )
     if code == 0:
         check_record(d, e, 0.0, "local")
         lo, hi = d["epsilon_per_comparison"]["min"], d["epsilon_per_comparison"]["max"]
@@ -126,17 +233,51 @@ def test_aggregate_btl_epsilon_range(e):
 @FEW
 @given(e=EPS, delta=DELTA)
 def test_aggregate_kemeny_epsilon_delta_range(e, delta):
-    argv = ["aggregate", DEMO, "--method", "kemeny", "--epsilon", fstr(e), "--delta", fstr(delta), "--seed", "0", "--json"]
+    argv = [
+        "aggregate",
+        DEMO,
+        "--method",
+        "kemeny",
+        "--epsilon",
+        fstr(e),
+        "--delta",
+        fstr(delta),
+        "--seed",
+        "0",
+        "--json",
+    ]
     code, d = contract("aggregate kemeny range", argv)
-    if code == 0: check_record(d, e, delta, "central")
+    if code == 0:
+        check_record(d, e, delta, "central")
 
 
 @pytest.mark.parametrize("model", ["local"])
 @FEW
-@given(e=st.one_of(st.floats(min_value=SMALLEST, max_value=1e6), st.sampled_from([SMALLEST, 1e-300, 1e-16, 1e6])), delta=DELTA)
+@given(
+    e=st.one_of(
+        st.floats(min_value=SMALLEST, max_value=1e6),
+        st.sampled_from([SMALLEST, 1e-300, 1e-16, 1e6]),
+    ),
+    delta=DELTA,
+)
 def test_demo_epsilon_delta_range(model, e, delta):
-    code, d = contract("demo range", ["demo", "--model", model, "--epsilon", fstr(e), "--delta", fstr(delta), "--seed", "0", "--json"])
-    if code == 0: assert all(r["epsilon"] == e for r in d["results"] if r["private"])
+    code, d = contract(
+        "demo range",
+        [
+            "demo",
+            "--model",
+            model,
+            "--epsilon",
+            fstr(e),
+            "--delta",
+            fstr(delta),
+            "--seed",
+            "0",
+            "--json",
+        ],
+    )
+    if code == 0:
+        assert all(r["epsilon"] == e for r in d["results"] if r["private"])
 
 
 @FEW
@@ -149,43 +290,124 @@ def test_demo_all_methods_epsilon_range(e):
 def ratings_file(tmp_path_factory):
     d = tmp_path_factory.mktemp("ratings")
     rng = np.random.default_rng(0)
-    rows = [(u, j + 1, int(rng.integers(1, 6))) for u in range(1, 61) for j in rng.choice(30, 8, replace=False)]
-    f = d / "u.data"; f.write_text("".join(f"{u}\t{j}\t{r}\t88125{k}\n" for k, (u, j, r) in enumerate(rows)))
+    rows = [
+        (u, j + 1, int(rng.integers(1, 6)))
+        for u in range(1, 61)
+        for j in rng.choice(30, 8, replace=False)
+    ]
+    f = d / "u.data"
+    f.write_text("".join(f"{u}\t{j}\t{r}\t88125{k}\n" for k, (u, j, r) in enumerate(rows)))
     return f
 
 
 @FEW
 @given(e=EPS, delta=DELTA.filter(lambda x: x > 0), evaluate=st.booleans())
 def test_complete_epsilon_delta_range(ratings_file, e, delta, evaluate):
-    argv = ["complete", ratings_file, "--items", "30", "--epsilon", fstr(e), "--delta", fstr(delta), "--iterations", "2",
-            "--seed", "0", "--json"] + (["--evaluate", "--test-fraction", "0.3"] if evaluate else [])
+    argv = [
+        "complete",
+        ratings_file,
+        "--items",
+        "30",
+        "--epsilon",
+        fstr(e),
+        "--delta",
+        fstr(delta),
+        "--iterations",
+        "2",
+        "--seed",
+        "0",
+        "--json",
+    ] + (["--evaluate", "--test-fraction", "0.3"] if evaluate else [])
     code, d = contract("complete range", argv)
     if code == 0:
-        assert (d["epsilon"], d["delta"], d["items"], d["users"], d["private"]) == (e, delta, 30, 60, True)
+        assert (d["epsilon"], d["delta"], d["items"], d["users"], d["private"]) == (
+            e,
+            delta,
+            30,
+            60,
+            True,
+        )
         assert (d["evaluation"] is None) != evaluate
 
 
 # ---------------------------------------------------------------------------------------------------------------------
 # random argument lists
 
-TOKENS = ["demo", "aggregate", "complete", DEMO, "--method", "borda", "footrule", "kemeny", "btl", "BTL", "--epsilon", "--delta",
-          "--model", "central", "local", "--noise", "fast", "exact", "Exact", "--seed", "--json", "--items", "--evaluate",
-          "--test-fraction", "--iterations", "--row-norm", "--rank-bound", "--solver", "oja", "--max-per-user",
-          "0", "1", "-1", "0.5", "1e-6", "1e308", "5e-324", "1e-320", "nan", "inf", "-inf", "1e999", "0x10", "1_0", "٣",
-          "", " ", "x", "\x1b[2J", "\u202e", "--", "-", "--epsilon=1", "--help", "/nonexistent.soc", "/dev/zero", "/", "/tmp"]
+TOKENS = [
+    "demo",
+    "aggregate",
+    "complete",
+    DEMO,
+    "--method",
+    "borda",
+    "footrule",
+    "kemeny",
+    "btl",
+    "BTL",
+    "--epsilon",
+    "--delta",
+    "--model",
+    "central",
+    "local",
+    "--noise",
+    "fast",
+    "exact",
+    "Exact",
+    "--seed",
+    "--json",
+    "--items",
+    "--evaluate",
+    "--test-fraction",
+    "--iterations",
+    "--row-norm",
+    "--rank-bound",
+    "--solver",
+    "oja",
+    "--max-per-user",
+    "0",
+    "1",
+    "-1",
+    "0.5",
+    "1e-6",
+    "1e308",
+    "5e-324",
+    "1e-320",
+    "nan",
+    "inf",
+    "-inf",
+    "1e999",
+    "0x10",
+    "1_0",
+    "٣",
+    "",
+    " ",
+    "x",
+    "\x1b[2J",
+    "\u202e",
+    "--",
+    "-",
+    "--epsilon=1",
+    "--help",
+    "/nonexistent.soc",
+    "/dev/zero",
+    "/",
+    "/tmp",
+]
 
 
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(st.sampled_from(TOKENS), max_size=10))
 def test_random_argument_lists(argv):
-    if "--help" in argv: return                        # argparse prints the help and exits 0 (checked elsewhere)
+    if "--help" in argv:
+        return  # argparse prints the help and exits 0 (checked elsewhere)
     contract("random argv", argv)
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(st.text(max_size=12), max_size=6))
 def test_random_strings_as_arguments(argv):
-    if any(a.startswith("-h") or a.startswith("--h") for a in argv): return
+    if any(a.startswith("-h") or a.startswith("--h") for a in argv):
+        return
     contract("random strings", argv)
 
 
@@ -193,46 +415,91 @@ def test_random_strings_as_arguments(argv):
 # item 6: files that never end, block, or expand beyond memory
 
 HAS_DEV_ZERO = os.path.exists("/dev/zero")
-SPECIAL_ARGV = [("aggregate", "x.soc", ["--method", "borda"]), ("aggregate", "x.soc.gz", ["--method", "btl"]),
-                ("aggregate", "x.csv", ["--method", "btl", "--epsilon", "1"]), ("complete", "u.data", ["--epsilon", "1", "--delta", "1e-6"]),
-                ("complete", "j.csv", ["--epsilon", "1", "--delta", "1e-6", "--items", "5"])]
+SPECIAL_ARGV = [
+    ("aggregate", "x.soc", ["--method", "borda"]),
+    ("aggregate", "x.soc.gz", ["--method", "btl"]),
+    ("aggregate", "x.csv", ["--method", "btl", "--epsilon", "1"]),
+    ("complete", "u.data", ["--epsilon", "1", "--delta", "1e-6"]),
+    ("complete", "j.csv", ["--epsilon", "1", "--delta", "1e-6", "--items", "5"]),
+]
 
 
 @pytest.mark.skipif(not HAS_DEV_ZERO, reason="needs /dev/zero")
-@pytest.mark.parametrize("cmd,name,rest", SPECIAL_ARGV, ids=lambda x: str(x) if isinstance(x, str) else None)
+@pytest.mark.parametrize(
+    "cmd,name,rest", SPECIAL_ARGV, ids=lambda x: str(x) if isinstance(x, str) else None
+)
 def test_symlink_to_dev_zero_refused_at_once(tmp_path, cmd, name, rest):
-    link = tmp_path / name; link.symlink_to("/dev/zero")
-    refused("special files", [cmd, link] + rest, "character device, reached through a symbolic link", limit=5)
+    link = tmp_path / name
+    link.symlink_to("/dev/zero")
+    refused(
+        "special files",
+        [cmd, link] + rest,
+        "character device, reached through a symbolic link",
+        limit=5,
+    )
 
 
 @pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs FIFOs")
-@pytest.mark.parametrize("cmd,name,rest", SPECIAL_ARGV, ids=lambda x: str(x) if isinstance(x, str) else None)
+@pytest.mark.parametrize(
+    "cmd,name,rest", SPECIAL_ARGV, ids=lambda x: str(x) if isinstance(x, str) else None
+)
 def test_fifo_refused_without_blocking(tmp_path, cmd, name, rest):
-    fifo = tmp_path / name; os.mkfifo(fifo)
+    fifo = tmp_path / name
+    os.mkfifo(fifo)
     refused("special files", [cmd, fifo] + rest, "is a FIFO (named pipe)", limit=5)
 
 
-@pytest.mark.parametrize("cmd,name,rest", SPECIAL_ARGV, ids=lambda x: str(x) if isinstance(x, str) else None)
+@pytest.mark.parametrize(
+    "cmd,name,rest", SPECIAL_ARGV, ids=lambda x: str(x) if isinstance(x, str) else None
+)
 def test_folder_refused(tmp_path, cmd, name, rest):
-    d = tmp_path / name; d.mkdir()
+    d = tmp_path / name
+    d.mkdir()
     refused("special files", [cmd, d] + rest, "is a folder", limit=5)
 
 
 @pytest.mark.skipif(not HAS_DEV_ZERO, reason="needs /dev/zero")
 def test_readers_with_allow_special_stop_at_the_cap(tmp_path):
-    link = tmp_path / "z.soc"; link.symlink_to("/dev/zero")
-    for reader in (datasets.read_preflib, datasets.read_pairwise_csv, datasets.read_movielens, datasets.read_jester, datasets.read_ratings):
+    link = tmp_path / "z.soc"
+    link.symlink_to("/dev/zero")
+    for reader in (
+        datasets.read_preflib,
+        datasets.read_pairwise_csv,
+        datasets.read_movielens,
+        datasets.read_jester,
+        datasets.read_ratings,
+    ):
         COUNTS["special files"] += 1
         with time_limit(5), pytest.raises(ValueError, match="is more than 65,536 bytes"):
             reader(link, allow_special=True, max_bytes=1 << 16)
 
 
-@pytest.mark.parametrize("cmd,name,rest,payload", [
-    ("aggregate", "bomb.soc.gz", ["--method", "borda"], b"# NUMBER ALTERNATIVES: 2\n# NUMBER VOTERS: 1\n1: 1,2\n" + b"\n" * 4_000_000),
-    ("aggregate", "bomb.csv.gz", ["--method", "btl"], b"user,winner,loser\n" + b"1,a,b\n" * 700_000),
-    ("complete", "u.data.gz", ["--epsilon", "1", "--delta", "1e-6", "--items", "9"], b"1\t2\t3\t4\n" * 500_000)])
+@pytest.mark.parametrize(
+    "cmd,name,rest,payload",
+    [
+        (
+            "aggregate",
+            "bomb.soc.gz",
+            ["--method", "borda"],
+            b"# NUMBER ALTERNATIVES: 2\n# NUMBER VOTERS: 1\n1: 1,2\n" + b"\n" * 4_000_000,
+        ),
+        (
+            "aggregate",
+            "bomb.csv.gz",
+            ["--method", "btl"],
+            b"user,winner,loser\n" + b"1,a,b\n" * 700_000,
+        ),
+        (
+            "complete",
+            "u.data.gz",
+            ["--epsilon", "1", "--delta", "1e-6", "--items", "9"],
+            b"1\t2\t3\t4\n" * 500_000,
+        ),
+    ],
+)
 def test_gzip_bomb_beyond_the_cap(tmp_path, monkeypatch, cmd, name, rest, payload):
-    f = tmp_path / name; f.write_bytes(gzip.compress(payload, 9))
+    f = tmp_path / name
+    f.write_bytes(gzip.compress(payload, 9))
     monkeypatch.setenv("PRIVRANK_MAX_FILE_BYTES", str(f.stat().st_size + 100_000))
     refused("caps", [cmd, f] + rest, "decompresses to more than", limit=10)
 
@@ -242,37 +509,67 @@ def test_gzip_bomb_beyond_the_cap(tmp_path, monkeypatch, cmd, name, rest, payloa
 def test_huge_voter_count_refused_with_estimate(tmp_path, method, private):
     "4 lines declaring one order of 400,000,000 voters: refused before allocating (old code: 15 GiB)"
     f = tmp_path / "bomb.soc"
-    f.write_text("# DATA TYPE: soc\n# NUMBER ALTERNATIVES: 2\n# NUMBER VOTERS: 400000000\n400000000: 1,2\n")
-    argv = ["aggregate", f, "--method", method] + (["--epsilon", "1", "--seed", "0"] if private else [])
-    refused("memory", argv, "bomb.soc line 4 (400,000,000 voters on this line)", "GiB, over privrank's memory limit", limit=10)
+    f.write_text(
+        "# DATA TYPE: soc\n# NUMBER ALTERNATIVES: 2\n# NUMBER VOTERS: 400000000\n400000000: 1,2\n"
+    )
+    argv = ["aggregate", f, "--method", method] + (
+        ["--epsilon", "1", "--seed", "0"] if private else []
+    )
+    refused(
+        "memory",
+        argv,
+        "bomb.soc line 4 (400,000,000 voters on this line)",
+        "GiB, over privrank's memory limit",
+        limit=10,
+    )
 
 
 def test_comparisons_from_rankings_refused_with_estimate(tmp_path):
     "1000 voters ranking 2000 candidates: the ranks fit (48 MB), their 2 billion comparisons for BTL would not"
     f = tmp_path / "wide.soc"
-    f.write_text("# DATA TYPE: soc\n# NUMBER ALTERNATIVES: 2000\n# NUMBER VOTERS: 1000\n1000: " + ",".join(map(str, range(1, 2001))) + "\n")
-    refused("memory", ["aggregate", f, "--method", "btl"], "wide.soc: `ranks`: the 1,999,000,000 pairwise comparisons", limit=10)
+    f.write_text(
+        "# DATA TYPE: soc\n# NUMBER ALTERNATIVES: 2000\n# NUMBER VOTERS: 1000\n1000: "
+        + ",".join(map(str, range(1, 2001)))
+        + "\n"
+    )
+    refused(
+        "memory",
+        ["aggregate", f, "--method", "btl"],
+        "wide.soc: `ranks`: the 1,999,000,000 pairwise comparisons",
+        limit=10,
+    )
 
 
 def test_memory_limit_environment_applies(tmp_path, monkeypatch):
-    f = tmp_path / "ok.soc"; f.write_text("# DATA TYPE: soc\n# NUMBER ALTERNATIVES: 3\n# NUMBER VOTERS: 2000\n2000: 1,2,3\n")
+    f = tmp_path / "ok.soc"
+    f.write_text("# DATA TYPE: soc\n# NUMBER ALTERNATIVES: 3\n# NUMBER VOTERS: 2000\n2000: 1,2,3\n")
     assert contract("memory", ["aggregate", f, "--method", "borda"])[0] == 0
     monkeypatch.setenv("PRIVRANK_MEMORY_LIMIT", "100K")
-    refused("memory", ["aggregate", f, "--method", "borda"], "ok.soc line 4 (2,000 voters on this line)")
+    refused(
+        "memory", ["aggregate", f, "--method", "borda"], "ok.soc line 4 (2,000 voters on this line)"
+    )
 
 
 # ---------------------------------------------------------------------------------------------------------------------
 # item 8: text from files is escaped; labels are strings
 
-NAME = st.text(st.characters(blacklist_categories=["Cs"]), min_size=1, max_size=12).filter(lambda s: s.strip() and "\n" not in s and "\r" not in s)
+NAME = st.text(st.characters(blacklist_categories=["Cs"]), min_size=1, max_size=12).filter(
+    lambda s: s.strip() and "\n" not in s and "\r" not in s
+)
 
 
 @SETTINGS
 @given(names=st.lists(NAME, min_size=3, max_size=3), title=NAME)
 def test_names_and_titles_reach_the_terminal_escaped(tmp_path_factory, names, title):
     f = tmp_path_factory.mktemp("esc") / "n.soc"
-    f.write_text("# NUMBER ALTERNATIVES: 3\n# NUMBER VOTERS: 2\n# TITLE: " + title + "\n"
-                 + "".join(f"# ALTERNATIVE NAME {k + 1}: {n}\n" for k, n in enumerate(names)) + "1: 1,2,3\n1: 3,2,1\n", encoding="utf-8")
+    f.write_text(
+        "# NUMBER ALTERNATIVES: 3\n# NUMBER VOTERS: 2\n# TITLE: "
+        + title
+        + "\n"
+        + "".join(f"# ALTERNATIVE NAME {k + 1}: {n}\n" for k, n in enumerate(names))
+        + "1: 1,2,3\n1: 3,2,1\n",
+        encoding="utf-8",
+    )
     code, out = contract("escapes", ["aggregate", f, "--method", "borda"])
     if code == 0:
         assert all(line.isprintable() for line in out.splitlines()), out
@@ -280,98 +577,209 @@ def test_names_and_titles_reach_the_terminal_escaped(tmp_path_factory, names, ti
         assert sorted(d["names"]) == sorted(n.strip() for n in names) or len(set(d["names"])) <= 3
 
 
-LABEL = st.text(st.characters(blacklist_categories=["Cs", "Cc", "Zl", "Zp"], blacklist_characters=',"'), min_size=1, max_size=5)
+LABEL = st.text(
+    st.characters(blacklist_categories=["Cs", "Cc", "Zl", "Zp"], blacklist_characters=',"'),
+    min_size=1,
+    max_size=5,
+)
 
 
 @SETTINGS
 @given(rows=st.lists(st.tuples(LABEL, LABEL, LABEL), min_size=1, max_size=12))
 def test_csv_labels_compared_as_strings(tmp_path_factory, rows):
     f = tmp_path_factory.mktemp("lab") / "p.csv"
-    f.write_text("user,winner,loser\n" + "".join(f"{u},{w},{l}\n" for u, w, l in rows), encoding="utf-8")
+    f.write_text(
+        "user,winner,loser\n" + "".join(f"{u},{w},{l}\n" for u, w, l in rows), encoding="utf-8"
+    )
     code, d = contract("labels", ["aggregate", f, "--method", "btl", "--json"])
     items = {x.strip() for _, w, l in rows for x in (w, l)}
     if code == 0:
         assert set(d["order"]) == items and len(d["order"]) == len(items)
         assert all(w.strip() != l.strip() for _, w, l in rows)
     else:
-        assert any(w.strip() == l.strip() or "" in (w.strip(), l.strip(), u.strip()) for u, w, l in rows), d
+        assert any(
+            w.strip() == l.strip() or "" in (w.strip(), l.strip(), u.strip()) for u, w, l in rows
+        ), d
 
 
 # ---------------------------------------------------------------------------------------------------------------------
 # item 9: complete's universe
 
-@pytest.mark.parametrize("text,name,extra,msg", [
-    ("1\t10\t5\t8\n2\t11\t3\t9\n", "u.data", [], "pass --items N"),
-    ("1\t10\t5\t8\n2\t11\t3\t9\n", "u.data", ["--items", "10"], "item 11 is outside the item universe 1..10 (`--items`)"),
-    ("1\t0\t5\t8\n", "u.data", ["--items", "10"], "item 0 is outside the item universe"),
-    ("user,joke,rating\n1,101,2.5\n", "j.csv", [], "item 101 is outside the item universe 1..100"),
-    ("user,joke,rating\n1,5,2.5\n", "j.csv", ["--items", "0"], "--items must be an integer >= 1"),
-    ("user,joke,rating\n1,5,2.5\n", "j.csv", ["--items", "1e3"], "--items must be an integer >= 1"),
-    ("user,joke,rating\n1,5,2.5\n", "j.csv", ["--items", str(2 ** 40)], "`--items`"),
-    ("user,joke,rating\n1,5,2.5\n", "j.csv", ["--items", str(10 ** 8)], "`--items`: private Frank-Wolfe's dense arrays over the 100,000,000 items"),
-    ("user,joke,rating\n1,5,2.5\n", "j.csv", ["--items", str(2 ** 31 - 1)], "GiB, over privrank's memory limit"),
-    ("user,joke,rating\n1,5,2.5\n", "j.csv", ["--items", "100000", "--solver", "exact"], "`--items`: private Frank-Wolfe's dense arrays"),
-    ("user,joke,rating\n1,5,2.5\n", "j.csv", ["--iterations", str(10 ** 12)], "`--iterations` must be at most"),
-    ("user,joke,rating\n1,5,2.5\n", "j.csv", ["--test-fraction", "0.5"], "--test-fraction needs --evaluate")])
+
+@pytest.mark.parametrize(
+    "text,name,extra,msg",
+    [
+        ("1\t10\t5\t8\n2\t11\t3\t9\n", "u.data", [], "pass --items N"),
+        (
+            "1\t10\t5\t8\n2\t11\t3\t9\n",
+            "u.data",
+            ["--items", "10"],
+            "item 11 is outside the item universe 1..10 (`--items`)",
+        ),
+        ("1\t0\t5\t8\n", "u.data", ["--items", "10"], "item 0 is outside the item universe"),
+        (
+            "user,joke,rating\n1,101,2.5\n",
+            "j.csv",
+            [],
+            "item 101 is outside the item universe 1..100",
+        ),
+        (
+            "user,joke,rating\n1,5,2.5\n",
+            "j.csv",
+            ["--items", "0"],
+            "--items must be an integer >= 1",
+        ),
+        (
+            "user,joke,rating\n1,5,2.5\n",
+            "j.csv",
+            ["--items", "1e3"],
+            "--items must be an integer >= 1",
+        ),
+        ("user,joke,rating\n1,5,2.5\n", "j.csv", ["--items", str(2**40)], "`--items`"),
+        (
+            "user,joke,rating\n1,5,2.5\n",
+            "j.csv",
+            ["--items", str(10**8)],
+            "`--items`: private Frank-Wolfe's dense arrays over the 100,000,000 items",
+        ),
+        (
+            "user,joke,rating\n1,5,2.5\n",
+            "j.csv",
+            ["--items", str(2**31 - 1)],
+            "GiB, over privrank's memory limit",
+        ),
+        (
+            "user,joke,rating\n1,5,2.5\n",
+            "j.csv",
+            ["--items", "100000", "--solver", "exact"],
+            "`--items`: private Frank-Wolfe's dense arrays",
+        ),
+        (
+            "user,joke,rating\n1,5,2.5\n",
+            "j.csv",
+            ["--iterations", str(10**12)],
+            "`--iterations` must be at most",
+        ),
+        (
+            "user,joke,rating\n1,5,2.5\n",
+            "j.csv",
+            ["--test-fraction", "0.5"],
+            "--test-fraction needs --evaluate",
+        ),
+    ],
+)
 def test_complete_universe_refusals(tmp_path, text, name, extra, msg):
-    f = tmp_path / name; f.write_text(text)
+    f = tmp_path / name
+    f.write_text(text)
     refused("complete universe", ["complete", f, "--epsilon", "1", "--delta", "1e-6"] + extra, msg)
 
 
-@pytest.mark.parametrize("catalogue,content,msg", [
-    ("u.info", "lots of items\n", "expected a line 'N items'"), ("u.item", "x|Toy Story\n", "expected a movie id"),
-    ("movies.csv", "movieId,title\n-3,x\n", "expected a movie id"), ("movies.dat", "99999999999999::x\n", "expected a movie id")])
+@pytest.mark.parametrize(
+    "catalogue,content,msg",
+    [
+        ("u.info", "lots of items\n", "expected a line 'N items'"),
+        ("u.item", "x|Toy Story\n", "expected a movie id"),
+        ("movies.csv", "movieId,title\n-3,x\n", "expected a movie id"),
+        ("movies.dat", "99999999999999::x\n", "expected a movie id"),
+    ],
+)
 def test_complete_bad_catalogue_refused(tmp_path, catalogue, content, msg):
-    (tmp_path / "u.data").write_text("1\t1\t5\t8\n"); (tmp_path / catalogue).write_text(content)
-    refused("complete universe", ["complete", tmp_path / "u.data", "--epsilon", "1", "--delta", "1e-6"], msg)
+    (tmp_path / "u.data").write_text("1\t1\t5\t8\n")
+    (tmp_path / catalogue).write_text(content)
+    refused(
+        "complete universe",
+        ["complete", tmp_path / "u.data", "--epsilon", "1", "--delta", "1e-6"],
+        msg,
+    )
 
 
 @pytest.mark.skipif(not HAS_DEV_ZERO, reason="needs /dev/zero")
 def test_complete_catalogue_that_is_a_device_refused(tmp_path):
-    (tmp_path / "u.data").write_text("1\t1\t5\t8\n"); (tmp_path / "u.item").symlink_to("/dev/zero")
-    refused("complete universe", ["complete", tmp_path / "u.data", "--epsilon", "1", "--delta", "1e-6"], "character device", limit=5)
+    (tmp_path / "u.data").write_text("1\t1\t5\t8\n")
+    (tmp_path / "u.item").symlink_to("/dev/zero")
+    refused(
+        "complete universe",
+        ["complete", tmp_path / "u.data", "--epsilon", "1", "--delta", "1e-6"],
+        "character device",
+        limit=5,
+    )
 
 
 # ---------------------------------------------------------------------------------------------------------------------
 # item 8: delivering the result (in-process streams standing for a full disk, a closed stdout, a vanished reader, Ctrl-C)
 
+
 class Failing(io.StringIO):
-    def __init__(self, exc, on="flush"): super().__init__(); self.exc, self.on = exc, on
+    def __init__(self, exc, on="flush"):
+        super().__init__()
+        self.exc, self.on = exc, on
+
     def write(self, s):
-        if self.on == "write": raise self.exc
+        if self.on == "write":
+            raise self.exc
         return super().write(s)
+
     def flush(self):
-        if self.on == "flush": raise self.exc
+        if self.on == "flush":
+            raise self.exc
 
 
-RUNS = [["aggregate", DEMO, "--method", "borda"], ["aggregate", DEMO, "--method", "btl", "--epsilon", "1", "--json"], ["demo", "--model", "local"]]
+RUNS = [
+    ["aggregate", DEMO, "--method", "borda"],
+    ["aggregate", DEMO, "--method", "btl", "--epsilon", "1", "--json"],
+    ["demo", "--model", "local"],
+]
 
 
 @pytest.mark.parametrize("argv", RUNS, ids=lambda a: " ".join(a[:1] + a[2:4]))
-@pytest.mark.parametrize("exc,code", [(OSError(28, "No space left on device"), 2), (OSError(9, "Bad file descriptor"), 2),
-                                      (ValueError("I/O operation on closed file."), 2), (BrokenPipeError(32, "Broken pipe"), 141),
-                                      (KeyboardInterrupt(), 130)], ids=["ENOSPC", "EBADF", "closed", "EPIPE", "SIGINT"])
+@pytest.mark.parametrize(
+    "exc,code",
+    [
+        (OSError(28, "No space left on device"), 2),
+        (OSError(9, "Bad file descriptor"), 2),
+        (ValueError("I/O operation on closed file."), 2),
+        (BrokenPipeError(32, "Broken pipe"), 141),
+        (KeyboardInterrupt(), 130),
+    ],
+    ids=["ENOSPC", "EBADF", "closed", "EPIPE", "SIGINT"],
+)
 @pytest.mark.parametrize("on", ["write", "flush"])
 def test_failed_writes(argv, exc, code, on):
     COUNTS["output"] += 1
     err = io.StringIO()
-    with time_limit(20): got = main(argv, out=Failing(exc, on), err=err)
+    with time_limit(20):
+        got = main(argv, out=Failing(exc, on), err=err)
     assert got == code
-    if code == 141: assert err.getvalue() == ""
-    elif code == 130: assert err.getvalue() == "privrank: interrupted\n"
-    else: assert err.getvalue().startswith("privrank: error: cannot write the result to standard output") and err.getvalue().count("\n") == 1
+    if code == 141:
+        assert err.getvalue() == ""
+    elif code == 130:
+        assert err.getvalue() == "privrank: interrupted\n"
+    else:
+        assert (
+            err.getvalue().startswith("privrank: error: cannot write the result to standard output")
+            and err.getvalue().count("\n") == 1
+        )
 
 
-@pytest.mark.parametrize("where", ["read_preflib", "read_pairwise_csv", "read_ratings", "noise_mode"])
+@pytest.mark.parametrize(
+    "where", ["read_preflib", "read_pairwise_csv", "read_ratings", "noise_mode"]
+)
 def test_ctrl_c_anywhere_is_one_line(monkeypatch, tmp_path, where):
-    def interrupt(*a, **k): raise KeyboardInterrupt
+    def interrupt(*a, **k):
+        raise KeyboardInterrupt
+
     monkeypatch.setattr(datasets if where != "noise_mode" else core, where, interrupt)
-    (tmp_path / "p.csv").write_text("user,winner,loser\n1,a,b\n"); (tmp_path / "j.csv").write_text("user,joke,rating\n1,1,2\n")
-    for argv in (["aggregate", DEMO, "--method", "borda"], ["aggregate", tmp_path / "p.csv", "--method", "btl"],
-                 ["complete", tmp_path / "j.csv", "--epsilon", "1", "--delta", "1e-6"]):
+    (tmp_path / "p.csv").write_text("user,winner,loser\n1,a,b\n")
+    (tmp_path / "j.csv").write_text("user,joke,rating\n1,1,2\n")
+    for argv in (
+        ["aggregate", DEMO, "--method", "borda"],
+        ["aggregate", tmp_path / "p.csv", "--method", "btl"],
+        ["complete", tmp_path / "j.csv", "--epsilon", "1", "--delta", "1e-6"],
+    ):
         COUNTS["output"] += 1
         code, out, err = run(argv)
-        if code != 130: continue                        # this command does not call the patched function
+        if code != 130:
+            continue  # this command does not call the patched function
         assert out == "" and err == "privrank: interrupted\n"
 
 
@@ -381,37 +789,62 @@ def test_closed_stdout_in_process(monkeypatch):
     monkeypatch.setattr(sys, "stdout", None)
     err = io.StringIO()
     assert cli.main(["aggregate", DEMO, "--method", "borda"], err=err) == 2
-    assert err.getvalue().startswith("privrank: error: standard output is closed") and err.getvalue().count("\n") == 1
+    assert (
+        err.getvalue().startswith("privrank: error: standard output is closed")
+        and err.getvalue().count("\n") == 1
+    )
 
 
 def test_help_into_a_closed_pipe_is_quiet():
     COUNTS["output"] += 1
-    p = subprocess.Popen([sys.executable, "-c", "import sys; from privrank.cli import main; sys.exit(main(['--help']))"],
-                         stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    p = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "import sys; from privrank.cli import main; sys.exit(main(['--help']))",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
     p.stdout.close()
-    rc, err = p.wait(timeout=60), p.stderr.read(); p.stderr.close()
+    rc, err = p.wait(timeout=60), p.stderr.read()
+    p.stderr.close()
     assert rc in (0, 141) and b"Traceback" not in err and b"Broken pipe" not in err, (rc, err)
 
 
 # ---------------------------------------------------------------------------------------------------------------------
 # items 7 and 10: every public function of cli validates its arguments and modifies none of them
 
-PAIRS = dict(user=np.array([0, 0, 1]), i=np.array([0, 1, 0]), j=np.array([1, 2, 2]), y=np.array([1.0, 0.0, 0.5]), n_items=3)
+PAIRS = dict(
+    user=np.array([0, 0, 1]),
+    i=np.array([0, 1, 0]),
+    j=np.array([1, 2, 2]),
+    y=np.array([1.0, 0.0, 0.5]),
+    n_items=3,
+)
 
 
-def make_pairs(**kw): return cli.Pairs(**{**PAIRS, **kw})
+def make_pairs(**kw):
+    return cli.Pairs(**{**PAIRS, **kw})
 
 
-def profile(): return cli.load_profile(DEMO)
+def profile():
+    return cli.load_profile(DEMO)
 
 
 BAD = [
-    ("Pairs", lambda: make_pairs(y=np.array([1.0, np.nan, 0.0])), "y"), ("Pairs", lambda: make_pairs(i=np.array([0.0, 1, 0])), "i"),
-    ("Pairs", lambda: make_pairs(i=np.array([0, 1, 3])), "i"), ("Pairs", lambda: make_pairs(n_items=3.0), "n_items"),
-    ("Pairs", lambda: make_pairs(n_items=np.nan), "n_items"), ("Pairs", lambda: make_pairs(user=np.array([0, -1, 1])), "user"),
-    ("Pairs", lambda: make_pairs(y=np.array([1.0, 2.0, 0.0])), "y"), ("Pairs", lambda: make_pairs(y=np.array(["1", "0", "1"])), "y"),
-    ("Pairs", lambda: make_pairs(unit="person"), "unit"), ("Pairs", lambda: make_pairs(user=np.array([0, 0])), "user"),
-    ("Method", lambda: cli.Method("m", 3), "aggregate"), ("Method", lambda: cli.Method("", cli.btl_aggregate), "name"),
+    ("Pairs", lambda: make_pairs(y=np.array([1.0, np.nan, 0.0])), "y"),
+    ("Pairs", lambda: make_pairs(i=np.array([0.0, 1, 0])), "i"),
+    ("Pairs", lambda: make_pairs(i=np.array([0, 1, 3])), "i"),
+    ("Pairs", lambda: make_pairs(n_items=3.0), "n_items"),
+    ("Pairs", lambda: make_pairs(n_items=np.nan), "n_items"),
+    ("Pairs", lambda: make_pairs(user=np.array([0, -1, 1])), "user"),
+    ("Pairs", lambda: make_pairs(y=np.array([1.0, 2.0, 0.0])), "y"),
+    ("Pairs", lambda: make_pairs(y=np.array(["1", "0", "1"])), "y"),
+    ("Pairs", lambda: make_pairs(unit="person"), "unit"),
+    ("Pairs", lambda: make_pairs(user=np.array([0, 0])), "user"),
+    ("Method", lambda: cli.Method("m", 3), "aggregate"),
+    ("Method", lambda: cli.Method("", cli.btl_aggregate), "name"),
     ("Method", lambda: cli.Method("m", cli.btl_aggregate, models=("global",)), "models"),
     ("Method", lambda: cli.Method("m", cli.btl_aggregate, data="ratings"), "data"),
     ("Method", lambda: cli.Method("m", cli.btl_aggregate, pure="yes"), "pure"),
@@ -419,25 +852,52 @@ BAD = [
     ("btl_aggregate", lambda: cli.btl_aggregate(PAIRS), "pairs"),
     ("dp_btl_aggregate", lambda: cli.dp_btl_aggregate(make_pairs(), epsilon=np.nan), "epsilon"),
     ("dp_btl_aggregate", lambda: cli.dp_btl_aggregate(make_pairs(), epsilon="1"), "epsilon"),
-    ("dp_btl_aggregate", lambda: cli.dp_btl_aggregate(make_pairs(), epsilon=1.0, delta=np.nan), "delta"),
+    (
+        "dp_btl_aggregate",
+        lambda: cli.dp_btl_aggregate(make_pairs(), epsilon=1.0, delta=np.nan),
+        "delta",
+    ),
     ("dp_btl_aggregate", lambda: cli.dp_btl_aggregate(make_pairs(), epsilon=1.0, rng="x"), "rng"),
-    ("per_comparison_epsilon", lambda: cli.per_comparison_epsilon(np.nan, np.array([1])), "epsilon"),
+    (
+        "per_comparison_epsilon",
+        lambda: cli.per_comparison_epsilon(np.nan, np.array([1])),
+        "epsilon",
+    ),
     ("per_comparison_epsilon", lambda: cli.per_comparison_epsilon(1.0, np.array([0])), "k"),
     ("per_comparison_epsilon", lambda: cli.per_comparison_epsilon(1.0, np.array([1.5])), "k"),
-    ("Profile", lambda: cli.Profile(np.array([[0, 0]]), None, np.array([1, 2]), ("a", "b"), "t"), "ranks"),
+    (
+        "Profile",
+        lambda: cli.Profile(np.array([[0, 0]]), None, np.array([1, 2]), ("a", "b"), "t"),
+        "ranks",
+    ),
     ("Profile", lambda: cli.Profile(None, None, np.array([1, 2]), ("a", "b"), "t"), "ranks"),
-    ("Profile", lambda: cli.Profile(np.array([[0, 1]]), None, np.array([1]), ("a",), "t"), "item_ids"),
-    ("load_profile", lambda: cli.load_profile(3), "path"), ("load_profile", lambda: cli.load_profile(DEMO, rng=1.5), "rng"),
-    ("run_method", lambda: cli.run_method(3, profile()), "name"), ("run_method", lambda: cli.run_method("borda", DEMO), "profile"),
+    (
+        "Profile",
+        lambda: cli.Profile(np.array([[0, 1]]), None, np.array([1]), ("a",), "t"),
+        "item_ids",
+    ),
+    ("load_profile", lambda: cli.load_profile(3), "path"),
+    ("load_profile", lambda: cli.load_profile(DEMO, rng=1.5), "rng"),
+    ("run_method", lambda: cli.run_method(3, profile()), "name"),
+    ("run_method", lambda: cli.run_method("borda", DEMO), "profile"),
     ("run_method", lambda: cli.run_method("borda", profile(), epsilon=np.nan), "epsilon"),
     ("run_method", lambda: cli.run_method("borda", profile(), epsilon=1.0, delta=np.nan), "delta"),
     ("run_method", lambda: cli.run_method("borda", profile(), epsilon=1.0, model=3), "model"),
-    ("run_method", lambda: cli.run_method("borda", profile(), epsilon=np.array([1.0, 2.0])), "epsilon"),
-    ("demo_rows", lambda: cli.demo_rows(epsilon=np.nan), "epsilon"), ("demo_rows", lambda: cli.demo_rows(delta=2.0), "delta"),
-    ("demo_rows", lambda: cli.demo_rows(model="global"), "model"), ("demo_rows", lambda: cli.demo_rows(rng=-1), "rng"),
-    ("load_ratings", lambda: cli.load_ratings(None), "path"), ("load_ratings", lambda: cli.load_ratings(DEMO, n_items=np.nan), "n_items"),
+    (
+        "run_method",
+        lambda: cli.run_method("borda", profile(), epsilon=np.array([1.0, 2.0])),
+        "epsilon",
+    ),
+    ("demo_rows", lambda: cli.demo_rows(epsilon=np.nan), "epsilon"),
+    ("demo_rows", lambda: cli.demo_rows(delta=2.0), "delta"),
+    ("demo_rows", lambda: cli.demo_rows(model="global"), "model"),
+    ("demo_rows", lambda: cli.demo_rows(rng=-1), "rng"),
+    ("load_ratings", lambda: cli.load_ratings(None), "path"),
+    ("load_ratings", lambda: cli.load_ratings(DEMO, n_items=np.nan), "n_items"),
     ("printable", lambda: cli.printable(b"x"), "s"),
-    ("main", lambda: cli.main("demo"), "argv"), ("main", lambda: cli.main([1]), "argv"), ("main", lambda: cli.main([], out=3), "out"),
+    ("main", lambda: cli.main("demo"), "argv"),
+    ("main", lambda: cli.main([1]), "argv"),
+    ("main", lambda: cli.main([], out=3), "out"),
 ]
 
 
@@ -445,17 +905,21 @@ BAD = [
 def test_public_functions_refuse_bad_arguments(k):
     fname, call, name = BAD[k]
     COUNTS[f"refuses {fname}"] += 1
-    with time_limit(10), pytest.raises((ValueError, TypeError)) as e: call()
+    with time_limit(10), pytest.raises((ValueError, TypeError)) as e:
+        call()
     assert f"`{name}`" in str(e.value), str(e.value)
 
 
 def frozen(a):
-    a = np.array(a); a.flags.writeable = False; return a
+    a = np.array(a)
+    a.flags.writeable = False
+    return a
 
 
 @st.composite
 def comparisons(draw):
-    m = draw(st.integers(2, 6)); k = draw(st.integers(1, 30))
+    m = draw(st.integers(2, 6))
+    k = draw(st.integers(1, 30))
     i = np.array(draw(st.lists(st.integers(0, m - 1), min_size=k, max_size=k)))
     j = (i + np.array(draw(st.lists(st.integers(1, m - 1), min_size=k, max_size=k)))) % m
     user = np.array(draw(st.lists(st.integers(0, 5), min_size=k, max_size=k)))
@@ -471,15 +935,25 @@ def test_public_functions_leave_arguments_unchanged(c, e, seed):
     arrays = {k: frozen(v) for k, v in c.items() if k != "n_items"}
     before = {k: v.copy() for k, v in arrays.items()}
     pairs = cli.Pairs(**arrays, n_items=c["n_items"])
-    for f in (lambda: cli.btl_aggregate(pairs), lambda: cli.dp_btl_aggregate(pairs, epsilon=e, rng=seed),
-              lambda: cli.per_comparison_epsilon(e, frozen(np.bincount(arrays["user"])[np.unique(arrays["user"])]))):
+    for f in (
+        lambda: cli.btl_aggregate(pairs),
+        lambda: cli.dp_btl_aggregate(pairs, epsilon=e, rng=seed),
+        lambda: cli.per_comparison_epsilon(
+            e, frozen(np.bincount(arrays["user"])[np.unique(arrays["user"])])
+        ),
+    ):
         with time_limit(10):
-            try: f()
-            except ValueError as err: assert "`" in str(err), err    # e.g. a BTL fit the library refuses: fine, if named
-    for k, v in arrays.items(): np.testing.assert_array_equal(v, before[k])
+            try:
+                f()
+            except ValueError as err:
+                assert "`" in str(err), err  # e.g. a BTL fit the library refuses: fine, if named
+    for k, v in arrays.items():
+        np.testing.assert_array_equal(v, before[k])
     ranks = frozen(core.sample_plackett_luce(np.zeros(4), 5, rng=seed))
     prof = cli.Profile(ranks, None, np.arange(1, 5), ("a", "b", "c", "d"), "t")
     r0 = ranks.copy()
     for name in ("borda", "footrule", "btl"):
-        with time_limit(10): cli.run_method(name, prof, epsilon=e, rng=seed); cli.run_method(name, prof)
+        with time_limit(10):
+            cli.run_method(name, prof, epsilon=e, rng=seed)
+            cli.run_method(name, prof)
     np.testing.assert_array_equal(ranks, r0)

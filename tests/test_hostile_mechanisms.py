@@ -15,39 +15,48 @@ What is thrown:
 - item 10: every public function called on fresh valid inputs (C, Fortran, strided and read-only layouts): its array
   arguments keep their values, dtype and flags.
 The number of cases tried per function is printed at the end of the module (shown with -q as well)."""
-import collections, contextlib, copy, dataclasses, inspect, math
+
+import contextlib
+import copy
+import dataclasses
+import inspect
+import math
 
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st, HealthCheck
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from test_hostile import COUNTS, Hang, memory_guard, refuses, time_limit  # noqa: F401  (memory_guard is an autouse fixture: importing it applies it here)
 
-from privrank import core, rr, btl, tree, footrule
-from test_hostile import COUNTS, memory_guard, time_limit, Hang, refuses   # noqa: F401  (memory_guard is an autouse fixture: importing it applies it here)
+from privrank import btl, core, footrule, rr, tree
 
 SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 NAN, INF = math.nan, math.inf
 MODULES = (rr, btl, tree, footrule)
 
 
-
-
 @pytest.fixture(scope="module", autouse=True)
 def memory_budget():
     "privrank's memory limit below the guard's headroom, restored after"
     core.set_memory_limit(1 << 30)
-    try: yield
-    finally: core.set_memory_limit(None)
+    try:
+        yield
+    finally:
+        core.set_memory_limit(None)
 
 
 def _finite(x, where="result"):
     "No NaN or infinity anywhere in a result (dataclasses, dicts, sequences, arrays, floats); a non-private result's epsilon is inf"
     if dataclasses.is_dataclass(x) and not isinstance(x, type):
         for fl in dataclasses.fields(x):
-            if not (fl.name == "epsilon" and getattr(x, "model", None) == "none"): _finite(getattr(x, fl.name), f"{where}.{fl.name}")
+            if not (fl.name == "epsilon" and getattr(x, "model", None) == "none"):
+                _finite(getattr(x, fl.name), f"{where}.{fl.name}")
     elif isinstance(x, dict):
-        for k, v in x.items(): _finite(v, f"{where}[{k!r}]")
+        for k, v in x.items():
+            _finite(v, f"{where}[{k!r}]")
     elif isinstance(x, (list, tuple)):
-        for k, v in enumerate(x): _finite(v, f"{where}[{k}]")
+        for k, v in enumerate(x):
+            _finite(v, f"{where}[{k}]")
     elif isinstance(x, (np.ndarray, np.generic, float)) and np.asarray(x).dtype.kind in "fc":
         assert np.isfinite(x).all(), f"non-finite value in {where}"
 
@@ -55,7 +64,8 @@ def _finite(x, where="result"):
 def answers(fname, f):
     "f() must return within the time limit a result with only finite numbers"
     COUNTS[fname] += 1
-    with time_limit(): r = f()
+    with time_limit():
+        r = f()
     _finite(r)
     return r
 
@@ -64,9 +74,12 @@ def finite_or_refused(fname, f, *names):
     "Either a finite answer or a ValueError naming one of `names`"
     COUNTS[fname] += 1
     with time_limit():
-        try: r = f()
+        try:
+            r = f()
         except ValueError as e:
-            assert any(f"`{n}`" in str(e) for n in names), f"{fname}: the refusal does not name {names}: {e}"
+            assert any(f"`{n}`" in str(e) for n in names), (
+                f"{fname}: the refusal does not name {names}: {e}"
+            )
             return None
     _finite(r, fname)
     return r
@@ -77,19 +90,42 @@ def finite_or_refused(fname, f, *names):
 
 R5 = core.sample_plackett_luce(np.linspace(1, 0, 5), 8, rng=0)
 X5 = np.array([0, 4, 2, 2, 1, 3])
-I5, J5, Y5, U5 = np.array([0, 1, 2, 0, 3, 4]), np.array([1, 2, 0, 2, 4, 0]), np.array([1, 0, 1, 1, 0, 1]), np.array([0, 0, 1, 1, 2, 2])
-PRIVATE = {   # name -> f(epsilon, delta); the mode is set around the call
-    "private_position_costs": lambda e, d: tree.private_position_costs(R5, epsilon=e, delta=d, rng=0),
-    "private_position_costs (local)": lambda e, d: tree.private_position_costs(R5, epsilon=e, delta=d, model="local", rng=0),
+I5, J5, Y5, U5 = (
+    np.array([0, 1, 2, 0, 3, 4]),
+    np.array([1, 2, 0, 2, 4, 0]),
+    np.array([1, 0, 1, 1, 0, 1]),
+    np.array([0, 0, 1, 1, 2, 2]),
+)
+PRIVATE = {  # name -> f(epsilon, delta); the mode is set around the call
+    "private_position_costs": lambda e, d: tree.private_position_costs(
+        R5, epsilon=e, delta=d, rng=0
+    ),
+    "private_position_costs (local)": lambda e, d: tree.private_position_costs(
+        R5, epsilon=e, delta=d, model="local", rng=0
+    ),
     "private_apxmed": lambda e, d: tree.private_apxmed(X5, 5, epsilon=e, delta=d, rng=0),
     "range_count_tree": lambda e, d: tree.range_count_tree(X5, 5, epsilon=e, delta=d, rng=0),
-    "level_noise_scales": lambda e, d: tree.level_noise_scales(*tree.tree_sensitivity(5, scope="ranking"), epsilon=e, delta=d),
-    "local_reports": lambda e, d: tree.local_reports(X5, 5, *tree.level_noise_scales(*tree.tree_sensitivity(5, scope="value"),
-                                                                                       epsilon=e, delta=d), rng=0),
-    "dp_footrule_aggregate": lambda e, d: footrule.dp_footrule_aggregate(R5, epsilon=e, delta=d, rng=0),
-    "dp_footrule_aggregate (local)": lambda e, d: footrule.dp_footrule_aggregate(R5, epsilon=e, delta=d, model="local", rng=0),
-    "naive_dp_footrule_aggregate": lambda e, d: footrule.naive_dp_footrule_aggregate(R5, epsilon=e, delta=d, rng=0),
-    "dp_pairwise_indegree_aggregate": lambda e, d: footrule.dp_pairwise_indegree_aggregate(R5, epsilon=e, delta=d, rng=0),
+    "level_noise_scales": lambda e, d: tree.level_noise_scales(
+        *tree.tree_sensitivity(5, scope="ranking"), epsilon=e, delta=d
+    ),
+    "local_reports": lambda e, d: tree.local_reports(
+        X5,
+        5,
+        *tree.level_noise_scales(*tree.tree_sensitivity(5, scope="value"), epsilon=e, delta=d),
+        rng=0,
+    ),
+    "dp_footrule_aggregate": lambda e, d: footrule.dp_footrule_aggregate(
+        R5, epsilon=e, delta=d, rng=0
+    ),
+    "dp_footrule_aggregate (local)": lambda e, d: footrule.dp_footrule_aggregate(
+        R5, epsilon=e, delta=d, model="local", rng=0
+    ),
+    "naive_dp_footrule_aggregate": lambda e, d: footrule.naive_dp_footrule_aggregate(
+        R5, epsilon=e, delta=d, rng=0
+    ),
+    "dp_pairwise_indegree_aggregate": lambda e, d: footrule.dp_pairwise_indegree_aggregate(
+        R5, epsilon=e, delta=d, rng=0
+    ),
     "private_btl": lambda e, d: btl.private_btl(I5, J5, Y5, U5, n_items=5, epsilon=e, rng=0),
     "privatize": lambda e, d: rr.privatize(I5, J5, Y5, U5, epsilon=e, rng=0),
     "randomized_response": lambda e, d: rr.randomized_response(Y5, epsilon=e, rng=0),
@@ -102,9 +138,26 @@ PRIVATE = {   # name -> f(epsilon, delta); the mode is set around the call
     "composed_user_epsilon": lambda e, d: rr.composed_user_epsilon(e, U5),
     "privatized_win_probability": lambda e, d: rr.privatized_win_probability(0.7, epsilon=e),
 }
-EXTREME_EPS = [5e-324, 1e-320, 2.2e-308, 6e-309, 1e-300, 1e-200, 1e-155, 1e-153, 1e-100, 1e-20, 1e-6, 1.0, 700.0, 1e20, 1e200, 1e300]
-EPS = st.one_of(st.sampled_from(EXTREME_EPS), st.floats(-323.3, 300.0).map(lambda u: 10.0 ** u))
-DELTAS = [0.0, 5e-324, 1e-300, 1e-12, 1e-6, 0.5, 1 - 2 ** -53]
+EXTREME_EPS = [
+    5e-324,
+    1e-320,
+    2.2e-308,
+    6e-309,
+    1e-300,
+    1e-200,
+    1e-155,
+    1e-153,
+    1e-100,
+    1e-20,
+    1e-6,
+    1.0,
+    700.0,
+    1e20,
+    1e200,
+    1e300,
+]
+EPS = st.one_of(st.sampled_from(EXTREME_EPS), st.floats(-323.3, 300.0).map(lambda u: 10.0**u))
+DELTAS = [0.0, 5e-324, 1e-300, 1e-12, 1e-6, 0.5, 1 - 2**-53]
 
 
 @pytest.mark.parametrize("name", sorted(PRIVATE))
@@ -117,16 +170,26 @@ def test_private_entry_points_answer_finite_or_refuse_by_name(name, e, d, mode):
         assert r.noise == mode, (name, r.noise, mode)
 
 
-MUST_ANSWER_TINY = ("randomized_response", "composed_user_epsilon", "privatized_win_probability")   # nothing scales like 1/epsilon
+MUST_ANSWER_TINY = (
+    "randomized_response",
+    "composed_user_epsilon",
+    "privatized_win_probability",
+)  # nothing scales like 1/epsilon
 
 
 def test_the_ends_that_must_answer_do():
     "epsilon = 1e300 everywhere and 1e-100 where nothing overflows (fast path, Laplace); the smallest double where nothing scales with 1/epsilon"
     for name, f in PRIVATE.items():
         answers(name, lambda: f(1e300, 0.0))
-        answers(name, lambda: f(1e-100, 0.0)) if name not in ("privacy_variance", "variance_inflation", "g_epsilon", "debiased_variance",
-                                                               "inverse_variance_weights") else refuses(name, lambda: f(1e-200, 0.0), "epsilon")
-    for name in MUST_ANSWER_TINY: answers(name, lambda: PRIVATE[name](5e-324, 0.0))
+        answers(name, lambda: f(1e-100, 0.0)) if name not in (
+            "privacy_variance",
+            "variance_inflation",
+            "g_epsilon",
+            "debiased_variance",
+            "inverse_variance_weights",
+        ) else refuses(name, lambda: f(1e-200, 0.0), "epsilon")
+    for name in MUST_ANSWER_TINY:
+        answers(name, lambda: PRIVATE[name](5e-324, 0.0))
 
 
 @SETTINGS
@@ -134,29 +197,79 @@ def test_the_ends_that_must_answer_do():
 def test_per_user_epsilon_arrays_at_the_extremes(eu, w):
     "One epsilon per user (the CLI splits a voter's budget over her comparisons): finite or refused by name, never a stall"
     eu = np.array(eu)
-    r = finite_or_refused("private_btl", lambda: btl.private_btl(I5, J5, Y5, U5, n_items=5, epsilon=eu, weighting=w, rng=1), "epsilon")
-    if r is not None: assert r.fit.converged and r.fit.n_iter < 50
-    finite_or_refused("privatize", lambda: rr.privatize(I5, J5, Y5, U5, epsilon=eu, rng=1), "epsilon")
-    finite_or_refused("composed_user_epsilon", lambda: rr.composed_user_epsilon(eu[U5], U5), "epsilon")
-    finite_or_refused("inverse_variance_weights", lambda: rr.inverse_variance_weights(eu), "epsilon")
+    r = finite_or_refused(
+        "private_btl",
+        lambda: btl.private_btl(I5, J5, Y5, U5, n_items=5, epsilon=eu, weighting=w, rng=1),
+        "epsilon",
+    )
+    if r is not None:
+        assert r.fit.converged and r.fit.n_iter < 50
+    finite_or_refused(
+        "privatize", lambda: rr.privatize(I5, J5, Y5, U5, epsilon=eu, rng=1), "epsilon"
+    )
+    finite_or_refused(
+        "composed_user_epsilon", lambda: rr.composed_user_epsilon(eu[U5], U5), "epsilon"
+    )
+    finite_or_refused(
+        "inverse_variance_weights", lambda: rr.inverse_variance_weights(eu), "epsilon"
+    )
 
 
 ENDS = {
     "debias-1e-320": ("debias", lambda: rr.debias([0, 1], epsilon=1e-320), ("epsilon",)),
-    "privacy_variance-1e-200": ("privacy_variance", lambda: rr.privacy_variance(1e-200), ("epsilon",)),
-    "composed-overflow": ("composed_user_epsilon", lambda: rr.composed_user_epsilon(1e308, [0, 0]), ("epsilon",)),
-    "privatize-1e-320": ("privatize", lambda: rr.privatize([0], [1], [1], [0], epsilon=1e-320, rng=0), ("epsilon",)),
-    "privatize-total-overflow": ("privatize", lambda: rr.privatize([0, 1], [1, 2], [1, 1], [0, 0], epsilon=1e308, rng=0), ("epsilon",)),
-    "ivw-p0-eps800": ("inverse_variance_weights", lambda: rr.inverse_variance_weights(800.0, p=0.0), ("p",)),
-    "btl-total-overflow": ("private_btl", lambda: btl.private_btl(I5, J5, Y5, np.zeros(6, int), n_items=5, epsilon=1e308, rng=0), ("epsilon",)),
-    "apxmed-1e-320": ("private_apxmed", lambda: tree.private_apxmed(X5, 5, epsilon=1e-320, rng=0), ("epsilon",)),
-    "range-1e-306": ("range_count_tree", lambda: tree.range_count_tree(X5, 5, epsilon=1e-306, rng=0), ("epsilon",)),
-    "exact-gaussian-5e-324": ("naive_dp_footrule_aggregate", lambda: _exact(lambda: footrule.naive_dp_footrule_aggregate(R5, epsilon=5e-324, delta=1e-6)), ("epsilon",)),
+    "privacy_variance-1e-200": (
+        "privacy_variance",
+        lambda: rr.privacy_variance(1e-200),
+        ("epsilon",),
+    ),
+    "composed-overflow": (
+        "composed_user_epsilon",
+        lambda: rr.composed_user_epsilon(1e308, [0, 0]),
+        ("epsilon",),
+    ),
+    "privatize-1e-320": (
+        "privatize",
+        lambda: rr.privatize([0], [1], [1], [0], epsilon=1e-320, rng=0),
+        ("epsilon",),
+    ),
+    "privatize-total-overflow": (
+        "privatize",
+        lambda: rr.privatize([0, 1], [1, 2], [1, 1], [0, 0], epsilon=1e308, rng=0),
+        ("epsilon",),
+    ),
+    "ivw-p0-eps800": (
+        "inverse_variance_weights",
+        lambda: rr.inverse_variance_weights(800.0, p=0.0),
+        ("p",),
+    ),
+    "btl-total-overflow": (
+        "private_btl",
+        lambda: btl.private_btl(I5, J5, Y5, np.zeros(6, int), n_items=5, epsilon=1e308, rng=0),
+        ("epsilon",),
+    ),
+    "apxmed-1e-320": (
+        "private_apxmed",
+        lambda: tree.private_apxmed(X5, 5, epsilon=1e-320, rng=0),
+        ("epsilon",),
+    ),
+    "range-1e-306": (
+        "range_count_tree",
+        lambda: tree.range_count_tree(X5, 5, epsilon=1e-306, rng=0),
+        ("epsilon",),
+    ),
+    "exact-gaussian-5e-324": (
+        "naive_dp_footrule_aggregate",
+        lambda: _exact(
+            lambda: footrule.naive_dp_footrule_aggregate(R5, epsilon=5e-324, delta=1e-6)
+        ),
+        ("epsilon",),
+    ),
 }
 
 
 def _exact(f):
-    with core.use_noise("exact"): return f()
+    with core.use_noise("exact"):
+        return f()
 
 
 @pytest.mark.parametrize("case", sorted(ENDS))
@@ -180,156 +293,521 @@ EPS_BAD_SCALAR = EPS_BAD + [INF, [1.0, 2.0]]
 DELTA_BAD = [-0.1, 1.0, NAN, INF, "0", None, True, [0.1]]
 RNG_BAD = ["x", 1.5, -1, True, object()]
 INT_BAD = [-1, 1.5, "3", None, True, NAN, [3]]
-RANKS_BAD = [[[0, 0, 1]], [[0.5, 1, 2]], [[0, 1, NAN]], "012", None, np.zeros((0, 3), int), RAGGED, [[[0, 1, 2]]], [0, 1, 2],
-             np.array([[0, 1, 2]], object), [[0, 1, 3]]]
+RANKS_BAD = [
+    [[0, 0, 1]],
+    [[0.5, 1, 2]],
+    [[0, 1, NAN]],
+    "012",
+    None,
+    np.zeros((0, 3), int),
+    RAGGED,
+    [[[0, 1, 2]]],
+    [0, 1, 2],
+    np.array([[0, 1, 2]], object),
+    [[0, 1, 3]],
+]
 REAL_BAD = [[0.0, NAN], [INF, 0.0], "ab", None, OBJ, RAGGED]
-IDS_BAD = [[0.5, 1.0], [-1, 0], None, "01", OBJ, [True, False], RAGGED, [10 ** 12, 0]]
+IDS_BAD = [[0.5, 1.0], [-1, 0], None, "01", OBJ, [True, False], RAGGED, [10**12, 0]]
 Y01_BAD = [[0.5, 1.0], [0, 2], [-1, 0], "01", None, OBJ, RAGGED]
-SQ_BAD = [np.full((3, 3), NAN), np.full((3, 3), INF), np.zeros((3, 4)), np.zeros((2, 2)), "abc", None, np.zeros((3, 3), object),
-          [[0, 1, 2], [0, 1]], np.zeros(3)]
+SQ_BAD = [
+    np.full((3, 3), NAN),
+    np.full((3, 3), INF),
+    np.zeros((3, 4)),
+    np.zeros((2, 2)),
+    "abc",
+    None,
+    np.zeros((3, 3), object),
+    [[0, 1, 2], [0, 1]],
+    np.zeros(3),
+]
 
 # name -> (function, valid keyword arguments, {parameter: bad values}); each bad value must be refused naming the parameter
 SPEC = {
     # rr
     "flip_probability": (rr.flip_probability, dict(epsilon=1.0), dict(epsilon=EPS_BAD)),
-    "randomized_response": (rr.randomized_response, dict(y=[0, 1, 1], epsilon=1.0, rng=0),
-                            dict(y=Y01_BAD, epsilon=EPS_BAD + [[1.0, 2.0]], rng=RNG_BAD)),
-    "rr_output_probability": (rr.rr_output_probability, dict(out=[0, 1], y=[1, 1], epsilon=1.0),
-                              dict(out=Y01_BAD[:-1] + [[0, 1, 1]], y=Y01_BAD[:-1], epsilon=EPS_BAD + [[1.0, 2.0, 3.0]])),
-    "epsilon_of_comparisons": (rr.epsilon_of_comparisons, dict(epsilon_user=[1.0, 2.0], user=[0, 1, 1]),
-                               dict(epsilon_user=EPS_BAD, user=IDS_BAD + [[0, 2]])),
-    "composed_user_epsilon": (rr.composed_user_epsilon, dict(epsilon=1.0, user=[0, 1, 1], n_users=3),
-                              dict(epsilon=EPS_BAD + [[1.0, 2.0]], user=IDS_BAD + [[0, 5]], n_users=[-1, 1.5, "3", True, NAN, [3], 0])),
-    "privatized_win_probability": (rr.privatized_win_probability, dict(p=0.3, epsilon=1.0),
-                                   dict(p=[NAN, -0.1, 1.1, "0.5", None, RAGGED], epsilon=EPS_BAD)),
-    "debias": (rr.debias, dict(y_tilde=[0, 1], epsilon=1.0), dict(y_tilde=Y01_BAD, epsilon=EPS_BAD + [[1.0, 2.0, 3.0], 1e-320])),
+    "randomized_response": (
+        rr.randomized_response,
+        dict(y=[0, 1, 1], epsilon=1.0, rng=0),
+        dict(y=Y01_BAD, epsilon=EPS_BAD + [[1.0, 2.0]], rng=RNG_BAD),
+    ),
+    "rr_output_probability": (
+        rr.rr_output_probability,
+        dict(out=[0, 1], y=[1, 1], epsilon=1.0),
+        dict(out=Y01_BAD[:-1] + [[0, 1, 1]], y=Y01_BAD[:-1], epsilon=EPS_BAD + [[1.0, 2.0, 3.0]]),
+    ),
+    "epsilon_of_comparisons": (
+        rr.epsilon_of_comparisons,
+        dict(epsilon_user=[1.0, 2.0], user=[0, 1, 1]),
+        dict(epsilon_user=EPS_BAD, user=IDS_BAD + [[0, 2]]),
+    ),
+    "composed_user_epsilon": (
+        rr.composed_user_epsilon,
+        dict(epsilon=1.0, user=[0, 1, 1], n_users=3),
+        dict(
+            epsilon=EPS_BAD + [[1.0, 2.0]],
+            user=IDS_BAD + [[0, 5]],
+            n_users=[-1, 1.5, "3", True, NAN, [3], 0],
+        ),
+    ),
+    "privatized_win_probability": (
+        rr.privatized_win_probability,
+        dict(p=0.3, epsilon=1.0),
+        dict(p=[NAN, -0.1, 1.1, "0.5", None, RAGGED], epsilon=EPS_BAD),
+    ),
+    "debias": (
+        rr.debias,
+        dict(y_tilde=[0, 1], epsilon=1.0),
+        dict(y_tilde=Y01_BAD, epsilon=EPS_BAD + [[1.0, 2.0, 3.0], 1e-320]),
+    ),
     "privacy_variance": (rr.privacy_variance, dict(epsilon=1.0), dict(epsilon=EPS_BAD + [1e-200])),
-    "debiased_variance": (rr.debiased_variance, dict(p=0.3, epsilon=1.0), dict(p=[NAN, 1.5, "x", None], epsilon=EPS_BAD + [1e-200])),
-    "variance_inflation": (rr.variance_inflation, dict(epsilon=1.0), dict(epsilon=EPS_BAD + [1e-200])),
+    "debiased_variance": (
+        rr.debiased_variance,
+        dict(p=0.3, epsilon=1.0),
+        dict(p=[NAN, 1.5, "x", None], epsilon=EPS_BAD + [1e-200]),
+    ),
+    "variance_inflation": (
+        rr.variance_inflation,
+        dict(epsilon=1.0),
+        dict(epsilon=EPS_BAD + [1e-200]),
+    ),
     "g_epsilon": (rr.g_epsilon, dict(epsilon=[1.0, 2.0]), dict(epsilon=EPS_BAD + [[]])),
-    "complete_design": (rr.complete_design, dict(n_users=2, n_items=3), dict(n_users=INT_BAD + [0, 10 ** 12], n_items=INT_BAD + [1])),
-    "sparse_design": (rr.sparse_design, dict(n_users=2, n_items=4, pairs_per_user=2, rng=0),
-                      dict(n_users=INT_BAD + [0], n_items=INT_BAD + [1], pairs_per_user=INT_BAD + [0, 7], rng=RNG_BAD)),
-    "pair_statistics": (rr.pair_statistics, dict(i=[0, 1], j=[1, 2], z=[1.0, 0.5], n_items=3, weights=None),
-                        dict(i=IDS_BAD + [[0, 3]], j=IDS_BAD + [[0, 1]], z=REAL_BAD + [[1.0]], n_items=INT_BAD + [1],
-                             weights=[[1.0, NAN], [1.0, -1.0], [1.0], "ab"])),
-    "privatize": (rr.privatize, dict(i=[0, 1], j=[1, 2], y=[1, 0], user=[0, 1], epsilon=1.0, rng=0, n_items=3),
-                  dict(i=IDS_BAD + [[0, 3]], j=IDS_BAD, y=Y01_BAD, user=IDS_BAD, epsilon=EPS_BAD + [1e-320], rng=RNG_BAD,
-                       n_items=[-1, 1.5, "3", True, NAN, [3], 1])),
-    "inverse_variance_weights": (rr.inverse_variance_weights, dict(epsilon=[1.0, 2.0], p=0.5),
-                                 dict(epsilon=EPS_BAD + [1e-200], p=[NAN, -0.1, 1.1, "x", None, [0.5, 0.5, 0.5]])),
+    "complete_design": (
+        rr.complete_design,
+        dict(n_users=2, n_items=3),
+        dict(n_users=INT_BAD + [0, 10**12], n_items=INT_BAD + [1]),
+    ),
+    "sparse_design": (
+        rr.sparse_design,
+        dict(n_users=2, n_items=4, pairs_per_user=2, rng=0),
+        dict(
+            n_users=INT_BAD + [0],
+            n_items=INT_BAD + [1],
+            pairs_per_user=INT_BAD + [0, 7],
+            rng=RNG_BAD,
+        ),
+    ),
+    "pair_statistics": (
+        rr.pair_statistics,
+        dict(i=[0, 1], j=[1, 2], z=[1.0, 0.5], n_items=3, weights=None),
+        dict(
+            i=IDS_BAD + [[0, 3]],
+            j=IDS_BAD + [[0, 1]],
+            z=REAL_BAD + [[1.0]],
+            n_items=INT_BAD + [1],
+            weights=[[1.0, NAN], [1.0, -1.0], [1.0], "ab"],
+        ),
+    ),
+    "privatize": (
+        rr.privatize,
+        dict(i=[0, 1], j=[1, 2], y=[1, 0], user=[0, 1], epsilon=1.0, rng=0, n_items=3),
+        dict(
+            i=IDS_BAD + [[0, 3]],
+            j=IDS_BAD,
+            y=Y01_BAD,
+            user=IDS_BAD,
+            epsilon=EPS_BAD + [1e-320],
+            rng=RNG_BAD,
+            n_items=[-1, 1.5, "3", True, NAN, [3], 1],
+        ),
+    ),
+    "inverse_variance_weights": (
+        rr.inverse_variance_weights,
+        dict(epsilon=[1.0, 2.0], p=0.5),
+        dict(epsilon=EPS_BAD + [1e-200], p=[NAN, -0.1, 1.1, "x", None, [0.5, 0.5, 0.5]]),
+    ),
     # btl
-    "win_probability": (btl.win_probability, dict(theta=[0.0, 1.0, 2.0], i=[0, 1], j=[1, 2], link="logit"),
-                        dict(theta=REAL_BAD + [[]], i=IDS_BAD + [[0, 3]], j=IDS_BAD + [[1]], link=["cauchit", None, 1])),
-    "simulate_btl": (btl.simulate_btl, dict(theta=[0.0, 1.0, 2.0], i=[0, 1], j=[1, 2], link="logit", rng=0),
-                     dict(theta=REAL_BAD, i=IDS_BAD, j=IDS_BAD, link=["x"], rng=RNG_BAD)),
-    "btl_loss": (btl.btl_loss, dict(theta=np.zeros(3), s=PD, lam=0.1, link="logit"),
-                 dict(theta=REAL_BAD + [np.zeros(4)], s=[None, {"i": [0]}, "s"], lam=[-1.0, NAN, INF, "x", None, [0.1]], link=["x"])),
-    "btl_grad": (btl.btl_grad, dict(theta=np.zeros(3), s=PD, lam=0.1, link="logit"),
-                 dict(theta=REAL_BAD + [np.zeros(2)], s=[None, 3], lam=[-1.0, NAN], link=[None])),
-    "btl_hessian": (btl.btl_hessian, dict(theta=np.zeros(3), s=PD, lam=0.1, link="logit"),
-                    dict(theta=REAL_BAD, s=[None, PD.__dict__], lam=[-1.0, INF], link=[1])),
-    "check_comparisons": (btl.check_comparisons, dict(i=[0, 1], j=[1, 2], y=[1, 0], n_items=3, binary=False, weights=None),
-                          dict(i=IDS_BAD + [[0, 3]], j=IDS_BAD + [[0, 1]], y=[[1.0, NAN], "ab", None, OBJ, [1]], n_items=INT_BAD + [0],
-                               binary=["yes", None, 1.5], weights=[[1.0, NAN], [1.0, -1.0], [1.0]])),
-    "pair_data": (btl.pair_data, dict(i=[0, 1], j=[1, 2], y=[1, 0], n_items=3, weights=None),
-                  dict(i=IDS_BAD, j=IDS_BAD, y=[[1.0, NAN], [1.0, INF], None], n_items=INT_BAD, weights=[[NAN, 1.0], "ab"])),
+    "win_probability": (
+        btl.win_probability,
+        dict(theta=[0.0, 1.0, 2.0], i=[0, 1], j=[1, 2], link="logit"),
+        dict(
+            theta=REAL_BAD + [[]],
+            i=IDS_BAD + [[0, 3]],
+            j=IDS_BAD + [[1]],
+            link=["cauchit", None, 1],
+        ),
+    ),
+    "simulate_btl": (
+        btl.simulate_btl,
+        dict(theta=[0.0, 1.0, 2.0], i=[0, 1], j=[1, 2], link="logit", rng=0),
+        dict(theta=REAL_BAD, i=IDS_BAD, j=IDS_BAD, link=["x"], rng=RNG_BAD),
+    ),
+    "btl_loss": (
+        btl.btl_loss,
+        dict(theta=np.zeros(3), s=PD, lam=0.1, link="logit"),
+        dict(
+            theta=REAL_BAD + [np.zeros(4)],
+            s=[None, {"i": [0]}, "s"],
+            lam=[-1.0, NAN, INF, "x", None, [0.1]],
+            link=["x"],
+        ),
+    ),
+    "btl_grad": (
+        btl.btl_grad,
+        dict(theta=np.zeros(3), s=PD, lam=0.1, link="logit"),
+        dict(theta=REAL_BAD + [np.zeros(2)], s=[None, 3], lam=[-1.0, NAN], link=[None]),
+    ),
+    "btl_hessian": (
+        btl.btl_hessian,
+        dict(theta=np.zeros(3), s=PD, lam=0.1, link="logit"),
+        dict(theta=REAL_BAD, s=[None, PD.__dict__], lam=[-1.0, INF], link=[1]),
+    ),
+    "check_comparisons": (
+        btl.check_comparisons,
+        dict(i=[0, 1], j=[1, 2], y=[1, 0], n_items=3, binary=False, weights=None),
+        dict(
+            i=IDS_BAD + [[0, 3]],
+            j=IDS_BAD + [[0, 1]],
+            y=[[1.0, NAN], "ab", None, OBJ, [1]],
+            n_items=INT_BAD + [0],
+            binary=["yes", None, 1.5],
+            weights=[[1.0, NAN], [1.0, -1.0], [1.0]],
+        ),
+    ),
+    "pair_data": (
+        btl.pair_data,
+        dict(i=[0, 1], j=[1, 2], y=[1, 0], n_items=3, weights=None),
+        dict(
+            i=IDS_BAD,
+            j=IDS_BAD,
+            y=[[1.0, NAN], [1.0, INF], None],
+            n_items=INT_BAD,
+            weights=[[NAN, 1.0], "ab"],
+        ),
+    ),
     "default_lambda": (btl.default_lambda, dict(s=PD), dict(s=[None, "s", PD.__dict__])),
-    "fit_btl_pairs": (btl.fit_btl_pairs, dict(s=PD, lam="auto", tol=1e-9, method="auto", max_iter=200, link="logit"),
-                      dict(s=[None, "s"], lam=[-1.0, NAN, "x", None, [0.1]], tol=[0, -1.0, NAN, "1e-9", None, True],
-                           method=["x", None, 3, ["newton"]], max_iter=INT_BAD + [0], link=["x", None])),
-    "fit_btl": (btl.fit_btl, dict(i=[0, 1, 2], j=[1, 2, 0], y=[1, 0, 1], n_items=3, lam="auto", weights=None, tol=1e-9,
-                                  method="auto", max_iter=200, link="logit"),
-                dict(i=IDS_BAD + [[0, 1, 3]], j=IDS_BAD, y=[[1, NAN, 0], [1, INF, 0], None, OBJ], n_items=INT_BAD + [0],
-                     lam=[-1.0, NAN], weights=[[1, NAN, 1]], tol=[NAN], method=["x"], max_iter=[0, 1.5], link=["x"])),
-    "private_btl": (btl.private_btl, dict(i=I5, j=J5, y=Y5, user=U5, n_items=5, epsilon=1.0, rng=0, weighting="inverse_variance",
-                                          lam="auto", tol=1e-9, method="auto", link="logit"),
-                    dict(i=IDS_BAD, j=IDS_BAD, y=Y01_BAD, user=IDS_BAD + [[0, 1]], n_items=INT_BAD + [0],
-                         epsilon=EPS_BAD_SCALAR + [1e-200, 1e308], rng=RNG_BAD, weighting=["x", None, 1], lam=[-1.0, NAN],
-                         tol=[NAN, 0], method=["x"], link=["x"])),
+    "fit_btl_pairs": (
+        btl.fit_btl_pairs,
+        dict(s=PD, lam="auto", tol=1e-9, method="auto", max_iter=200, link="logit"),
+        dict(
+            s=[None, "s"],
+            lam=[-1.0, NAN, "x", None, [0.1]],
+            tol=[0, -1.0, NAN, "1e-9", None, True],
+            method=["x", None, 3, ["newton"]],
+            max_iter=INT_BAD + [0],
+            link=["x", None],
+        ),
+    ),
+    "fit_btl": (
+        btl.fit_btl,
+        dict(
+            i=[0, 1, 2],
+            j=[1, 2, 0],
+            y=[1, 0, 1],
+            n_items=3,
+            lam="auto",
+            weights=None,
+            tol=1e-9,
+            method="auto",
+            max_iter=200,
+            link="logit",
+        ),
+        dict(
+            i=IDS_BAD + [[0, 1, 3]],
+            j=IDS_BAD,
+            y=[[1, NAN, 0], [1, INF, 0], None, OBJ],
+            n_items=INT_BAD + [0],
+            lam=[-1.0, NAN],
+            weights=[[1, NAN, 1]],
+            tol=[NAN],
+            method=["x"],
+            max_iter=[0, 1.5],
+            link=["x"],
+        ),
+    ),
+    "private_btl": (
+        btl.private_btl,
+        dict(
+            i=I5,
+            j=J5,
+            y=Y5,
+            user=U5,
+            n_items=5,
+            epsilon=1.0,
+            rng=0,
+            weighting="inverse_variance",
+            lam="auto",
+            tol=1e-9,
+            method="auto",
+            link="logit",
+        ),
+        dict(
+            i=IDS_BAD,
+            j=IDS_BAD,
+            y=Y01_BAD,
+            user=IDS_BAD + [[0, 1]],
+            n_items=INT_BAD + [0],
+            epsilon=EPS_BAD_SCALAR + [1e-200, 1e308],
+            rng=RNG_BAD,
+            weighting=["x", None, 1],
+            lam=[-1.0, NAN],
+            tol=[NAN, 0],
+            method=["x"],
+            link=["x"],
+        ),
+    ),
     "ranks_to_comparisons": (btl.ranks_to_comparisons, dict(ranks=GOOD_R), dict(ranks=RANKS_BAD)),
     # tree
     "tree_depth": (tree.tree_depth, dict(m=5), dict(m=INT_BAD + [0])),
     "position_histograms": (tree.position_histograms, dict(ranks=GOOD_R), dict(ranks=RANKS_BAD)),
-    "costs_from_histograms": (tree.costs_from_histograms, dict(H=[[1, 2, 0]], n=3),
-                              dict(H=[[[1.0, NAN]], [[1, -1]], "ab", None, RAGGED, [1, 2], np.zeros((0, 3), int), [[2 ** 62, 1]]],
-                                   n=INT_BAD + [0])),
+    "costs_from_histograms": (
+        tree.costs_from_histograms,
+        dict(H=[[1, 2, 0]], n=3),
+        dict(
+            H=[
+                [[1.0, NAN]],
+                [[1, -1]],
+                "ab",
+                None,
+                RAGGED,
+                [1, 2],
+                np.zeros((0, 3), int),
+                [[2**62, 1]],
+            ],
+            n=INT_BAD + [0],
+        ),
+    ),
     "exact_position_costs": (tree.exact_position_costs, dict(ranks=GOOD_R), dict(ranks=RANKS_BAD)),
-    "range_count_tree": (tree.range_count_tree, dict(x=[0, 3], m=4, epsilon=1.0, delta=0.0, rng=0),
-                         dict(x=[[0.0, 1.0], [0, 4], [-1], "01", None, OBJ, [[0, 1]], [True]], m=INT_BAD + [0],
-                              epsilon=EPS_BAD_SCALAR + [1e-306], delta=DELTA_BAD, rng=RNG_BAD)),
-    "range_counts": (tree.range_counts, dict(tree=TREE13, lo=[0, 3], hi=[5, 12]),
-                     dict(tree=[None, TREE13.levels, "t"], lo=[[0.5], [-1, 0], [13, 0], "0", None, [[0], [1, 2]], [6, 6]],
-                          hi=[[0, 99], [NAN, 1.0], [4, 2], "5", None, [5]])),
-    "tree_node_counts": (tree.tree_node_counts, dict(H=[[1, 2, 0, 4]]), dict(H=[[[1.0, NAN]], [[-1, 2]], "H", None, RAGGED])),
-    "tree_node_values": (tree.tree_node_values, dict(H=[[1, 2, 0, 4]], n=7), dict(H=[[[1, NAN]], None, RAGGED], n=INT_BAD + [0])),
-    "reconstruct_costs": (tree.reconstruct_costs, dict(nodes=NODES4, m=4),
-                          dict(nodes=[None, "n", NODES4[:1], [(NODES4[0][0] * NAN, NODES4[0][1]), NODES4[1]],
-                                      [(NODES4[0][0], NODES4[0][1][:, :2]), NODES4[1]], [NODES4[0][0], NODES4[1]]],
-                               m=INT_BAD + [0, 5])),
-    "tree_sensitivity": (tree.tree_sensitivity, dict(m=5, scope="ranking"), dict(m=INT_BAD + [0, 2 ** 40], scope=["voter", None, 1])),
-    "level_shares": (tree.level_shares, dict(d=3, kappa=0.5), dict(d=INT_BAD + [10 ** 9], kappa=[0, -1.0, NAN, INF, "0.5", None, True])),
-    "level_noise_scales": (tree.level_noise_scales, dict(l1=[2.0, 4.0], l2=[1.5, 3.0], epsilon=1.0, delta=0.0, kappa=None, noise=None),
-                           dict(l1=[[2.0, NAN], [-1.0, 2.0], "ab", None, [2.0]], l2=[[1.0, INF], [1.0]], epsilon=EPS_BAD[:-2] + [[1.0, 2.0]],
-                                delta=DELTA_BAD, kappa=[0, NAN, "x"], noise=["Exact", 1, "float"])),
-    "assign_groups": (tree.assign_groups, dict(n=6, m=3, rng=0), dict(n=INT_BAD + [0, 10 ** 12], m=INT_BAD + [0, 7], rng=RNG_BAD)),
-    "local_reports": (tree.local_reports, dict(x=[0, 3], m=4, law="laplace", scales=[1.0, 1.0], rng=0, noise=None),
-                      dict(x=[[0.5], [4], [-1], None, "0", [[0]]], m=INT_BAD + [0], law=["fast", None, "cauchy"],
-                           scales=[[1.0], [1.0, NAN], [1.0, -1.0], "ab", None], rng=RNG_BAD, noise=["Exact"])),
-    "aggregate_local_reports": (tree.aggregate_local_reports, dict(reports=REPORTS4, groups=[0, 1, 2, 3], m=4),
-                                dict(reports=[None, REPORTS4[:1], [(REPORTS4[0][0][:2], REPORTS4[0][1][:2]), REPORTS4[1]]],
-                                     groups=[[0, 0, 1, 2], [0, 1, 2, 4], [0.0, 1.0, 2.0, 3.0], None, [0, 1, 2]], m=INT_BAD + [0])),
-    "private_position_costs": (tree.private_position_costs, dict(ranks=GOOD_R, epsilon=1.0, delta=0.0, model="central", kappa=None, rng=0),
-                               dict(ranks=RANKS_BAD, epsilon=EPS_BAD_SCALAR, delta=DELTA_BAD, model=["x", None, 1, ["central"]],
-                                    kappa=[0, -1.0, NAN, INF, "x"], rng=RNG_BAD)),
-    "private_apxmed": (tree.private_apxmed, dict(x=[0, 3, 1], m=4, epsilon=1.0, delta=0.0, kappa=None, rng=0),
-                       dict(x=[[], [0.0], [4], [-1], None, "0", OBJ, [[0]]], m=INT_BAD + [0, 10 ** 12], epsilon=EPS_BAD_SCALAR,
-                            delta=DELTA_BAD, kappa=[0, NAN, "x", [0.5]], rng=RNG_BAD)),
+    "range_count_tree": (
+        tree.range_count_tree,
+        dict(x=[0, 3], m=4, epsilon=1.0, delta=0.0, rng=0),
+        dict(
+            x=[[0.0, 1.0], [0, 4], [-1], "01", None, OBJ, [[0, 1]], [True]],
+            m=INT_BAD + [0],
+            epsilon=EPS_BAD_SCALAR + [1e-306],
+            delta=DELTA_BAD,
+            rng=RNG_BAD,
+        ),
+    ),
+    "range_counts": (
+        tree.range_counts,
+        dict(tree=TREE13, lo=[0, 3], hi=[5, 12]),
+        dict(
+            tree=[None, TREE13.levels, "t"],
+            lo=[[0.5], [-1, 0], [13, 0], "0", None, [[0], [1, 2]], [6, 6]],
+            hi=[[0, 99], [NAN, 1.0], [4, 2], "5", None, [5]],
+        ),
+    ),
+    "tree_node_counts": (
+        tree.tree_node_counts,
+        dict(H=[[1, 2, 0, 4]]),
+        dict(H=[[[1.0, NAN]], [[-1, 2]], "H", None, RAGGED]),
+    ),
+    "tree_node_values": (
+        tree.tree_node_values,
+        dict(H=[[1, 2, 0, 4]], n=7),
+        dict(H=[[[1, NAN]], None, RAGGED], n=INT_BAD + [0]),
+    ),
+    "reconstruct_costs": (
+        tree.reconstruct_costs,
+        dict(nodes=NODES4, m=4),
+        dict(
+            nodes=[
+                None,
+                "n",
+                NODES4[:1],
+                [(NODES4[0][0] * NAN, NODES4[0][1]), NODES4[1]],
+                [(NODES4[0][0], NODES4[0][1][:, :2]), NODES4[1]],
+                [NODES4[0][0], NODES4[1]],
+            ],
+            m=INT_BAD + [0, 5],
+        ),
+    ),
+    "tree_sensitivity": (
+        tree.tree_sensitivity,
+        dict(m=5, scope="ranking"),
+        dict(m=INT_BAD + [0, 2**40], scope=["voter", None, 1]),
+    ),
+    "level_shares": (
+        tree.level_shares,
+        dict(d=3, kappa=0.5),
+        dict(d=INT_BAD + [10**9], kappa=[0, -1.0, NAN, INF, "0.5", None, True]),
+    ),
+    "level_noise_scales": (
+        tree.level_noise_scales,
+        dict(l1=[2.0, 4.0], l2=[1.5, 3.0], epsilon=1.0, delta=0.0, kappa=None, noise=None),
+        dict(
+            l1=[[2.0, NAN], [-1.0, 2.0], "ab", None, [2.0]],
+            l2=[[1.0, INF], [1.0]],
+            epsilon=EPS_BAD[:-2] + [[1.0, 2.0]],
+            delta=DELTA_BAD,
+            kappa=[0, NAN, "x"],
+            noise=["Exact", 1, "float"],
+        ),
+    ),
+    "assign_groups": (
+        tree.assign_groups,
+        dict(n=6, m=3, rng=0),
+        dict(n=INT_BAD + [0, 10**12], m=INT_BAD + [0, 7], rng=RNG_BAD),
+    ),
+    "local_reports": (
+        tree.local_reports,
+        dict(x=[0, 3], m=4, law="laplace", scales=[1.0, 1.0], rng=0, noise=None),
+        dict(
+            x=[[0.5], [4], [-1], None, "0", [[0]]],
+            m=INT_BAD + [0],
+            law=["fast", None, "cauchy"],
+            scales=[[1.0], [1.0, NAN], [1.0, -1.0], "ab", None],
+            rng=RNG_BAD,
+            noise=["Exact"],
+        ),
+    ),
+    "aggregate_local_reports": (
+        tree.aggregate_local_reports,
+        dict(reports=REPORTS4, groups=[0, 1, 2, 3], m=4),
+        dict(
+            reports=[None, REPORTS4[:1], [(REPORTS4[0][0][:2], REPORTS4[0][1][:2]), REPORTS4[1]]],
+            groups=[[0, 0, 1, 2], [0, 1, 2, 4], [0.0, 1.0, 2.0, 3.0], None, [0, 1, 2]],
+            m=INT_BAD + [0],
+        ),
+    ),
+    "private_position_costs": (
+        tree.private_position_costs,
+        dict(ranks=GOOD_R, epsilon=1.0, delta=0.0, model="central", kappa=None, rng=0),
+        dict(
+            ranks=RANKS_BAD,
+            epsilon=EPS_BAD_SCALAR,
+            delta=DELTA_BAD,
+            model=["x", None, 1, ["central"]],
+            kappa=[0, -1.0, NAN, INF, "x"],
+            rng=RNG_BAD,
+        ),
+    ),
+    "private_apxmed": (
+        tree.private_apxmed,
+        dict(x=[0, 3, 1], m=4, epsilon=1.0, delta=0.0, kappa=None, rng=0),
+        dict(
+            x=[[], [0.0], [4], [-1], None, "0", OBJ, [[0]]],
+            m=INT_BAD + [0, 10**12],
+            epsilon=EPS_BAD_SCALAR,
+            delta=DELTA_BAD,
+            kappa=[0, NAN, "x", [0.5]],
+            rng=RNG_BAD,
+        ),
+    ),
     # footrule
-    "footrule_cost": (footrule.footrule_cost, dict(gamma=np.zeros((3, 3)), consensus=[0, 1, 2]),
-                      dict(gamma=SQ_BAD, consensus=[[0, 0, 1], [0, 1, 3], [[0, 1, 2]], None, "012", [0.0, 1.0, 2.0], [0, 1]])),
-    "check_matching_size": (footrule.check_matching_size, dict(ranks=GOOD_R), dict(ranks=RANKS_BAD)),
+    "footrule_cost": (
+        footrule.footrule_cost,
+        dict(gamma=np.zeros((3, 3)), consensus=[0, 1, 2]),
+        dict(
+            gamma=SQ_BAD,
+            consensus=[[0, 0, 1], [0, 1, 3], [[0, 1, 2]], None, "012", [0.0, 1.0, 2.0], [0, 1]],
+        ),
+    ),
+    "check_matching_size": (
+        footrule.check_matching_size,
+        dict(ranks=GOOD_R),
+        dict(ranks=RANKS_BAD),
+    ),
     "footrule_aggregate": (footrule.footrule_aggregate, dict(ranks=GOOD_R), dict(ranks=RANKS_BAD)),
-    "kemeny_cost_ranks": (footrule.kemeny_cost_ranks, dict(w=np.zeros((3, 3)), consensus=[0, 1, 2]),
-                          dict(w=SQ_BAD, consensus=[[0, 0, 1], None, "012", [[[0, 1, 2]]], [0, 1]])),
-    "dp_footrule_aggregate": (footrule.dp_footrule_aggregate, dict(ranks=GOOD_R, epsilon=1.0, delta=0.0, model="central", rng=0),
-                              dict(ranks=RANKS_BAD, epsilon=EPS_BAD_SCALAR, delta=DELTA_BAD, model=["x", None], rng=RNG_BAD)),
-    "matching_error_bound": (footrule.matching_error_bound, dict(noise=np.eye(3)), dict(noise=[b for k, b in enumerate(SQ_BAD) if k != 3])),
-    "cost_matrix_sensitivity": (footrule.cost_matrix_sensitivity, dict(m=4), dict(m=INT_BAD + [0, 10 ** 5])),
-    "naive_dp_footrule_aggregate": (footrule.naive_dp_footrule_aggregate, dict(ranks=GOOD_R, epsilon=1.0, delta=0.0, rng=0),
-                                    dict(ranks=RANKS_BAD, epsilon=EPS_BAD_SCALAR, delta=DELTA_BAD, rng=RNG_BAD)),
-    "pairwise_sensitivity": (footrule.pairwise_sensitivity, dict(m=4), dict(m=INT_BAD + [0, 2 ** 40])),
-    "dp_pairwise_indegree_aggregate": (footrule.dp_pairwise_indegree_aggregate, dict(ranks=GOOD_R, epsilon=1.0, delta=0.0, rng=0),
-                                       dict(ranks=RANKS_BAD, epsilon=EPS_BAD_SCALAR, delta=DELTA_BAD, rng=RNG_BAD)),
+    "kemeny_cost_ranks": (
+        footrule.kemeny_cost_ranks,
+        dict(w=np.zeros((3, 3)), consensus=[0, 1, 2]),
+        dict(w=SQ_BAD, consensus=[[0, 0, 1], None, "012", [[[0, 1, 2]]], [0, 1]]),
+    ),
+    "dp_footrule_aggregate": (
+        footrule.dp_footrule_aggregate,
+        dict(ranks=GOOD_R, epsilon=1.0, delta=0.0, model="central", rng=0),
+        dict(
+            ranks=RANKS_BAD, epsilon=EPS_BAD_SCALAR, delta=DELTA_BAD, model=["x", None], rng=RNG_BAD
+        ),
+    ),
+    "matching_error_bound": (
+        footrule.matching_error_bound,
+        dict(noise=np.eye(3)),
+        dict(noise=[b for k, b in enumerate(SQ_BAD) if k != 3]),
+    ),
+    "cost_matrix_sensitivity": (
+        footrule.cost_matrix_sensitivity,
+        dict(m=4),
+        dict(m=INT_BAD + [0, 10**5]),
+    ),
+    "naive_dp_footrule_aggregate": (
+        footrule.naive_dp_footrule_aggregate,
+        dict(ranks=GOOD_R, epsilon=1.0, delta=0.0, rng=0),
+        dict(ranks=RANKS_BAD, epsilon=EPS_BAD_SCALAR, delta=DELTA_BAD, rng=RNG_BAD),
+    ),
+    "pairwise_sensitivity": (
+        footrule.pairwise_sensitivity,
+        dict(m=4),
+        dict(m=INT_BAD + [0, 2**40]),
+    ),
+    "dp_pairwise_indegree_aggregate": (
+        footrule.dp_pairwise_indegree_aggregate,
+        dict(ranks=GOOD_R, epsilon=1.0, delta=0.0, rng=0),
+        dict(ranks=RANKS_BAD, epsilon=EPS_BAD_SCALAR, delta=DELTA_BAD, rng=RNG_BAD),
+    ),
 }
-ALSO = {   # a bad value of one argument may be reported through the argument it is checked against
-    ("rr_output_probability", "out"): ("out", "y", "epsilon"), ("rr_output_probability", "epsilon"): ("epsilon", "out", "y"),
-    ("epsilon_of_comparisons", "user"): ("user",), ("privatize", "user"): ("user", "epsilon"), ("privatize", "i"): ("i", "n_items"),
-    ("privatize", "j"): ("j", "n_items", "i"), ("pair_statistics", "j"): ("j", "i", "n_items"), ("pair_statistics", "i"): ("i", "n_items"),
-    ("pair_statistics", "z"): ("z", "i"), ("pair_statistics", "n_items"): ("n_items", "i", "j"), ("composed_user_epsilon", "user"): ("user", "n_users"),
-    ("composed_user_epsilon", "n_users"): ("n_users", "user"), ("check_comparisons", "j"): ("j", "i"), ("check_comparisons", "y"): ("y", "i"),
-    ("check_comparisons", "n_items"): ("n_items", "i", "j"), ("check_comparisons", "i"): ("i", "j"), ("fit_btl", "n_items"): ("n_items", "i", "j"),
-    ("fit_btl", "i"): ("i", "j"), ("fit_btl", "j"): ("j", "i"), ("pair_data", "n_items"): ("n_items", "i", "j"),
-    ("pair_data", "j"): ("j", "i"), ("private_btl", "n_items"): ("n_items", "i", "j"), ("private_btl", "user"): ("user", "y"),
-    ("private_btl", "j"): ("j", "i"), ("private_btl", "epsilon"): ("epsilon", "user"), ("win_probability", "j"): ("j", "i"),
-    ("simulate_btl", "j"): ("j", "i"), ("sparse_design", "pairs_per_user"): ("pairs_per_user", "n_users"),
-    ("range_count_tree", "m"): ("m", "x"), ("private_apxmed", "m"): ("m", "x"), ("local_reports", "m"): ("m", "x", "scales"),
-    ("aggregate_local_reports", "m"): ("m", "groups"), ("aggregate_local_reports", "groups"): ("groups", "reports"),
-    ("reconstruct_costs", "m"): ("m", "nodes"), ("range_counts", "lo"): ("lo", "hi"), ("range_counts", "hi"): ("hi", "lo"),
-    ("footrule_cost", "consensus"): ("consensus", "gamma"), ("kemeny_cost_ranks", "consensus"): ("consensus", "w"),
-    ("btl_loss", "theta"): ("theta",), ("inverse_variance_weights", "p"): ("p", "epsilon"), ("assign_groups", "n"): ("n", "m"),
-    ("tree_node_values", "n"): ("n",), ("level_noise_scales", "l2"): ("l2", "l1"), ("simulate_btl", "i"): ("i", "j"),
-    ("win_probability", "i"): ("i", "j"), ("debiased_variance", "p"): ("p",), ("privatize", "n_items"): ("n_items", "i", "j"),
-    ("randomized_response", "epsilon"): ("epsilon", "y"), ("debias", "epsilon"): ("epsilon", "y_tilde"),
+ALSO = {  # a bad value of one argument may be reported through the argument it is checked against
+    ("rr_output_probability", "out"): ("out", "y", "epsilon"),
+    ("rr_output_probability", "epsilon"): ("epsilon", "out", "y"),
+    ("epsilon_of_comparisons", "user"): ("user",),
+    ("privatize", "user"): ("user", "epsilon"),
+    ("privatize", "i"): ("i", "n_items"),
+    ("privatize", "j"): ("j", "n_items", "i"),
+    ("pair_statistics", "j"): ("j", "i", "n_items"),
+    ("pair_statistics", "i"): ("i", "n_items"),
+    ("pair_statistics", "z"): ("z", "i"),
+    ("pair_statistics", "n_items"): ("n_items", "i", "j"),
+    ("composed_user_epsilon", "user"): ("user", "n_users"),
+    ("composed_user_epsilon", "n_users"): ("n_users", "user"),
+    ("check_comparisons", "j"): ("j", "i"),
+    ("check_comparisons", "y"): ("y", "i"),
+    ("check_comparisons", "n_items"): ("n_items", "i", "j"),
+    ("check_comparisons", "i"): ("i", "j"),
+    ("fit_btl", "n_items"): ("n_items", "i", "j"),
+    ("fit_btl", "i"): ("i", "j"),
+    ("fit_btl", "j"): ("j", "i"),
+    ("pair_data", "n_items"): ("n_items", "i", "j"),
+    ("pair_data", "j"): ("j", "i"),
+    ("private_btl", "n_items"): ("n_items", "i", "j"),
+    ("private_btl", "user"): ("user", "y"),
+    ("private_btl", "j"): ("j", "i"),
+    ("private_btl", "epsilon"): ("epsilon", "user"),
+    ("win_probability", "j"): ("j", "i"),
+    ("simulate_btl", "j"): ("j", "i"),
+    ("sparse_design", "pairs_per_user"): ("pairs_per_user", "n_users"),
+    ("range_count_tree", "m"): ("m", "x"),
+    ("private_apxmed", "m"): ("m", "x"),
+    ("local_reports", "m"): ("m", "x", "scales"),
+    ("aggregate_local_reports", "m"): ("m", "groups"),
+    ("aggregate_local_reports", "groups"): ("groups", "reports"),
+    ("reconstruct_costs", "m"): ("m", "nodes"),
+    ("range_counts", "lo"): ("lo", "hi"),
+    ("range_counts", "hi"): ("hi", "lo"),
+    ("footrule_cost", "consensus"): ("consensus", "gamma"),
+    ("kemeny_cost_ranks", "consensus"): ("consensus", "w"),
+    ("btl_loss", "theta"): ("theta",),
+    ("inverse_variance_weights", "p"): ("p", "epsilon"),
+    ("assign_groups", "n"): ("n", "m"),
+    ("tree_node_values", "n"): ("n",),
+    ("level_noise_scales", "l2"): ("l2", "l1"),
+    ("simulate_btl", "i"): ("i", "j"),
+    ("win_probability", "i"): ("i", "j"),
+    ("debiased_variance", "p"): ("p",),
+    ("privatize", "n_items"): ("n_items", "i", "j"),
+    ("randomized_response", "epsilon"): ("epsilon", "y"),
+    ("debias", "epsilon"): ("epsilon", "y_tilde"),
 }
-CASES = [(f, p, k) for f, (_, _, bad) in SPEC.items() for p, vals in bad.items() for k in range(len(vals))]
+CASES = [
+    (f, p, k)
+    for f, (_, _, bad) in SPEC.items()
+    for p, vals in bad.items()
+    for k in range(len(vals))
+]
 
 
 def test_every_public_function_is_in_the_table():
     public = {n for mod in MODULES for n in mod.__all__ if inspect.isfunction(getattr(mod, n))}
     assert public == set(SPEC), (public - set(SPEC), set(SPEC) - public)
-    for name, (f, ok, bad) in SPEC.items():     # every parameter is thrown something, and the valid call answers
-        assert set(bad) == set(inspect.signature(f).parameters), (name, set(inspect.signature(f).parameters) - set(bad))
+    for name, (
+        f,
+        ok,
+        bad,
+    ) in SPEC.items():  # every parameter is thrown something, and the valid call answers
+        assert set(bad) == set(inspect.signature(f).parameters), (
+            name,
+            set(inspect.signature(f).parameters) - set(bad),
+        )
         answers(name, lambda: f(**ok))
 
 
@@ -343,40 +821,123 @@ def test_every_argument_is_validated(fname, param, k):
 # ---------------------------------------------------------------------------------------------------------------------
 # item 6: sized past the memory budget by m or n: refused with the estimate, before allocating
 
+
 @contextlib.contextmanager
 def budget(nbytes):
     core.set_memory_limit(nbytes)
-    try: yield
-    finally: core.set_memory_limit(1 << 30)
+    try:
+        yield
+    finally:
+        core.set_memory_limit(1 << 30)
 
 
-BIG = [   # (function, call, parameter named, budget)
-    ("range_count_tree", lambda: tree.range_count_tree([0, 5], 10 ** 9, epsilon=1.0), "m", 1 << 30),
-    ("range_count_tree", lambda: tree.range_count_tree([0, 5], 10 ** 9, epsilon=1.0, delta=1e-6), "m", 8 << 30),
-    ("private_apxmed", lambda: tree.private_apxmed([0, 5], 2 ** 30, epsilon=1.0), "m", 1 << 30),
-    ("position_histograms", lambda: tree.position_histograms(np.arange(20_000)[None]), "ranks", 1 << 30),
-    ("exact_position_costs", lambda: tree.exact_position_costs(np.arange(20_000)[None]), "ranks", 1 << 30),
-    ("private_position_costs", lambda: tree.private_position_costs(np.arange(20_000)[None], epsilon=1.0), "ranks", 1 << 30),
-    ("private_position_costs", lambda: tree.private_position_costs(np.tile(np.arange(300), (2000, 1)), epsilon=1.0, model="local"),
-     "ranks", 1 << 24),
-    ("costs_from_histograms", lambda: tree.costs_from_histograms(np.ones((1, 3000), int), 1), "H", 1 << 17),
+BIG = [  # (function, call, parameter named, budget)
+    ("range_count_tree", lambda: tree.range_count_tree([0, 5], 10**9, epsilon=1.0), "m", 1 << 30),
+    (
+        "range_count_tree",
+        lambda: tree.range_count_tree([0, 5], 10**9, epsilon=1.0, delta=1e-6),
+        "m",
+        8 << 30,
+    ),
+    ("private_apxmed", lambda: tree.private_apxmed([0, 5], 2**30, epsilon=1.0), "m", 1 << 30),
+    (
+        "position_histograms",
+        lambda: tree.position_histograms(np.arange(20_000)[None]),
+        "ranks",
+        1 << 30,
+    ),
+    (
+        "exact_position_costs",
+        lambda: tree.exact_position_costs(np.arange(20_000)[None]),
+        "ranks",
+        1 << 30,
+    ),
+    (
+        "private_position_costs",
+        lambda: tree.private_position_costs(np.arange(20_000)[None], epsilon=1.0),
+        "ranks",
+        1 << 30,
+    ),
+    (
+        "private_position_costs",
+        lambda: tree.private_position_costs(
+            np.tile(np.arange(300), (2000, 1)), epsilon=1.0, model="local"
+        ),
+        "ranks",
+        1 << 24,
+    ),
+    (
+        "costs_from_histograms",
+        lambda: tree.costs_from_histograms(np.ones((1, 3000), int), 1),
+        "H",
+        1 << 17,
+    ),
     ("tree_node_counts", lambda: tree.tree_node_counts(np.ones((1, 3000), int)), "H", 1 << 17),
     ("reconstruct_costs", lambda: tree.reconstruct_costs(NODES4, 4), "nodes", 1 << 6),
-    ("assign_groups", lambda: tree.assign_groups(10 ** 10, 3, rng=0), "n", 1 << 30),
-    ("local_reports", lambda: tree.local_reports(np.zeros(10 ** 5, int), 2000, "laplace", np.ones(11), rng=0), "x", 1 << 30),
-    ("footrule_aggregate", lambda: footrule.footrule_aggregate(np.arange(9000)[None]), "ranks", 1 << 30),
-    ("dp_footrule_aggregate", lambda: footrule.dp_footrule_aggregate(np.arange(9000)[None], epsilon=1.0), "ranks", 1 << 30),
-    ("naive_dp_footrule_aggregate", lambda: footrule.naive_dp_footrule_aggregate(np.arange(9000)[None], epsilon=1.0), "ranks", 1 << 30),
-    ("dp_pairwise_indegree_aggregate", lambda: footrule.dp_pairwise_indegree_aggregate(np.arange(9000)[None], epsilon=1.0), "ranks", 1 << 30),
+    ("assign_groups", lambda: tree.assign_groups(10**10, 3, rng=0), "n", 1 << 30),
+    (
+        "local_reports",
+        lambda: tree.local_reports(np.zeros(10**5, int), 2000, "laplace", np.ones(11), rng=0),
+        "x",
+        1 << 30,
+    ),
+    (
+        "footrule_aggregate",
+        lambda: footrule.footrule_aggregate(np.arange(9000)[None]),
+        "ranks",
+        1 << 30,
+    ),
+    (
+        "dp_footrule_aggregate",
+        lambda: footrule.dp_footrule_aggregate(np.arange(9000)[None], epsilon=1.0),
+        "ranks",
+        1 << 30,
+    ),
+    (
+        "naive_dp_footrule_aggregate",
+        lambda: footrule.naive_dp_footrule_aggregate(np.arange(9000)[None], epsilon=1.0),
+        "ranks",
+        1 << 30,
+    ),
+    (
+        "dp_pairwise_indegree_aggregate",
+        lambda: footrule.dp_pairwise_indegree_aggregate(np.arange(9000)[None], epsilon=1.0),
+        "ranks",
+        1 << 30,
+    ),
     ("cost_matrix_sensitivity", lambda: footrule.cost_matrix_sensitivity(9000), "m", 1 << 30),
-    ("kemeny_cost_ranks", lambda: footrule.kemeny_cost_ranks(np.zeros((300, 300)), np.tile(np.arange(300), (100, 1))), "consensus", 1 << 26),
-    ("matching_error_bound", lambda: footrule.matching_error_bound(np.zeros((2000, 2000))), "noise", 1 << 26),
-    ("ranks_to_comparisons", lambda: btl.ranks_to_comparisons(np.tile(np.arange(300), (3000, 1))), "ranks", 1 << 30),
-    ("btl_hessian", lambda: btl.btl_hessian(np.zeros(20_000), btl.pair_data([0], [1], [1], n_items=20_000), 0.1), "s", 1 << 30),
+    (
+        "kemeny_cost_ranks",
+        lambda: footrule.kemeny_cost_ranks(np.zeros((300, 300)), np.tile(np.arange(300), (100, 1))),
+        "consensus",
+        1 << 26,
+    ),
+    (
+        "matching_error_bound",
+        lambda: footrule.matching_error_bound(np.zeros((2000, 2000))),
+        "noise",
+        1 << 26,
+    ),
+    (
+        "ranks_to_comparisons",
+        lambda: btl.ranks_to_comparisons(np.tile(np.arange(300), (3000, 1))),
+        "ranks",
+        1 << 30,
+    ),
+    (
+        "btl_hessian",
+        lambda: btl.btl_hessian(
+            np.zeros(20_000), btl.pair_data([0], [1], [1], n_items=20_000), 0.1
+        ),
+        "s",
+        1 << 30,
+    ),
 ]
 
 
-@pytest.mark.parametrize("fname, call, name, nbytes", BIG, ids=[f"{b[0]}-{k}" for k, b in enumerate(BIG)])
+@pytest.mark.parametrize(
+    "fname, call, name, nbytes", BIG, ids=[f"{b[0]}-{k}" for k, b in enumerate(BIG)]
+)
 def test_sized_past_the_budget_is_refused_with_the_estimate(fname, call, name, nbytes):
     with budget(nbytes):
         msg = refuses(fname, call, name)
@@ -386,80 +947,177 @@ def test_sized_past_the_budget_is_refused_with_the_estimate(fname, call, name, n
 # ---------------------------------------------------------------------------------------------------------------------
 # item 10: no public function modifies its arguments
 
+
 def _snapshot(x):
     "A comparable record of x: every array's bytes, dtype, shape and flags, recursively"
     if isinstance(x, np.ndarray):
-        return ("array", x.dtype.str, x.shape, x.flags.writeable, x.flags.c_contiguous, x.flags.f_contiguous, x.tobytes())
+        return (
+            "array",
+            x.dtype.str,
+            x.shape,
+            x.flags.writeable,
+            x.flags.c_contiguous,
+            x.flags.f_contiguous,
+            x.tobytes(),
+        )
     if dataclasses.is_dataclass(x) and not isinstance(x, type):
-        return (type(x).__name__, tuple(_snapshot(getattr(x, f.name)) for f in dataclasses.fields(x)))
-    if isinstance(x, dict): return ("dict", tuple((k, _snapshot(v)) for k, v in x.items()))
-    if isinstance(x, (list, tuple)): return (type(x).__name__, tuple(_snapshot(v) for v in x))
+        return (
+            type(x).__name__,
+            tuple(_snapshot(getattr(x, f.name)) for f in dataclasses.fields(x)),
+        )
+    if isinstance(x, dict):
+        return ("dict", tuple((k, _snapshot(v)) for k, v in x.items()))
+    if isinstance(x, (list, tuple)):
+        return (type(x).__name__, tuple(_snapshot(v) for v in x))
     return ("value", repr(x))
 
 
 def _layout(x, how):
     "The same values in another memory layout: Fortran order, a strided view, or read-only"
-    if not isinstance(x, np.ndarray) or x.dtype == object: return x
-    if how == "fortran": return np.asfortranarray(x)
+    if not isinstance(x, np.ndarray) or x.dtype == object:
+        return x
+    if how == "fortran":
+        return np.asfortranarray(x)
     if how == "strided" and x.ndim >= 1:
         y = np.repeat(x, 2, axis=-1)
         return y[..., ::2]
     if how == "readonly":
-        y = x.copy(); y.setflags(write=False); return y
+        y = x.copy()
+        y.setflags(write=False)
+        return y
     return x
 
 
 def _arrays(kw, g):
     "Fresh valid keyword arguments of each function, drawn with generator g (sizes vary)"
-    m = int(g.integers(3, 7)); n = int(g.integers(m, 12))
+    m = int(g.integers(3, 7))
+    n = int(g.integers(m, 12))
     R = np.argsort(g.random((n, m)), axis=1)
-    i = g.integers(0, m, 10); j = (i + 1 + g.integers(0, m - 1, 10)) % m; y = g.integers(0, 2, 10); u = g.integers(0, 3, 10)
+    i = g.integers(0, m, 10)
+    j = (i + 1 + g.integers(0, m - 1, 10)) % m
+    y = g.integers(0, 2, 10)
+    u = g.integers(0, 3, 10)
     H = np.bincount(R[:, 0], minlength=m)[None]
-    return dict(R=R, m=m, n=n, i=i, j=j, y=y, u=u, H=H, gamma=g.random((m, m)), z=g.normal(size=10), x=R[:, 0].copy(),
-                theta=g.normal(size=m), eu=g.uniform(0.1, 3, 3), w=g.uniform(0.1, 1.0, 10))
+    return dict(
+        R=R,
+        m=m,
+        n=n,
+        i=i,
+        j=j,
+        y=y,
+        u=u,
+        H=H,
+        gamma=g.random((m, m)),
+        z=g.normal(size=10),
+        x=R[:, 0].copy(),
+        theta=g.normal(size=m),
+        eu=g.uniform(0.1, 3, 3),
+        w=g.uniform(0.1, 1.0, 10),
+    )
 
 
 def _valid(name, a):
     "Valid keyword arguments of function `name` built from the draws `a`"
-    R, m, n, i, j, y, u, H, x = a["R"], a["m"], a["n"], a["i"], a["j"], a["y"], a["u"], a["H"], a["x"]
+    R, m, n, i, j, y, u, H, x = (
+        a["R"],
+        a["m"],
+        a["n"],
+        a["i"],
+        a["j"],
+        a["y"],
+        a["u"],
+        a["H"],
+        a["x"],
+    )
     pd_ = btl.pair_data(i, j, y, n_items=m)
     t = tree.range_count_tree(x, m, epsilon=1.0, rng=0)
-    law, sc = tree.level_noise_scales(*tree.tree_sensitivity(m, scope="value"), epsilon=1.0, delta=0.0)
+    law, sc = tree.level_noise_scales(
+        *tree.tree_sensitivity(m, scope="value"), epsilon=1.0, delta=0.0
+    )
     rep = tree.local_reports(np.arange(m), m, law, sc, rng=0)
     table = {
-        "flip_probability": dict(epsilon=a["eu"]), "randomized_response": dict(y=y, epsilon=a["eu"][u], rng=1),
-        "rr_output_probability": dict(out=y, y=1 - y, epsilon=a["eu"][u]), "epsilon_of_comparisons": dict(epsilon_user=a["eu"], user=u),
-        "composed_user_epsilon": dict(epsilon=a["eu"][u], user=u, n_users=3), "privatized_win_probability": dict(p=a["gamma"], epsilon=1.0),
-        "debias": dict(y_tilde=y, epsilon=a["eu"][u]), "privacy_variance": dict(epsilon=a["eu"]),
-        "debiased_variance": dict(p=a["gamma"][0, :3], epsilon=a["eu"]), "variance_inflation": dict(epsilon=a["eu"]),
-        "g_epsilon": dict(epsilon=a["eu"]), "complete_design": dict(n_users=2, n_items=m),
+        "flip_probability": dict(epsilon=a["eu"]),
+        "randomized_response": dict(y=y, epsilon=a["eu"][u], rng=1),
+        "rr_output_probability": dict(out=y, y=1 - y, epsilon=a["eu"][u]),
+        "epsilon_of_comparisons": dict(epsilon_user=a["eu"], user=u),
+        "composed_user_epsilon": dict(epsilon=a["eu"][u], user=u, n_users=3),
+        "privatized_win_probability": dict(p=a["gamma"], epsilon=1.0),
+        "debias": dict(y_tilde=y, epsilon=a["eu"][u]),
+        "privacy_variance": dict(epsilon=a["eu"]),
+        "debiased_variance": dict(p=a["gamma"][0, :3], epsilon=a["eu"]),
+        "variance_inflation": dict(epsilon=a["eu"]),
+        "g_epsilon": dict(epsilon=a["eu"]),
+        "complete_design": dict(n_users=2, n_items=m),
         "sparse_design": dict(n_users=2, n_items=m, pairs_per_user=2, rng=0),
         "pair_statistics": dict(i=i, j=j, z=a["z"], n_items=m, weights=a["w"]),
         "privatize": dict(i=i, j=j, y=y, user=u, epsilon=a["eu"], rng=0, n_items=m),
         "inverse_variance_weights": dict(epsilon=a["eu"], p=a["gamma"][0, :3] * 0.9 + 0.05),
-        "win_probability": dict(theta=a["theta"], i=i, j=j, link="probit"), "simulate_btl": dict(theta=a["theta"], i=i, j=j, link="logit", rng=0),
-        "btl_loss": dict(theta=a["theta"], s=pd_, lam=0.2, link="logit"), "btl_grad": dict(theta=a["theta"], s=pd_, lam=0.2, link="logit"),
+        "win_probability": dict(theta=a["theta"], i=i, j=j, link="probit"),
+        "simulate_btl": dict(theta=a["theta"], i=i, j=j, link="logit", rng=0),
+        "btl_loss": dict(theta=a["theta"], s=pd_, lam=0.2, link="logit"),
+        "btl_grad": dict(theta=a["theta"], s=pd_, lam=0.2, link="logit"),
         "btl_hessian": dict(theta=a["theta"], s=pd_, lam=0.2, link="logit"),
         "check_comparisons": dict(i=i, j=j, y=a["z"], n_items=m, binary=False, weights=a["w"]),
-        "pair_data": dict(i=i, j=j, y=a["z"], n_items=m, weights=a["w"]), "default_lambda": dict(s=pd_),
+        "pair_data": dict(i=i, j=j, y=a["z"], n_items=m, weights=a["w"]),
+        "default_lambda": dict(s=pd_),
         "fit_btl_pairs": dict(s=pd_, lam=0.5, tol=1e-9, method="auto", max_iter=200, link="logit"),
-        "fit_btl": dict(i=i, j=j, y=y, n_items=m, lam=0.5, weights=None, tol=1e-9, method="newton-cg", max_iter=200, link="logit"),
-        "private_btl": dict(i=i, j=j, y=y, user=u, n_items=m, epsilon=a["eu"], rng=0, weighting="inverse_variance", lam="auto",
-                            tol=1e-9, method="auto", link="logit"),
-        "ranks_to_comparisons": dict(ranks=R), "tree_depth": dict(m=m), "position_histograms": dict(ranks=R),
-        "costs_from_histograms": dict(H=H, n=n), "exact_position_costs": dict(ranks=R),
-        "range_count_tree": dict(x=x, m=m, epsilon=1.0, delta=1e-6, rng=0), "range_counts": dict(tree=t, lo=np.zeros(3, int), hi=np.full(3, m - 1)),
-        "tree_node_counts": dict(H=H), "tree_node_values": dict(H=H, n=n), "reconstruct_costs": dict(nodes=tree.tree_node_values(H, n), m=m),
-        "tree_sensitivity": dict(m=m, scope="value"), "level_shares": dict(d=3, kappa=0.4),
-        "level_noise_scales": dict(l1=np.ones(3), l2=np.ones(3), epsilon=1.0, delta=1e-6, kappa=0.5, noise="exact"),
-        "assign_groups": dict(n=n, m=m, rng=0), "local_reports": dict(x=x, m=m, law=law, scales=sc, rng=0, noise=None),
+        "fit_btl": dict(
+            i=i,
+            j=j,
+            y=y,
+            n_items=m,
+            lam=0.5,
+            weights=None,
+            tol=1e-9,
+            method="newton-cg",
+            max_iter=200,
+            link="logit",
+        ),
+        "private_btl": dict(
+            i=i,
+            j=j,
+            y=y,
+            user=u,
+            n_items=m,
+            epsilon=a["eu"],
+            rng=0,
+            weighting="inverse_variance",
+            lam="auto",
+            tol=1e-9,
+            method="auto",
+            link="logit",
+        ),
+        "ranks_to_comparisons": dict(ranks=R),
+        "tree_depth": dict(m=m),
+        "position_histograms": dict(ranks=R),
+        "costs_from_histograms": dict(H=H, n=n),
+        "exact_position_costs": dict(ranks=R),
+        "range_count_tree": dict(x=x, m=m, epsilon=1.0, delta=1e-6, rng=0),
+        "range_counts": dict(tree=t, lo=np.zeros(3, int), hi=np.full(3, m - 1)),
+        "tree_node_counts": dict(H=H),
+        "tree_node_values": dict(H=H, n=n),
+        "reconstruct_costs": dict(nodes=tree.tree_node_values(H, n), m=m),
+        "tree_sensitivity": dict(m=m, scope="value"),
+        "level_shares": dict(d=3, kappa=0.4),
+        "level_noise_scales": dict(
+            l1=np.ones(3), l2=np.ones(3), epsilon=1.0, delta=1e-6, kappa=0.5, noise="exact"
+        ),
+        "assign_groups": dict(n=n, m=m, rng=0),
+        "local_reports": dict(x=x, m=m, law=law, scales=sc, rng=0, noise=None),
         "aggregate_local_reports": dict(reports=rep, groups=np.arange(m), m=m),
-        "private_position_costs": dict(ranks=R, epsilon=1.0, delta=0.0, model="local", kappa=None, rng=0),
+        "private_position_costs": dict(
+            ranks=R, epsilon=1.0, delta=0.0, model="local", kappa=None, rng=0
+        ),
         "private_apxmed": dict(x=x, m=m, epsilon=1.0, delta=1e-6, kappa=None, rng=0),
-        "footrule_cost": dict(gamma=a["gamma"], consensus=R[0]), "check_matching_size": dict(ranks=R), "footrule_aggregate": dict(ranks=R),
-        "kemeny_cost_ranks": dict(w=a["gamma"], consensus=R), "dp_footrule_aggregate": dict(ranks=R, epsilon=1.0, delta=0.0, model="central", rng=0),
-        "matching_error_bound": dict(noise=a["gamma"]), "cost_matrix_sensitivity": dict(m=m),
-        "naive_dp_footrule_aggregate": dict(ranks=R, epsilon=1.0, delta=1e-6, rng=0), "pairwise_sensitivity": dict(m=m),
+        "footrule_cost": dict(gamma=a["gamma"], consensus=R[0]),
+        "check_matching_size": dict(ranks=R),
+        "footrule_aggregate": dict(ranks=R),
+        "kemeny_cost_ranks": dict(w=a["gamma"], consensus=R),
+        "dp_footrule_aggregate": dict(ranks=R, epsilon=1.0, delta=0.0, model="central", rng=0),
+        "matching_error_bound": dict(noise=a["gamma"]),
+        "cost_matrix_sensitivity": dict(m=m),
+        "naive_dp_footrule_aggregate": dict(ranks=R, epsilon=1.0, delta=1e-6, rng=0),
+        "pairwise_sensitivity": dict(m=m),
         "dp_pairwise_indegree_aggregate": dict(ranks=R, epsilon=1.0, delta=0.0, rng=0),
     }
     return table[name]
@@ -467,11 +1125,17 @@ def _valid(name, a):
 
 @pytest.mark.parametrize("name", sorted(SPEC))
 @settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(seed=st.integers(0, 2 ** 32 - 1), how=st.sampled_from(["plain", "fortran", "strided", "readonly"]),
-       mode=st.sampled_from(["fast", "exact"]))
+@given(
+    seed=st.integers(0, 2**32 - 1),
+    how=st.sampled_from(["plain", "fortran", "strided", "readonly"]),
+    mode=st.sampled_from(["fast", "exact"]),
+)
 def test_arguments_are_never_modified(name, seed, how, mode):
     f = SPEC[name][0]
-    kw = {k: _layout(v, how) for k, v in _valid(name, _arrays(None, np.random.default_rng(seed))).items()}
+    kw = {
+        k: _layout(v, how)
+        for k, v in _valid(name, _arrays(None, np.random.default_rng(seed))).items()
+    }
     before = _snapshot(kw)
     with core.use_noise(mode):
         answers(name, lambda: f(**kw))

@@ -1,14 +1,17 @@
 """Property tests for privrank.kemeny: the exact subset DP and the ILP agree with brute force on any real weights;
 every heuristic returns a permutation no better than the optimum; the margins and bucketed releases decompose and
 are calibrated; bad input raises ValueError/TypeError naming the parameter."""
+
 import itertools
 import math
 
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st, HealthCheck
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
-from privrank import core, kemeny as K
+from privrank import core
+from privrank import kemeny as K
 
 SETTINGS = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
@@ -19,8 +22,11 @@ def brute(w):
 
 @st.composite
 def weights(draw, max_m=7):
-    m = draw(st.integers(1, max_m)); seed = draw(st.integers(0, 2**32 - 1))
-    return np.random.default_rng(seed).normal(size=(m, m)) * draw(st.sampled_from([0.1, 1.0, 100.0]))
+    m = draw(st.integers(1, max_m))
+    seed = draw(st.integers(0, 2**32 - 1))
+    return np.random.default_rng(seed).normal(size=(m, m)) * draw(
+        st.sampled_from([0.1, 1.0, 100.0])
+    )
 
 
 @SETTINGS
@@ -34,8 +40,14 @@ def test_exact_and_ilp_are_optimal(w):
 @SETTINGS
 @given(weights(), st.integers(0, 100))
 def test_heuristics_return_permutations(w, seed):
-    m = len(w); opt = K.kemeny_cost(w, K.kemeny_exact(w))
-    for o in (K.indegree_order(w), K.kwiksort(w, rng=seed), K.local_search(w), K.kemeny_ptas(w, window=4, rng=seed)):
+    m = len(w)
+    opt = K.kemeny_cost(w, K.kemeny_exact(w))
+    for o in (
+        K.indegree_order(w),
+        K.kwiksort(w, rng=seed),
+        K.local_search(w),
+        K.kemeny_ptas(w, window=4, rng=seed),
+    ):
         assert np.array_equal(np.sort(o), np.arange(m))
         assert K.kemeny_cost(w, o) >= opt - 1e-9
 
@@ -45,23 +57,39 @@ def test_heuristics_return_permutations(w, seed):
 def test_reduction_is_a_constant_shift(w):
     wr, c = K.reduce_instance(w)
     for p in itertools.islice(itertools.permutations(range(len(w))), 50):
-        assert math.isclose(K.kemeny_cost(w, p), c + K.kemeny_cost(wr, p), rel_tol=1e-9, abs_tol=1e-7)
+        assert math.isclose(
+            K.kemeny_cost(w, p), c + K.kemeny_cost(wr, p), rel_tol=1e-9, abs_tol=1e-7
+        )
 
 
 def test_kemeny_cost_is_mean_kendall():
     R = core.sample_plackett_luce(np.linspace(1, 0, 9), 200, rng=0)
     res = K.kemeny_aggregate(R)
-    assert math.isclose(res.diagnostics["kemeny_cost"], core.kendall_tau_distance(R, res.ranks).mean(), rel_tol=1e-12)
+    assert math.isclose(
+        res.diagnostics["kemeny_cost"],
+        core.kendall_tau_distance(R, res.ranks).mean(),
+        rel_tol=1e-12,
+    )
 
 
 def test_margin_noise_is_calibrated_and_unbiased():
     R = core.sample_plackett_luce(np.linspace(1, 0, 5), 100, rng=1)
-    w = core.preference_matrix(R); d = (w - w.T)[np.triu_indices(5, 1)]
-    noise = np.concatenate([(lambda x: (x - x.T)[np.triu_indices(5, 1)])(
-        K.noisy_margins_instance(R, epsilon=0.5, delta=1e-5, rng=s).w) - d for s in range(2000)])
+    w = core.preference_matrix(R)
+    d = (w - w.T)[np.triu_indices(5, 1)]
+    noise = np.concatenate(
+        [
+            (lambda x: (x - x.T)[np.triu_indices(5, 1)])(
+                K.noisy_margins_instance(R, epsilon=0.5, delta=1e-5, rng=s).w
+            )
+            - d
+            for s in range(2000)
+        ]
+    )
     sigma = core.analytic_gaussian_sigma(0.5, 1e-5, K.margin_sensitivity(100, 5)[1])
     assert abs(noise.std() - sigma) < 5 * sigma / math.sqrt(2 * noise.size)
-    assert abs(noise.std() / 2 - sigma) > 5 * sigma / math.sqrt(2 * noise.size)   # half the noise is detected
+    assert abs(noise.std() / 2 - sigma) > 5 * sigma / math.sqrt(
+        2 * noise.size
+    )  # half the noise is detected
     assert abs(noise.mean()) < 5 * sigma / math.sqrt(noise.size)
 
 
@@ -73,30 +101,48 @@ def test_dp_entry_point_records_what_it_spent():
     assert np.array_equal(np.sort(res.order), np.arange(6))
 
 
-@pytest.mark.parametrize("bad, msg", [
-    (np.ones((2, 3)), "`w` must be a non-empty square matrix"),
-    (np.array([[0, np.nan], [1, 0]]), "`w` must be finite"),
-])
+@pytest.mark.parametrize(
+    "bad, msg",
+    [
+        (np.ones((2, 3)), "`w` must be a non-empty square matrix"),
+        (np.array([[0, np.nan], [1, 0]]), "`w` must be finite"),
+    ],
+)
 def test_bad_weights(bad, msg):
-    with pytest.raises(ValueError, match=msg): K.kemeny_exact(bad)
+    with pytest.raises(ValueError, match=msg):
+        K.kemeny_exact(bad)
 
 
 def test_exact_limit_and_bad_input():
-    with pytest.raises(ValueError, match="handles m <= 20"): K.kemeny_exact(np.zeros((21, 21)))
-    with pytest.raises(TypeError, match="`w` must be a real matrix"): K.kemeny_cost(np.array([["a"]]), [0])
-    with pytest.raises(ValueError, match="not a permutation"): K.kemeny_aggregate([[0, 0, 1]])
-    with pytest.raises(ValueError, match="`delta` must be positive"):      # Alabi et al.'s clipped instance needs delta > 0
+    with pytest.raises(ValueError, match="handles m <= 20"):
+        K.kemeny_exact(np.zeros((21, 21)))
+    with pytest.raises(TypeError, match="`w` must be a real matrix"):
+        K.kemeny_cost(np.array([["a"]]), [0])
+    with pytest.raises(ValueError, match="not a permutation"):
+        K.kemeny_aggregate([[0, 0, 1]])
+    with pytest.raises(
+        ValueError, match="`delta` must be positive"
+    ):  # Alabi et al.'s clipped instance needs delta > 0
         K.clipped_noisy_instance([[0, 1], [1, 0]], epsilon=1.0, delta=0.0)
     with pytest.raises(ValueError, match="`n_buckets` must be None, 'paper' or an int"):
-        K.dp_kemeny_aggregate([[0, 1], [1, 0]], epsilon=1.0, delta=0.0, regime="small_n", n_buckets="x")
+        K.dp_kemeny_aggregate(
+            [[0, 1], [1, 0]], epsilon=1.0, delta=0.0, regime="small_n", n_buckets="x"
+        )
 
 
 def test_laplace_margins_are_calibrated():
     "epsilon-DP large-n variant: Laplace(l1 sensitivity / epsilon) on the margins, E|L| = b within 5 s.e.; half is detected"
     R = core.sample_plackett_luce(np.linspace(1, 0, 5), 100, rng=1)
-    w = core.preference_matrix(R); iu = np.triu_indices(5, 1); d = (w - w.T)[iu]
-    noise = np.concatenate([(lambda x: (x - x.T)[iu])(K.noisy_margins_instance(R, epsilon=0.5, delta=0.0, rng=s).w) - d
-                            for s in range(2000)])
+    w = core.preference_matrix(R)
+    iu = np.triu_indices(5, 1)
+    d = (w - w.T)[iu]
+    noise = np.concatenate(
+        [
+            (lambda x: (x - x.T)[iu])(K.noisy_margins_instance(R, epsilon=0.5, delta=0.0, rng=s).w)
+            - d
+            for s in range(2000)
+        ]
+    )
     b = K.margin_sensitivity(100, 5)[0] / 0.5
     assert abs(np.abs(noise).mean() - b) < 5 * b / math.sqrt(noise.size)
     assert abs(np.abs(noise / 2).mean() - b) > 5 * b / math.sqrt(noise.size)
@@ -106,9 +152,13 @@ def test_laplace_margins_are_calibrated():
 
 def test_paper_buckets_reproduce_the_exponents():
     "B of result 4.4: B ~ m^(1/11) and error*eps*n ~ m^(65/22) at eps n = m; B ~ m^(1/7) at eps n = m^2 (epsilon-DP)"
-    ms = np.logspace(20, 60, 5)   # B is tiny below astronomically large m; rounding would dominate
-    Bd = np.array([K.paper_buckets(1, int(m), epsilon=float(m), delta=1e-6) for m in ms])     # eps n = m
-    Bp = np.array([K.paper_buckets(1, int(m), epsilon=float(m) ** 2, delta=0.0) for m in ms])  # eps n = m^2
+    ms = np.logspace(20, 60, 5)  # B is tiny below astronomically large m; rounding would dominate
+    Bd = np.array(
+        [K.paper_buckets(1, int(m), epsilon=float(m), delta=1e-6) for m in ms]
+    )  # eps n = m
+    Bp = np.array(
+        [K.paper_buckets(1, int(m), epsilon=float(m) ** 2, delta=0.0) for m in ms]
+    )  # eps n = m^2
     assert abs(np.polyfit(np.log(ms), np.log(Bd), 1)[0] - 1 / 11) < 0.01
     assert abs(np.polyfit(np.log(ms), np.log(Bp), 1)[0] - 1 / 7) < 0.01
     for n, m in ((1, 3), (10, 50), (10**6, 10)):
@@ -120,8 +170,14 @@ def _errors(eps, n, seeds, scale):
     out = np.zeros(seeds)
     for s in range(seeds):
         R = core.sample_plackett_luce(np.random.default_rng(100 + s).normal(0, scale, 8), n, rng=s)
-        W = core.preference_matrix(R); opt = K.kemeny_cost(W, K.kemeny_exact(W))
-        out[s] = K.kemeny_cost(W, K.dp_kemeny_aggregate(R, epsilon=eps, delta=1e-6, regime="large_n", rng=s).order) - opt
+        W = core.preference_matrix(R)
+        opt = K.kemeny_cost(W, K.kemeny_exact(W))
+        out[s] = (
+            K.kemeny_cost(
+                W, K.dp_kemeny_aggregate(R, epsilon=eps, delta=1e-6, regime="large_n", rng=s).order
+            )
+            - opt
+        )
     return out
 
 
@@ -138,16 +194,29 @@ def test_error_slope_in_epsilon():
 R6 = core.sample_plackett_luce(np.linspace(1, 0, 6), 20, rng=0)
 
 
-@pytest.mark.parametrize("call, name", [
-    (lambda: K.kemeny_aggregate(R6, method=["exact"]), "`method`"),
-    (lambda: K.dp_kemeny_aggregate(R6, epsilon=1.0, delta=1e-6, method=["exact"]), "`method`"),
-    (lambda: K.dp_kemeny_aggregate(R6, epsilon=1.0, delta=1e-6, regime=["auto"]), "`regime`"),
-    (lambda: K.dp_kemeny_aggregate(R6, epsilon=[1.0, 2.0], delta=1e-6), "`epsilon`"),
-    (lambda: K.dp_kemeny_aggregate(R6, epsilon=1e-320, delta=0.0), "`epsilon`"),
-    (lambda: K.kemeny_cost([[0, 1], [1]], [0, 1]), "`w`"),
-    (lambda: K.kemeny_ptas(np.zeros((30, 30)), window=20), "`window`"),
-    (lambda: K.dp_kemeny_aggregate(core.sample_plackett_luce(np.zeros(60), 5, rng=0), epsilon=1.0, delta=1e-6,
-                                   regime="small_n", n_buckets=60), "`n_buckets`"),
-    (lambda: K.dp_kemeny_aggregate(np.arange(10 ** 6)[None], epsilon=1.0, delta=1e-6), "`ranks`")])
+@pytest.mark.parametrize(
+    "call, name",
+    [
+        (lambda: K.kemeny_aggregate(R6, method=["exact"]), "`method`"),
+        (lambda: K.dp_kemeny_aggregate(R6, epsilon=1.0, delta=1e-6, method=["exact"]), "`method`"),
+        (lambda: K.dp_kemeny_aggregate(R6, epsilon=1.0, delta=1e-6, regime=["auto"]), "`regime`"),
+        (lambda: K.dp_kemeny_aggregate(R6, epsilon=[1.0, 2.0], delta=1e-6), "`epsilon`"),
+        (lambda: K.dp_kemeny_aggregate(R6, epsilon=1e-320, delta=0.0), "`epsilon`"),
+        (lambda: K.kemeny_cost([[0, 1], [1]], [0, 1]), "`w`"),
+        (lambda: K.kemeny_ptas(np.zeros((30, 30)), window=20), "`window`"),
+        (
+            lambda: K.dp_kemeny_aggregate(
+                core.sample_plackett_luce(np.zeros(60), 5, rng=0),
+                epsilon=1.0,
+                delta=1e-6,
+                regime="small_n",
+                n_buckets=60,
+            ),
+            "`n_buckets`",
+        ),
+        (lambda: K.dp_kemeny_aggregate(np.arange(10**6)[None], epsilon=1.0, delta=1e-6), "`ranks`"),
+    ],
+)
 def test_refusals_name_the_parameter(call, name):
-    with pytest.raises(ValueError, match=name): call()
+    with pytest.raises(ValueError, match=name):
+        call()

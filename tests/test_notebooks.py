@@ -3,15 +3,14 @@
 `pytest` skips the cells flagged with the flags in `[tool.nbdev] tst_flags` ("notest slow");
 `pytest --slow` (or PRIVRANK_SLOW=1) runs the `#| slow` cells as well.
 """
+
 import io
 import sys
-from pathlib import Path
 
 import pytest
+from conftest import ROOT, slow_enabled
 from nbdev.config import get_config
 from nbdev.test import test_nb as run_nb  # renamed so that pytest does not collect it
-
-from conftest import ROOT, slow_enabled
 
 NBS = ROOT / "nbs"
 NOTEBOOKS = sorted(p for p in NBS.glob("*.ipynb") if not p.name.startswith(("_", ".")))
@@ -33,4 +32,6 @@ def test_notebook(nb, request, monkeypatch):
     monkeypatch.setattr(sys, "__stderr__", err)  # nbdev's runner writes the cell's traceback there
     ok, seconds = run_nb(nb, skip_flags=skip_flags(request.config), basepath=str(ROOT))
     if not ok:
-        pytest.fail(f"notebook {nb.name} failed after {seconds:.1f}s:\n{err.getvalue()}", pytrace=False)
+        pytest.fail(
+            f"notebook {nb.name} failed after {seconds:.1f}s:\n{err.getvalue()}", pytrace=False
+        )

@@ -4,11 +4,13 @@ Random shapes and epsilons: the RR output is 0/1 with the input's shape; debias(
 statistics match a direct computation; malformed input raises ValueError/TypeError naming the parameter.
 The audit checks the exact likelihood ratio e^eps and measures it from the sampler (5 standard errors), and
 shows that a miscalibrated flip probability is detected."""
+
 import math
 
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st, HealthCheck
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 from privrank import rr
@@ -52,14 +54,19 @@ def test_debiased_rr_averages_to_y(eps, p, seed):
 @given(st.integers(2, 30), st.integers(1, 400), seeds, st.booleans())
 def test_pair_statistics_match_direct_computation(m, n, seed, weighted):
     rng = np.random.default_rng(seed)
-    i = rng.integers(0, m, n); j = (i + rng.integers(1, m, n)) % m
-    z = rng.normal(size=n); w = rng.uniform(0.1, 2, n) if weighted else np.ones(n)
+    i = rng.integers(0, m, n)
+    j = (i + rng.integers(1, m, n)) % m
+    z = rng.normal(size=n)
+    w = rng.uniform(0.1, 2, n) if weighted else np.ones(n)
     ps = rr.pair_statistics(i, j, z, n_items=m, weights=w if weighted else None)
     assert np.all(ps.i < ps.j)
     num, den, cnt = {}, {}, {}
     for a, b, v, wt in zip(i, j, z, w):
-        k = (min(a, b), max(a, b)); v = v if a < b else 1 - v
-        num[k] = num.get(k, 0) + wt * v; den[k] = den.get(k, 0) + wt; cnt[k] = cnt.get(k, 0) + 1
+        k = (min(a, b), max(a, b))
+        v = v if a < b else 1 - v
+        num[k] = num.get(k, 0) + wt * v
+        den[k] = den.get(k, 0) + wt
+        cnt[k] = cnt.get(k, 0) + 1
     assert [(a, b) for a, b in zip(ps.i, ps.j)] == sorted(num)
     assert np.allclose(ps.zbar, [num[k] / den[k] for k in sorted(num)])
     assert np.array_equal(ps.count, [cnt[k] for k in sorted(num)])
@@ -87,12 +94,16 @@ def test_privatize_accounting(L, m, seed):
     eu = rng.uniform(0.1, 3, L)
     res = rr.privatize(i, j, y, user, epsilon=eu, rng=rng)
     assert np.allclose(res.epsilon_per_user, eu * m * (m - 1) / 2)
-    assert np.allclose(res.epsilon_per_user, rr.composed_user_epsilon(res.comparison_epsilon, user, n_users=L))
+    assert np.allclose(
+        res.epsilon_per_user, rr.composed_user_epsilon(res.comparison_epsilon, user, n_users=L)
+    )
     assert res.epsilon_per_comparison == eu.max()
     assert np.allclose(res.z, rr.debias(res.y_tilde, epsilon=eu[user]))
 
 
-bad_eps = st.sampled_from([0, -1.0, math.nan, -math.inf, True, None, "1", [1.0, -2.0], [1.0, math.nan]])
+bad_eps = st.sampled_from(
+    [0, -1.0, math.nan, -math.inf, True, None, "1", [1.0, -2.0], [1.0, math.nan]]
+)
 
 
 @SETTINGS
@@ -115,15 +126,18 @@ def test_bad_outcomes_are_named(y):
         rr.privatize([0, 1], [1, 2], y, [0, 1], epsilon=1.0)
 
 
-@pytest.mark.parametrize("kwargs, name", [
-    (dict(i=[0, 1], j=[1, 5], z=[1, 0]), "`j`"),
-    (dict(i=[-1, 1], j=[1, 2], z=[1, 0]), "`i`"),
-    (dict(i=[0, 1], j=[1], z=[1, 0]), "equal lengths"),
-    (dict(i=[0, 1], j=[1, 2], z=[1.0]), "`z`"),
-    (dict(i=[0, 1], j=[1, 2], z=[1.0, math.inf]), "`z`"),
-    (dict(i=[0.0, 1.0], j=[1, 2], z=[1, 0]), "`i`"),
-    (dict(i=[1, 1], j=[1, 2], z=[1, 0]), "must differ"),
-])
+@pytest.mark.parametrize(
+    "kwargs, name",
+    [
+        (dict(i=[0, 1], j=[1, 5], z=[1, 0]), "`j`"),
+        (dict(i=[-1, 1], j=[1, 2], z=[1, 0]), "`i`"),
+        (dict(i=[0, 1], j=[1], z=[1, 0]), "equal lengths"),
+        (dict(i=[0, 1], j=[1, 2], z=[1.0]), "`z`"),
+        (dict(i=[0, 1], j=[1, 2], z=[1.0, math.inf]), "`z`"),
+        (dict(i=[0.0, 1.0], j=[1, 2], z=[1, 0]), "`i`"),
+        (dict(i=[1, 1], j=[1, 2], z=[1, 0]), "must differ"),
+    ],
+)
 def test_bad_pairs(kwargs, name):
     with pytest.raises((ValueError, TypeError), match=name):
         rr.pair_statistics(**kwargs, n_items=4)
@@ -142,10 +156,14 @@ def test_bad_privatize_lengths_and_ids():
 
 # --- the privacy audit -------------------------------------------------------------------------------------
 
+
 @pytest.mark.parametrize("eps", [1e-3, 0.1, 1.0, 3.0, 10.0, 30.0])
 def test_exact_likelihood_ratio(eps):
     """max over outputs of |log P(out | y=1)/P(out | y=0)| is exactly epsilon."""
-    ratios = [rr.rr_output_probability(o, 1, epsilon=eps) / rr.rr_output_probability(o, 0, epsilon=eps) for o in (0, 1)]
+    ratios = [
+        rr.rr_output_probability(o, 1, epsilon=eps) / rr.rr_output_probability(o, 0, epsilon=eps)
+        for o in (0, 1)
+    ]
     assert math.isclose(float(np.max(np.abs(np.log(ratios)))), eps, rel_tol=1e-10)
     p = rr.flip_probability(eps)
     assert math.isclose((1 - p) / p, math.exp(eps), rel_tol=1e-10)
@@ -156,8 +174,12 @@ def _measured_log_ratio(mechanism, eps, n=1_000_000, seed=0):
     q1 = mechanism(np.ones(n, np.int8), epsilon=eps, rng=rng).mean()
     q0 = mechanism(np.zeros(n, np.int8), epsilon=eps, rng=rng).mean()
     lr = np.array([math.log(q1 / q0), math.log((1 - q0) / (1 - q1))])
-    se = np.array([math.sqrt((1 - q1) / (n * q1) + (1 - q0) / (n * q0)),
-                   math.sqrt(q1 / (n * (1 - q1)) + q0 / (n * (1 - q0)))])
+    se = np.array(
+        [
+            math.sqrt((1 - q1) / (n * q1) + (1 - q0) / (n * q0)),
+            math.sqrt(q1 / (n * (1 - q1)) + q0 / (n * (1 - q0))),
+        ]
+    )
     return lr, se
 
 
@@ -166,7 +188,9 @@ def test_sampler_likelihood_ratio_and_miscalibration(eps):
     lr, se = _measured_log_ratio(rr.randomized_response, eps)
     assert np.all(np.abs(lr - eps) < 5 * se), (lr, se)
 
-    def too_few_flips(y, *, epsilon, rng):   # flips with probability p_eps / 2 (the coin of epsilon' = log(2/p - 1)): leaks more than epsilon
+    def too_few_flips(
+        y, *, epsilon, rng
+    ):  # flips with probability p_eps / 2 (the coin of epsilon' = log(2/p - 1)): leaks more than epsilon
         return rr._flip(np.asarray(y), np.log(2 / rr.flip_probability(epsilon) - 1), rng)
 
     lr_bad, se_bad = _measured_log_ratio(too_few_flips, eps)
@@ -175,28 +199,50 @@ def test_sampler_likelihood_ratio_and_miscalibration(eps):
 
 # extreme budgets (issue 11, item 5): a finite answer, or a refusal naming `epsilon` (never -inf/inf/NaN)
 
-@pytest.mark.parametrize("call", [lambda: rr.debias([0, 1], epsilon=1e-320), lambda: rr.debias([0, 1], epsilon=[1.0, 5e-324]),
-                                  lambda: rr.privacy_variance(1e-200), lambda: rr.variance_inflation(1e-160),
-                                  lambda: rr.g_epsilon([1e-160, 1.0]), lambda: rr.debiased_variance(0.3, epsilon=1e-200),
-                                  lambda: rr.privatize([0], [1], [1], [0], epsilon=1e-320, rng=0),
-                                  lambda: rr.composed_user_epsilon(1e308, [0, 0]), lambda: rr.composed_user_epsilon([1e308, 1e308], [0, 0]),
-                                  lambda: rr.privatize([0, 1], [1, 2], [1, 0], [0, 0], epsilon=1e308, rng=0)])
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda: rr.debias([0, 1], epsilon=1e-320),
+        lambda: rr.debias([0, 1], epsilon=[1.0, 5e-324]),
+        lambda: rr.privacy_variance(1e-200),
+        lambda: rr.variance_inflation(1e-160),
+        lambda: rr.g_epsilon([1e-160, 1.0]),
+        lambda: rr.debiased_variance(0.3, epsilon=1e-200),
+        lambda: rr.privatize([0], [1], [1], [0], epsilon=1e-320, rng=0),
+        lambda: rr.composed_user_epsilon(1e308, [0, 0]),
+        lambda: rr.composed_user_epsilon([1e308, 1e308], [0, 0]),
+        lambda: rr.privatize([0, 1], [1, 2], [1, 0], [0, 0], epsilon=1e308, rng=0),
+    ],
+)
 def test_extreme_epsilon_refused_by_name(call):
-    with pytest.raises(ValueError, match="`epsilon`"): call()
+    with pytest.raises(ValueError, match="`epsilon`"):
+        call()
 
 
 def test_extreme_epsilon_answers_where_finite():
     for e in (6e-309, 1e-300, 1e300, 1.7e308):
         assert np.isfinite(rr.debias([0, 1], epsilon=e)).all()
     assert np.isfinite(rr.privacy_variance(1e-153)) and rr.privacy_variance(1e300) == 0.0
-    assert rr.composed_user_epsilon(np.inf, [0, 0], n_users=2).tolist() == [np.inf, 0.0]     # inf = no privacy, kept
-    with pytest.raises(ValueError, match="`p` must lie strictly inside"):                      # the variance underflows to 0
+    assert rr.composed_user_epsilon(np.inf, [0, 0], n_users=2).tolist() == [
+        np.inf,
+        0.0,
+    ]  # inf = no privacy, kept
+    with pytest.raises(
+        ValueError, match="`p` must lie strictly inside"
+    ):  # the variance underflows to 0
         rr.inverse_variance_weights(800.0, p=1.0)
 
 
-@pytest.mark.parametrize("call, name", [(lambda: rr.randomized_response([[0, 1], [1]], epsilon=1.0), "`y`"),
-                                        (lambda: rr.pair_statistics([[0], [1, 2]], [1, 2], [1.0, 0.0], n_items=3), "`i`"),
-                                        (lambda: rr.debiased_variance([0.3, 0.4], epsilon=[1.0, 2.0, 3.0]), "`p`"),
-                                        (lambda: rr.rr_output_probability([0, 1, 1], [1, 1], epsilon=1.0), "`out`")])
+@pytest.mark.parametrize(
+    "call, name",
+    [
+        (lambda: rr.randomized_response([[0, 1], [1]], epsilon=1.0), "`y`"),
+        (lambda: rr.pair_statistics([[0], [1, 2]], [1, 2], [1.0, 0.0], n_items=3), "`i`"),
+        (lambda: rr.debiased_variance([0.3, 0.4], epsilon=[1.0, 2.0, 3.0]), "`p`"),
+        (lambda: rr.rr_output_probability([0, 1, 1], [1, 1], epsilon=1.0), "`out`"),
+    ],
+)
 def test_shapes_named(call, name):
-    with pytest.raises(ValueError, match=name): call()
+    with pytest.raises(ValueError, match=name):
+        call()

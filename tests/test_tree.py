@@ -1,8 +1,10 @@
 """Property tests for privrank.tree: the noiseless modified tree reproduces the exact position costs, the noise
 matches its calibration (and half of it would be detected), and bad input gets a clear error."""
+
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st, HealthCheck
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from privrank import tree
 from privrank.core import analytic_gaussian_sigma
@@ -12,7 +14,8 @@ SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=[Heal
 
 @st.composite
 def profiles(draw, max_n=30, max_m=40):
-    n = draw(st.integers(1, max_n)); m = draw(st.integers(1, max_m))
+    n = draw(st.integers(1, max_n))
+    m = draw(st.integers(1, max_m))
     return np.argsort(np.random.default_rng(draw(st.integers(0, 2**32 - 1))).random((n, m)), axis=1)
 
 
@@ -32,7 +35,9 @@ def test_single_tree_reconstruction(n, m, seed):
     x = np.random.default_rng(seed).integers(0, m, n)
     H = np.bincount(x, minlength=m)[None]
     brute = np.abs(x[:, None] - np.arange(m)).mean(0)
-    assert np.abs(tree.reconstruct_costs(tree.tree_node_values(H, n), m)[0] - brute).max() < 1e-12 * m
+    assert (
+        np.abs(tree.reconstruct_costs(tree.tree_node_values(H, n), m)[0] - brute).max() < 1e-12 * m
+    )
 
 
 @pytest.mark.parametrize("delta", [0.0, 1e-5])
@@ -45,8 +50,18 @@ def test_central_noise_calibration(delta):
     l1, l2 = tree.tree_sensitivity(m, scope="ranking")
     rel = [tree.private_position_costs(R, epsilon=0.5, delta=delta, rng=s) for s in range(150)]
     for l in range(tree.tree_depth(m)):
-        z = np.concatenate([np.concatenate([r.diagnostics["released_nodes"][l][0] - clean[l][0],
-                                            r.diagnostics["released_nodes"][l][1] - clean[l][1]], axis=None) for r in rel])
+        z = np.concatenate(
+            [
+                np.concatenate(
+                    [
+                        r.diagnostics["released_nodes"][l][0] - clean[l][0],
+                        r.diagnostics["released_nodes"][l][1] - clean[l][1],
+                    ],
+                    axis=None,
+                )
+                for r in rel
+            ]
+        )
         scale = rel[0].noise_scale[l]
         if delta == 0:
             est, se = np.abs(z).mean(), scale / np.sqrt(z.size)
@@ -62,37 +77,51 @@ def test_central_noise_calibration(delta):
 
 
 def test_local_noise_calibration():
-    res = tree.private_position_costs(np.argsort(np.random.default_rng(1).random((40, 8)), axis=1), epsilon=1.0,
-                                      model="local", rng=0)
+    res = tree.private_position_costs(
+        np.argsort(np.random.default_rng(1).random((40, 8)), axis=1),
+        epsilon=1.0,
+        model="local",
+        rng=0,
+    )
     l1, _ = tree.tree_sensitivity(8, scope="value")
     assert np.isclose((l1 / res.noise_scale).sum(), 1.0)
     reps = tree.local_reports(np.full(3000, 5), 8, res.noise_law, res.noise_scale, rng=1)
-    clean = tree.local_reports(np.full(3000, 5), 8, res.noise_law, np.zeros_like(res.noise_scale), rng=1)
+    clean = tree.local_reports(
+        np.full(3000, 5), 8, res.noise_law, np.zeros_like(res.noise_scale), rng=1
+    )
     for l, ((v, u), (v0, u0)) in enumerate(zip(reps, clean)):
         z = np.concatenate([(v - v0).ravel(), (u - u0).ravel()])
         assert abs(np.abs(z).mean() - res.noise_scale[l]) < 5 * res.noise_scale[l] / np.sqrt(z.size)
     assert res.diagnostics["group_sizes"].sum() == 40 and res.diagnostics["group_sizes"].min() == 5
 
 
-@pytest.mark.parametrize("kw, exc, msg", [
-    (dict(epsilon=0), ValueError, "`epsilon` must be positive"),
-    (dict(epsilon=-1), ValueError, "`epsilon` must be positive"),
-    (dict(epsilon=1, delta=1.0), ValueError, "0 <= delta < 1"),
-    (dict(epsilon=1, delta=-1e-3), ValueError, "0 <= delta < 1"),
-    (dict(epsilon=1, model="global"), ValueError, "`model` must be"),
-    (dict(epsilon=1, kappa=0), ValueError, "`kappa` must be"),
-    (dict(epsilon="1"), TypeError, "`epsilon` must be a real number"),
-])
+@pytest.mark.parametrize(
+    "kw, exc, msg",
+    [
+        (dict(epsilon=0), ValueError, "`epsilon` must be positive"),
+        (dict(epsilon=-1), ValueError, "`epsilon` must be positive"),
+        (dict(epsilon=1, delta=1.0), ValueError, "0 <= delta < 1"),
+        (dict(epsilon=1, delta=-1e-3), ValueError, "0 <= delta < 1"),
+        (dict(epsilon=1, model="global"), ValueError, "`model` must be"),
+        (dict(epsilon=1, kappa=0), ValueError, "`kappa` must be"),
+        (dict(epsilon="1"), TypeError, "`epsilon` must be a real number"),
+    ],
+)
 def test_bad_parameters(kw, exc, msg):
     R = np.argsort(np.random.default_rng(0).random((10, 4)), axis=1)
     with pytest.raises(exc, match=msg):
         tree.private_position_costs(R, **kw)
 
 
-@pytest.mark.parametrize("ranks, msg", [
-    ([[0, 0, 1]], "not a permutation"), ([[0, 1, 3]], "not a permutation"),
-    (np.zeros((0, 3), int), "at least one voter"), ([0, 1, 2], "2-D"),
-])
+@pytest.mark.parametrize(
+    "ranks, msg",
+    [
+        ([[0, 0, 1]], "not a permutation"),
+        ([[0, 1, 3]], "not a permutation"),
+        (np.zeros((0, 3), int), "at least one voter"),
+        ([0, 1, 2], "2-D"),
+    ],
+)
 def test_bad_ranks(ranks, msg):
     with pytest.raises(ValueError, match=msg):
         tree.private_position_costs(ranks, epsilon=1.0)
@@ -102,7 +131,9 @@ def test_bad_ranks(ranks, msg):
 
 def test_local_needs_one_voter_per_group():
     with pytest.raises(ValueError, match="needs n >= m"):
-        tree.private_position_costs(np.argsort(np.random.default_rng(0).random((3, 5)), axis=1), epsilon=1.0, model="local")
+        tree.private_position_costs(
+            np.argsort(np.random.default_rng(0).random((3, 5)), axis=1), epsilon=1.0, model="local"
+        )
 
 
 @pytest.mark.parametrize("kappa", [1e-300, 1e300, 1e-3, 1e3])
@@ -110,30 +141,44 @@ def test_extreme_kappa_answers_without_nan(kappa):
     "Level shares are normalised in log space: any kappa > 0 gives finite costs (or a refusal naming `kappa` if a share is 0)"
     g, b = tree.private_apxmed([0, 1, 3], 4, epsilon=1.0, kappa=kappa, rng=0)
     assert np.isfinite(g).all() and np.isfinite(b)
-    pc = tree.private_position_costs(np.array([[0, 1, 2, 3], [3, 2, 1, 0]]), epsilon=1.0, kappa=kappa, rng=0)
+    pc = tree.private_position_costs(
+        np.array([[0, 1, 2, 3], [3, 2, 1, 0]]), epsilon=1.0, kappa=kappa, rng=0
+    )
     assert np.isfinite(pc.gamma).all() and np.isfinite(pc.error_bound)
     with pytest.raises(ValueError, match="`kappa`"):
-        tree.private_apxmed([0, 1], 2 ** 12, epsilon=1.0, kappa=1e-300, rng=0)
+        tree.private_apxmed([0, 1], 2**12, epsilon=1.0, kappa=1e-300, rng=0)
 
 
-@pytest.mark.parametrize("call, name", [
-    (lambda: tree.private_apxmed([0], 4, epsilon=[1.0, 2.0], rng=0), "`epsilon`"),
-    (lambda: tree.range_count_tree([0], 4, epsilon=[1.0, 2.0], rng=0), "`epsilon`"),
-    (lambda: tree.private_position_costs(np.array([[0, 1]]), epsilon=[1.0, 2.0], rng=0), "`epsilon`"),
-    (lambda: tree.private_apxmed([0, 1, 2, 3], 4, epsilon=1e-320, rng=0), "`epsilon`"),
-    (lambda: tree.range_count_tree([0, 1], 4, epsilon=1e-320, rng=0), "`epsilon`"),
-    (lambda: tree.range_count_tree([0, 1], 10 ** 12, epsilon=1.0, rng=0), "`m`"),
-    (lambda: tree.private_apxmed([0, 1], 10 ** 12, epsilon=1.0, rng=0), "`m`"),
-    (lambda: tree.private_position_costs(np.arange(10 ** 6)[None], epsilon=1.0, rng=0), "`ranks`"),
-    (lambda: tree.exact_position_costs(np.arange(10 ** 6)[None]), "`ranks`")])
+@pytest.mark.parametrize(
+    "call, name",
+    [
+        (lambda: tree.private_apxmed([0], 4, epsilon=[1.0, 2.0], rng=0), "`epsilon`"),
+        (lambda: tree.range_count_tree([0], 4, epsilon=[1.0, 2.0], rng=0), "`epsilon`"),
+        (
+            lambda: tree.private_position_costs(np.array([[0, 1]]), epsilon=[1.0, 2.0], rng=0),
+            "`epsilon`",
+        ),
+        (lambda: tree.private_apxmed([0, 1, 2, 3], 4, epsilon=1e-320, rng=0), "`epsilon`"),
+        (lambda: tree.range_count_tree([0, 1], 4, epsilon=1e-320, rng=0), "`epsilon`"),
+        (lambda: tree.range_count_tree([0, 1], 10**12, epsilon=1.0, rng=0), "`m`"),
+        (lambda: tree.private_apxmed([0, 1], 10**12, epsilon=1.0, rng=0), "`m`"),
+        (
+            lambda: tree.private_position_costs(np.arange(10**6)[None], epsilon=1.0, rng=0),
+            "`ranks`",
+        ),
+        (lambda: tree.exact_position_costs(np.arange(10**6)[None]), "`ranks`"),
+    ],
+)
 def test_refusals_name_the_parameter(call, name):
-    with pytest.raises(ValueError, match=name): call()
+    with pytest.raises(ValueError, match=name):
+        call()
 
 
 # ---------------------------------------------------------------------------------------------------------------------
 # exact noise (issue 11): integer counts + integer noise over n; one lattice for neighbours; the fast path unchanged
 
 import math
+
 from privrank import core
 
 
@@ -146,31 +191,40 @@ def offsets(X, s):
 
 def lattice_agrees(X0, X1, denom, k=4000):
     "For s = 1/denom and each power of two 2^-40..2^20: wherever each side sits at one offset modulo s, the offsets agree (k random columns)"
-    cols = np.random.default_rng(0).permutation(X0.shape[1])[:k]; X0, X1 = X0[:, cols], X1[:, cols]
-    for s in [1 / denom] + [2.0 ** k for k in range(-40, 21)]:
+    cols = np.random.default_rng(0).permutation(X0.shape[1])[:k]
+    X0, X1 = X0[:, cols], X1[:, cols]
+    for s in [1 / denom] + [2.0**k for k in range(-40, 21)]:
         o0, o1 = offsets(X0, s), offsets(X1, s)
         gap = np.abs(o0 - o1)[~np.isnan(o0) & ~np.isnan(o1)]
-        if (np.minimum(gap, 1 - gap) > 1e-6).any(): return False
+        if (np.minimum(gap, 1 - gap) > 1e-6).any():
+            return False
     return True
 
 
-def on_lattice(X, denom): return np.allclose(X * denom, np.round(X * denom), rtol=0, atol=1e-6)
+def on_lattice(X, denom):
+    return np.allclose(X * denom, np.round(X * denom), rtol=0, atol=1e-6)
 
 
 def grid_release(counts, law, scale, denom, rng):
     "The former exact path (a copy, to keep the test failing-first): grid noise k g on counts / denom, g = 2^(floor(log2 scale) - 10)"
     g = 2.0 ** (math.floor(math.log2(scale)) - 10)
-    k = (core.discrete_laplace(math.ceil(scale / g), np.shape(counts), rng=rng) if law == "laplace"
-         else core.discrete_gaussian(math.ceil((scale / g) ** 2), np.shape(counts), rng=rng))
+    k = (
+        core.discrete_laplace(math.ceil(scale / g), np.shape(counts), rng=rng)
+        if law == "laplace"
+        else core.discrete_gaussian(math.ceil((scale / g) ** 2), np.shape(counts), rng=rng)
+    )
     return np.asarray(counts) / denom + k * g
 
 
-def _flat(nodes): return np.concatenate([a.ravel() for vu in nodes for a in vu])
+def _flat(nodes):
+    return np.concatenate([a.ravel() for vu in nodes for a in vu])
 
 
 def _neighbours(m, n=150):
-    R0 = np.argsort(np.random.default_rng(m).random((n, m)), axis=1); R0[0] = np.arange(m)
-    R1 = R0.copy(); R1[0] = m - 1 - R0[0]
+    R0 = np.argsort(np.random.default_rng(m).random((n, m)), axis=1)
+    R0[0] = np.arange(m)
+    R1 = R0.copy()
+    R1[0] = m - 1 - R0[0]
     return R0, R1
 
 
@@ -178,61 +232,140 @@ def _neighbours(m, n=150):
 @pytest.mark.parametrize("eps", [1.0, 1e-3])
 @pytest.mark.parametrize("delta", [0.0, 1e-6])
 def test_central_exact_release_is_on_one_lattice(m, eps, delta):
-    R0, R1 = _neighbours(m); n = len(R0); g = np.random.default_rng([m, int(1 / eps), int(delta > 0)])
+    R0, R1 = _neighbours(m)
+    n = len(R0)
+    g = np.random.default_rng([m, int(1 / eps), int(delta > 0)])
     with core.use_noise("exact"):
-        res = [[tree.private_position_costs(R, epsilon=eps, delta=delta, rng=g) for _ in range(6)] for R in (R0, R1)]
+        res = [
+            [tree.private_position_costs(R, epsilon=eps, delta=delta, rng=g) for _ in range(6)]
+            for R in (R0, R1)
+        ]
     assert all(r.noise == "exact" and r.diagnostics["denom"] == n for side in res for r in side)
     X0, X1 = (np.stack([_flat(r.diagnostics["released_nodes"]) for r in side]) for side in res)
     assert on_lattice(X0, n) and on_lattice(X1, n) and lattice_agrees(X0, X1, n)
-    pc = res[0][0]                                          # the former grid rule on the same counts and scales: two lattices
-    O0, O1 = (np.stack([_flat([tuple(grid_release(a, pc.noise_law, pc.noise_scale[l], n, g) for a in vu)
-                               for l, vu in enumerate(tree.tree_node_counts(tree.position_histograms(R)))]) for _ in range(6)])
-              for R in (R0, R1))
+    pc = res[0][0]  # the former grid rule on the same counts and scales: two lattices
+    O0, O1 = (
+        np.stack(
+            [
+                _flat(
+                    [
+                        tuple(grid_release(a, pc.noise_law, pc.noise_scale[l], n, g) for a in vu)
+                        for l, vu in enumerate(tree.tree_node_counts(tree.position_histograms(R)))
+                    ]
+                )
+                for _ in range(6)
+            ]
+        )
+        for R in (R0, R1)
+    )
     assert not lattice_agrees(O0, O1, n)
 
 
 @pytest.mark.parametrize("m", [9, 100])
 def test_apxmed_local_and_range_exact_releases_are_on_one_lattice(m):
     n, g = 150, np.random.default_rng(m)
-    x0 = np.random.default_rng(1).integers(0, m, n); x0[0] = 0; x1 = x0.copy(); x1[0] = m - 1
+    x0 = np.random.default_rng(1).integers(0, m, n)
+    x0[0] = 0
+    x1 = x0.copy()
+    x1[0] = m - 1
     with core.use_noise("exact"):
-        A = [np.stack([_flat(tree.private_apxmed(x, m, epsilon=1.0, rng=g).diagnostics["released_nodes"]) for _ in range(6)]) for x in (x0, x1)]
-        T = [np.stack([np.concatenate(tree.range_count_tree(x, m, epsilon=1e-3, rng=g).levels) for _ in range(24)]) for x in (x0, x1)]
-        pc = tree.private_position_costs(np.tile(_neighbours(m)[0], (2, 1)), epsilon=1.0, model="local", rng=g)
-    law, sc = tree.level_noise_scales(*tree.tree_sensitivity(m, scope="value"), epsilon=1e-3, delta=0.0)
-    L = [np.stack([_flat(tree.local_reports(np.array([x]), m, law, sc, rng=g, noise="exact")) for _ in range(24)]) for x in (0, m - 1)]
+        A = [
+            np.stack(
+                [
+                    _flat(
+                        tree.private_apxmed(x, m, epsilon=1.0, rng=g).diagnostics["released_nodes"]
+                    )
+                    for _ in range(6)
+                ]
+            )
+            for x in (x0, x1)
+        ]
+        T = [
+            np.stack(
+                [
+                    np.concatenate(tree.range_count_tree(x, m, epsilon=1e-3, rng=g).levels)
+                    for _ in range(24)
+                ]
+            )
+            for x in (x0, x1)
+        ]
+        pc = tree.private_position_costs(
+            np.tile(_neighbours(m)[0], (2, 1)), epsilon=1.0, model="local", rng=g
+        )
+    law, sc = tree.level_noise_scales(
+        *tree.tree_sensitivity(m, scope="value"), epsilon=1e-3, delta=0.0
+    )
+    L = [
+        np.stack(
+            [
+                _flat(tree.local_reports(np.array([x]), m, law, sc, rng=g, noise="exact"))
+                for _ in range(24)
+            ]
+        )
+        for x in (0, m - 1)
+    ]
     assert on_lattice(A[0], n) and on_lattice(A[1], n) and lattice_agrees(A[0], A[1], n)
-    for X0, X1 in (T, L): assert on_lattice(X0, 1) and on_lattice(X1, 1) and lattice_agrees(X0, X1, 1)
-    assert pc.noise == "exact" and all(on_lattice(a, 1) for vu in pc.diagnostics["group_report_sums"] for a in vu)
+    for X0, X1 in (T, L):
+        assert on_lattice(X0, 1) and on_lattice(X1, 1) and lattice_agrees(X0, X1, 1)
+    assert pc.noise == "exact" and all(
+        on_lattice(a, 1) for vu in pc.diagnostics["group_report_sums"] for a in vu
+    )
     # the former grid rule at the same large scale: integer counts keep their residue modulo g > 1
-    O = [np.stack([_flat([tuple(grid_release(c, law, sc[l], 1, g) for c in vu) for l, vu in
-                          enumerate(tree.local_reports(np.array([x]), m, law, np.zeros_like(sc), rng=0))]) for _ in range(24)])
-         for x in (0, m - 1)]
+    O = [
+        np.stack(
+            [
+                _flat(
+                    [
+                        tuple(grid_release(c, law, sc[l], 1, g) for c in vu)
+                        for l, vu in enumerate(
+                            tree.local_reports(np.array([x]), m, law, np.zeros_like(sc), rng=0)
+                        )
+                    ]
+                )
+                for _ in range(24)
+            ]
+        )
+        for x in (0, m - 1)
+    ]
     assert not lattice_agrees(O[0], O[1], 1)
 
 
 @pytest.mark.parametrize("delta", [0.0, 1e-6])
 def test_fast_path_is_the_former_release_bit_for_bit(delta):
     "counts / n + float noise: the same values and the same random stream as node values + sample_noise"
-    R = np.argsort(np.random.default_rng(5).random((30, 11)), axis=1); n, m = R.shape
-    pc = tree.private_position_costs(R, epsilon=0.8, delta=delta, rng=3); g = np.random.default_rng(3)
-    old = [tuple(a + core.sample_noise(pc.noise_law, pc.noise_scale[l], a.shape, rng=g) for a in vu)
-           for l, vu in enumerate(tree.tree_node_values(tree.position_histograms(R), n))]
-    assert np.array_equal(_flat(pc.diagnostics["released_nodes"]), _flat(old)) and pc.noise == "fast"
-    x = R[:, 0]; a = tree.private_apxmed(x, m, epsilon=0.8, delta=delta, rng=4); g = np.random.default_rng(4)
-    old = [tuple(v + core.sample_noise(a.noise_law, a.noise_scale[l], v.shape, rng=g) for v in vu)
-           for l, vu in enumerate(tree.tree_node_values(np.bincount(x, minlength=m)[None], n))]
+    R = np.argsort(np.random.default_rng(5).random((30, 11)), axis=1)
+    n, m = R.shape
+    pc = tree.private_position_costs(R, epsilon=0.8, delta=delta, rng=3)
+    g = np.random.default_rng(3)
+    old = [
+        tuple(a + core.sample_noise(pc.noise_law, pc.noise_scale[l], a.shape, rng=g) for a in vu)
+        for l, vu in enumerate(tree.tree_node_values(tree.position_histograms(R), n))
+    ]
+    assert (
+        np.array_equal(_flat(pc.diagnostics["released_nodes"]), _flat(old)) and pc.noise == "fast"
+    )
+    x = R[:, 0]
+    a = tree.private_apxmed(x, m, epsilon=0.8, delta=delta, rng=4)
+    g = np.random.default_rng(4)
+    old = [
+        tuple(v + core.sample_noise(a.noise_law, a.noise_scale[l], v.shape, rng=g) for v in vu)
+        for l, vu in enumerate(tree.tree_node_values(np.bincount(x, minlength=m)[None], n))
+    ]
     assert np.array_equal(a.gamma, tree.reconstruct_costs(old, m)[0])
-    t = tree.range_count_tree(x, m, epsilon=0.8, delta=delta, rng=5); g = np.random.default_rng(5)
+    t = tree.range_count_tree(x, m, epsilon=0.8, delta=delta, rng=5)
+    g = np.random.default_rng(5)
     h = np.bincount(x, minlength=16).astype(float)
     for l, c in enumerate(t.levels[:-1]):
-        want = h.reshape(-1, 2 ** l).sum(1); live = np.arange(want.size) * 2 ** l < m
+        want = h.reshape(-1, 2**l).sum(1)
+        live = np.arange(want.size) * 2**l < m
         want[live] += core.sample_noise(t.noise_law, t.noise_scale, int(live.sum()), rng=g)
         assert np.array_equal(c, want)
-    rep = tree.local_reports(x, m, pc.noise_law, np.ones(4), rng=np.random.default_rng(6)); g = np.random.default_rng(6)
+    rep = tree.local_reports(x, m, pc.noise_law, np.ones(4), rng=np.random.default_rng(6))
+    g = np.random.default_rng(6)
     for l, (v, u) in enumerate(rep):
         nv, nu = (core.sample_noise(pc.noise_law, 1.0, v.shape, rng=g) for _ in range(2))
-        nv[np.arange(n), x >> l] += x % 2 ** l; nu[np.arange(n), x >> l] += 2.0 ** l
+        nv[np.arange(n), x >> l] += x % 2**l
+        nu[np.arange(n), x >> l] += 2.0**l
         assert np.array_equal(v, nv) and np.array_equal(u, nu)
 
 
@@ -245,39 +378,76 @@ def test_local_reports_draw_fresh_noise_for_an_int_seed():
 def test_exact_gaussian_is_zcdp_calibrated():
     R = np.argsort(np.random.default_rng(2).random((20, 6)), axis=1)
     fast = tree.private_position_costs(R, epsilon=1.0, delta=1e-6, rng=0)
-    with core.use_noise("exact"): exact = tree.private_position_costs(R, epsilon=1.0, delta=1e-6, rng=0)
+    with core.use_noise("exact"):
+        exact = tree.private_position_costs(R, epsilon=1.0, delta=1e-6, rng=0)
     ratio = core.zcdp_sigma(1.0, 1e-6) / core.analytic_gaussian_sigma(1.0, 1e-6)
     assert np.allclose(exact.noise_scale, fast.noise_scale * ratio, rtol=1e-9)
-    l1, l2 = exact.diagnostics["sensitivity_l1"], exact.diagnostics["sensitivity_l2"]   # rho-zCDP over the levels adds up to the target
+    l1, l2 = (
+        exact.diagnostics["sensitivity_l1"],
+        exact.diagnostics["sensitivity_l2"],
+    )  # rho-zCDP over the levels adds up to the target
     rho = (((l2 / exact.noise_scale) ** 2) / 2).sum()
     assert math.isclose(rho, 1 / (2 * core.zcdp_sigma(1.0, 1e-6) ** 2), rel_tol=1e-9)
 
 
 def test_memory_is_estimated_before_allocating():
-    with pytest.raises(ValueError, match=r"`m`: the tree over m = 1,000,000,000 positions .* would need about 48 GiB"):
-        tree.range_count_tree([0, 5], 10 ** 9, epsilon=1.0)
+    with pytest.raises(
+        ValueError,
+        match=r"`m`: the tree over m = 1,000,000,000 positions .* would need about 48 GiB",
+    ):
+        tree.range_count_tree([0, 5], 10**9, epsilon=1.0)
     core.set_memory_limit(1 << 20)
     try:
         R = np.argsort(np.random.default_rng(0).random((2000, 20)), axis=1)
-        for call in (lambda: tree.private_position_costs(R, epsilon=1.0, model="local"), lambda: tree.position_histograms(np.arange(400)[None]),
-                     lambda: tree.exact_position_costs(np.arange(400)[None])):
-            with pytest.raises(ValueError, match=r"`ranks`: .* would need about .* over privrank's memory limit of 1 MiB"): call()
-        with pytest.raises(ValueError, match="`x`: the reports"): tree.local_reports(np.zeros(20_000, int), 8, "laplace", np.ones(3), rng=0)
+        for call in (
+            lambda: tree.private_position_costs(R, epsilon=1.0, model="local"),
+            lambda: tree.position_histograms(np.arange(400)[None]),
+            lambda: tree.exact_position_costs(np.arange(400)[None]),
+        ):
+            with pytest.raises(
+                ValueError,
+                match=r"`ranks`: .* would need about .* over privrank's memory limit of 1 MiB",
+            ):
+                call()
+        with pytest.raises(ValueError, match="`x`: the reports"):
+            tree.local_reports(np.zeros(20_000, int), 8, "laplace", np.ones(3), rng=0)
     finally:
         core.set_memory_limit(None)
 
 
-@pytest.mark.parametrize("call, exc, name", [
-    (lambda: tree.tree_depth(0), ValueError, "`m`"),
-    (lambda: tree.range_counts(tree.range_count_tree([0, 1], 13, epsilon=1.0, rng=0), 0, 99), ValueError, "`hi`"),
-    (lambda: tree.range_counts([1.0], 0, 1), TypeError, "`tree`"),
-    (lambda: tree.costs_from_histograms([[1.0, np.nan]], 2), TypeError, "`H`"),
-    (lambda: tree.reconstruct_costs([(np.full((1, 4), np.nan), np.zeros((1, 4)))] * 2, 4), ValueError, "`nodes`"),
-    (lambda: tree.aggregate_local_reports(tree.local_reports([0, 1], 4, "laplace", np.ones(2), rng=0), [0, 0], 4), ValueError, "`groups`"),
-    (lambda: tree.local_reports([0, 1], 4, "fast", np.ones(2), rng=0), ValueError, "`law`"),
-    (lambda: tree.level_noise_scales([1.0, np.nan], [1.0, 1.0], epsilon=1.0, delta=0.0), ValueError, "`l1`"),
-    (lambda: tree.level_shares(3, "0.5"), TypeError, "`kappa`"),
-    (lambda: tree.assign_groups(3, 5, rng=0), ValueError, "`m`"),
-])
+@pytest.mark.parametrize(
+    "call, exc, name",
+    [
+        (lambda: tree.tree_depth(0), ValueError, "`m`"),
+        (
+            lambda: tree.range_counts(tree.range_count_tree([0, 1], 13, epsilon=1.0, rng=0), 0, 99),
+            ValueError,
+            "`hi`",
+        ),
+        (lambda: tree.range_counts([1.0], 0, 1), TypeError, "`tree`"),
+        (lambda: tree.costs_from_histograms([[1.0, np.nan]], 2), TypeError, "`H`"),
+        (
+            lambda: tree.reconstruct_costs([(np.full((1, 4), np.nan), np.zeros((1, 4)))] * 2, 4),
+            ValueError,
+            "`nodes`",
+        ),
+        (
+            lambda: tree.aggregate_local_reports(
+                tree.local_reports([0, 1], 4, "laplace", np.ones(2), rng=0), [0, 0], 4
+            ),
+            ValueError,
+            "`groups`",
+        ),
+        (lambda: tree.local_reports([0, 1], 4, "fast", np.ones(2), rng=0), ValueError, "`law`"),
+        (
+            lambda: tree.level_noise_scales([1.0, np.nan], [1.0, 1.0], epsilon=1.0, delta=0.0),
+            ValueError,
+            "`l1`",
+        ),
+        (lambda: tree.level_shares(3, "0.5"), TypeError, "`kappa`"),
+        (lambda: tree.assign_groups(3, 5, rng=0), ValueError, "`m`"),
+    ],
+)
 def test_public_helpers_validate(call, exc, name):
-    with pytest.raises(exc, match=name): call()
+    with pytest.raises(exc, match=name):
+        call()
