@@ -49,8 +49,8 @@ def _alpha(alpha):
 def clopper_pearson(
     k,  # successes (int or array)
     n,  # trials
-    alpha,
-):  # one-sided error of EACH bound
+    alpha,  # one-sided error of EACH bound
+):
     "(lower, upper) one-sided Clopper–Pearson bounds on a binomial proportion, each exceeded with probability <= alpha"
     k, n, alpha = _counts(k, "k"), _counts(n, "n"), _alpha(alpha)
     if (n < 1).any() or (k > n).any():
@@ -83,8 +83,8 @@ def run_mechanism(
     n_runs,  # number of independent runs
     *,
     rng,  # one generator threaded through all runs
-    batch=False,
-):  # whether `mechanism` draws n runs per call
+    batch=False,  # whether `mechanism` draws n runs per call
+):
     "(n_runs, k) float array: one flattened output per row"
     n_runs, rng = check_int(n_runs, name="n_runs", minimum=1), check_rng(rng)
     out = (
@@ -278,8 +278,8 @@ def exact_epsilon(
     p0,
     p1,  # probabilities of each output under D0 and D1 (same finite output space)
     *,
-    delta,
-):  # 0 <= delta < 1
+    delta,  # 0 <= delta < 1
+):
     "The exact epsilon at `delta` of a mechanism with finite output distributions p0, p1 (hockey-stick divergence)"
     p0, p1, delta = np.asarray(p0, float), np.asarray(p1, float), check_delta(delta)
     if (
@@ -374,8 +374,8 @@ def discrete_gaussian_cdf(z, sigma2):  # integers z; sigma^2 > 0
 def chi_square_law(
     draws,  # integer draws from the sampler
     cdf,  # cdf(z): the law's P(Z <= z) at integers z (vectorised)
-    edges,
-):  # integer bin edges: bins (-inf, e0], (e0, e1], ..., (e_last, inf)
+    edges,  # integer bin edges: bins (-inf, e0], (e0, e1], ..., (e_last, inf)
+):
     "(chi-square statistic, degrees of freedom, p-value) of Pearson's test of `draws` against the law, bins merged to >= 5 expected"
     x = np.asarray(draws).astype(float)
     edges = np.unique(np.asarray(edges, float))
@@ -415,8 +415,8 @@ def lattice_leaks(
     x1,  # (runs, k) releases of one mechanism on D0 and on D1
     spacings,  # lattice spacings to test
     *,
-    rtol=1e-9,
-):  # offsets closer than rtol x the largest |release| are equal (float rounding of post-processing)
+    rtol=1e-9,  # offsets closer than rtol x the largest |release| are equal (float rounding of post-processing)
+):
     "[(spacing, coordinate, offset0, offset1)]: where each side's releases sit at one offset modulo the spacing and the two offsets differ"
     x0, x1 = np.atleast_2d(np.asarray(x0, float)), np.atleast_2d(np.asarray(x1, float))
     if (
@@ -514,8 +514,8 @@ def _replayer(batch, real):
 
 
 def standard_audits(
-    scale=1.0,
-):  # multiply the default run counts (tests use 1; the docs table more)
+    scale=1.0,  # multiply the default run counts (tests use 1; the docs table more)
+):
     "The audit setup of every mechanism in privrank"
     import scipy.sparse as sp
 
@@ -1005,8 +1005,8 @@ def _split_nodes(x, m):  # a flat release of one tree -> per level (v, u), the i
 def run_audit(
     a,  # a `MechanismAudit`
     *,
-    rng=None,
-):  # seed
+    rng=None,  # seed
+):
     "Audit one mechanism (after its replay check, if any): its `AuditResult`"
     with use_noise(a.noise):
         if a.replay is not None:
@@ -1027,8 +1027,8 @@ def run_audit(
 def audit_results(
     audits=None,  # list of `MechanismAudit` (default: `standard_audits()`)
     *,
-    rng=0,
-):  # base seed
+    rng=0,  # base seed
+):
     "[(audit, result at calibrated noise, result at half noise)] for each audit"
     out = []
     for i, a in enumerate(standard_audits() if audits is None else audits):
@@ -1042,8 +1042,8 @@ def audit_results(
 def audit_table(
     audits=None,  # list of `MechanismAudit` (default: `standard_audits()`), or the output of `audit_results`
     *,
-    rng=0,
-):  # base seed
+    rng=0,  # base seed
+):
     "Markdown table: mechanism, model, unit, guarantee, claimed epsilon, audited lower bound (calibrated and half noise)"
     res = audits if audits and isinstance(audits[0], tuple) else audit_results(audits, rng=rng)
     rows = [

@@ -316,8 +316,8 @@ def pair_data(
     y,  # equal-length arrays: comparison c says y_c = "i_c beat j_c" (0/1 or real)
     *,
     n_items,  # number of items m
-    weights=None,
-):  # optional non-negative weight per comparison
+    weights=None,  # optional non-negative weight per comparison
+):
     "Sufficient statistics (R1): per unordered pair i<j, total weight W and weighted mean outcome zbar"
     i, j, y, w = check_comparisons(i, j, y, n_items=n_items, weights=weights)
     m = int(n_items)
@@ -492,8 +492,8 @@ def fit_btl_pairs(
     tol=1e-9,  # stop when ||grad||_inf / max(1, max_i D_i) <= tol
     method="auto",  # "newton" (dense, m <= 1000 by default), "newton-cg" or "lbfgs"
     max_iter=200,
-    link="logit",
-):  # "logit" (BTL, equation (3)) or "probit" (Thurstone, (T1))
+    link="logit",  # "logit" (BTL, equation (3)) or "probit" (Thurstone, (T1))
+):
     "Regularized BTL M-estimator (equation (3), in the form (R1)) from pair statistics"
     s = _check_pairdata(s)
     lam, m, link = _check_lam(lam, s), s.n_items, _check_link(link)
@@ -555,8 +555,8 @@ def fit_btl(
     tol=1e-9,  # gradient tolerance (scaled, see above)
     method="auto",  # "auto", "newton", "newton-cg" or "lbfgs"
     max_iter=200,
-    link="logit",
-):  # "logit" (BTL) or "probit" (Thurstone)
+    link="logit",  # "logit" (BTL) or "probit" (Thurstone)
+):
     "Regularized BTL M-estimator of equation (3) from comparisons (i, j, y): theta centred, with diagnostics"
     return fit_btl_pairs(
         pair_data(i, j, y, n_items=n_items, weights=weights),
@@ -653,8 +653,8 @@ def private_btl(
     lam="auto",
     tol=1e-9,
     method="auto",
-    link="logit",
-):  # "logit" (BTL) or "probit" (Thurstone)
+    link="logit",  # "logit" (BTL) or "probit" (Thurstone)
+):
     "Local randomized response on every comparison, debiasing, aggregation and the BTL M-estimator"
     if weighting not in ("inverse_variance", "uniform"):
         raise ValueError(f"`weighting` must be 'inverse_variance' or 'uniform'; got {weighting!r}")

@@ -47,8 +47,8 @@ def check_epsilon(
     name="epsilon",  # parameter name used in error messages
     allow_inf=False,  # accept `inf`, meaning "no privacy"
     size=None,  # required length when `epsilon` is an array
-    scalar=False,
-):  # require one number (central mechanisms: one budget for the release)
+    scalar=False,  # require one number (central mechanisms: one budget for the release)
+):
     "Validated `epsilon`: a float, or a float array with one positive entry per user"
     arr = _real_array(epsilon, name)
     if scalar and arr.ndim != 0:
@@ -74,8 +74,8 @@ def check_delta(
     delta,  # privacy parameter: 0 <= delta < 1
     *,
     name="delta",  # parameter name used in error messages
-    positive=False,
-):  # require delta > 0 (the Gaussian mechanism does)
+    positive=False,  # require delta > 0 (the Gaussian mechanism does)
+):
     "Validated `delta` as a float in [0, 1) (or (0, 1) when `positive`)"
     arr = _real_array(delta, name)
     if arr.ndim != 0:
@@ -155,8 +155,8 @@ def check_memory(
     nbytes,  # estimated bytes the call would allocate
     *,
     name,  # the argument that determines the size
-    what,
-):  # what would be built, e.g. "the m x m preference matrix"
+    what,  # what would be built, e.g. "the m x m preference matrix"
+):
     "Refuse, naming `name` and the estimate, a call whose arrays would exceed `memory_limit()`"
     if nbytes > memory_limit():
         raise ValueError(
@@ -307,8 +307,8 @@ def _pair(a, b):
 
 def kendall_tau_distance(
     a,  # ranks, (m,) or (n, m)
-    b,
-):  # ranks, (m,) or (n, m); broadcast against `a`
+    b,  # ranks, (m,) or (n, m); broadcast against `a`
+):
     "Number of discordant candidate pairs between `a` and `b`, row by row (an int for two single rankings)"
     a2, b2, single = _pair(a, b)
     d = _count_inversions(np.take_along_axis(b2, _invert(np.ascontiguousarray(a2)), axis=1))
@@ -317,8 +317,8 @@ def kendall_tau_distance(
 # %% ../nbs/00_core.ipynb #9d9fa995
 def footrule_distance(
     a,  # ranks, (m,) or (n, m)
-    b,
-):  # ranks, (m,) or (n, m); broadcast against `a`
+    b,  # ranks, (m,) or (n, m); broadcast against `a`
+):
     "Spearman's footrule sum_q |a[q] - b[q]|, row by row (an int for two single rankings)"
     a2, b2, single = _pair(a, b)
     d = np.abs(a2 - b2).sum(axis=1)
@@ -417,8 +417,8 @@ def _check_sensitivity(x, name):
 def analytic_gaussian_sigma(
     epsilon,  # > 0
     delta,  # in (0, 1)
-    sensitivity=1.0,
-):  # l2 sensitivity of the released vector
+    sensitivity=1.0,  # l2 sensitivity of the released vector
+):
     "Smallest sigma making the Gaussian mechanism (epsilon, delta)-DP (Balle & Wang 2018, Thm 8)"
     epsilon, delta = check_epsilon(epsilon, scalar=True), check_delta(delta, positive=True)
     sensitivity = _check_sensitivity(sensitivity, "sensitivity")
@@ -450,8 +450,8 @@ def analytic_gaussian_sigma(
 def gaussian_delta(
     epsilon,  # >= 0
     sigma,  # > 0
-    sensitivity=1.0,
-):  # l2 sensitivity, >= 0
+    sensitivity=1.0,  # l2 sensitivity, >= 0
+):
     "The delta at which N(0, sigma^2) noise on an l2-sensitivity query is epsilon-DP (the exact privacy profile)"
     epsilon, sigma, sensitivity = (
         _check_sensitivity(x, k)
@@ -778,8 +778,8 @@ def calibrate_noise(
     *,
     l1,  # l1 sensitivity of the query
     l2,  # l2 sensitivity of the query
-    noise=None,
-):  # "fast", "exact" or None (`noise_mode()`): the exact path's Gaussian is calibrated by zCDP
+    noise=None,  # "fast", "exact" or None (`noise_mode()`): the exact path's Gaussian is calibrated by zCDP
+):
     "The noise law that hides one release: ('laplace', l1/epsilon), ('gaussian', sigma) or ('none', 0)"
     epsilon, delta = check_epsilon(epsilon, allow_inf=True, scalar=True), check_delta(delta)
     l1, l2, mode = _check_sensitivity(l1, "l1"), _check_sensitivity(l2, "l2"), noise_mode(noise)
@@ -865,8 +865,8 @@ def release(
     *,
     rng,
     denom=1,  # the released value is counts / denom (n for a fraction of n voters; 1 / grid for `snap`ped counts)
-    noise=None,
-):  # "fast", "exact" or None (`noise_mode()`)
+    noise=None,  # "fast", "exact" or None (`noise_mode()`)
+):
     "The one way privrank adds noise: counts / denom + float noise (fast), or (counts + exact integer noise) / denom (exact)"
     law, scale = _check_law(law, scale)
     if (
@@ -906,8 +906,8 @@ def release(
 
 def snap(
     x,  # real statistic
-    grid,
-):  # a power of two
+    grid,  # a power of two
+):
     "Integer counts round(x / grid): a real statistic put on the grid; each changed entry's rounding moves it by less than one grid step"
     g = _check_sensitivity(grid, "grid")
     if g == 0 or math.frexp(g)[0] != 0.5:
@@ -921,8 +921,8 @@ def snap(
 def snap_grid(
     l2,  # l2 sensitivity of the real statistic
     changed,  # most entries one neighbour can change
-    bits=10,
-):  # the rounding adds at most 2^-bits of l2 to the sensitivity
+    bits=10,  # the rounding adds at most 2^-bits of l2 to the sensitivity
+):
     "Largest power-of-two grid g with sqrt(changed) g <= 2^-bits l2"
     l2, changed = _check_sensitivity(l2, "l2"), check_int(changed, name="changed", minimum=1)
     if l2 == 0:
@@ -935,8 +935,8 @@ def snapped_sensitivity(
     l2,  # sensitivities of the exact real statistic
     changed,  # most entries one neighbour can change
     grid,  # the grid of `snap`
-    error=0.0,
-):  # a bound on the floating-point error of each computed entry (see `float_sum_error`)
+    error=0.0,  # a bound on the floating-point error of each computed entry (see `float_sum_error`)
+):
     "(l1, l2) sensitivity of `snap`ped counts times grid: each changed entry moves by less than |dx| + 2 error + one grid step"
     step = grid + 2 * _check_sensitivity(error, "error")
     return l1 + changed * step, l2 + math.sqrt(changed) * step
@@ -944,8 +944,8 @@ def snapped_sensitivity(
 
 def float_sum_error(
     n_terms,  # terms summed into each entry (products of two floats count as one term)
-    magnitude,
-):  # a data-independent bound on the sum of the terms' absolute values
+    magnitude,  # a data-independent bound on the sum of the terms' absolute values
+):
     "Bound on |computed - exact| of a floating-point sum of products: gamma_n x magnitude, gamma_n = n u / (1 - n u), u = 2^-53"
     n, M = check_int(n_terms, name="n_terms", minimum=1), _check_sensitivity(magnitude, "magnitude")
     nu = (n + 1) * 2.0**-53  # n additions and one product per term
@@ -1000,8 +1000,8 @@ def rr_flips(
     *,
     rng,
     noise=None,  # "fast", "exact" or None (`noise_mode()`)
-    p=None,
-):  # the float flip probabilities expit(-epsilon), when the caller already has them (saves the exp)
+    p=None,  # the float flip probabilities expit(-epsilon), when the caller already has them (saves the exp)
+):
     "Randomized response's coin: Bernoulli(1/(1 + e^epsilon)) per entry, by a float uniform (fast) or exactly (exact)"
     rng, mode = check_rng(rng), noise_mode(noise)
     e = np.asarray(epsilon, float)

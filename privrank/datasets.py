@@ -74,8 +74,8 @@ def shared_data_dir() -> Path | None:
     for root in (
         pkg.parent,
         Path.cwd(),
-        Path.cwd().parent,
-    ):  # repo root: from the package, or from cwd (repo or nbs/)
+        Path.cwd().parent,  # repo root: from the package, or from cwd (repo or nbs/)
+    ):
         if (d := root.parent / "shared" / "data").is_dir():
             return d.resolve()
     return None

@@ -71,8 +71,8 @@ def _check_consensus(consensus):
 
 def footrule_cost(
     gamma,  # (m, m) position costs: gamma[q, j] = cost of candidate q at position j
-    consensus,
-):  # (m,) ranks of the consensus: consensus[q] = position of candidate q
+    consensus,  # (m,) ranks of the consensus: consensus[q] = position of candidate q
+):
     "The footrule objective sum_q gamma[q, consensus[q]] (= mean footrule distance to the voters when gamma is exact)"
     consensus = _check_consensus(consensus)
     cost = float(
@@ -124,8 +124,8 @@ def footrule_aggregate(ranks):  # (n, m) ranks: ranks[i, q] = position of candid
 # %% ../nbs/04_footrule.ipynb #c04da03a
 def kemeny_cost_ranks(
     w,  # (m, m) pairwise weights: w[u, v] = fraction of voters placing u before v
-    consensus,
-):  # (m,) ranks of the consensus, or (k, m) several consensus rankings
+    consensus,  # (m,) ranks of the consensus, or (k, m) several consensus rankings
+):
     "Kemeny objective of consensus *ranks* (several at once): sum over u before v of w[v, u]; `privrank.kemeny.kemeny_cost` takes an order"
     c0 = _array(consensus, "consensus")
     if c0.ndim not in (1, 2):

@@ -72,8 +72,8 @@ def check_order(order, m):  # candidates best first
 # %% ../nbs/05_kemeny.ipynb #4aedd4d3
 def kemeny_cost(
     w,  # (m, m) WFAS weights: w[u, v] = weight of placing u before v
-    order,
-):  # (m,) candidates best first
+    order,  # (m,) candidates best first
+):
     "WFAS cost of `order`: the total weight w[u, v] of the pairs with v placed before u"
     w = check_weights(w)
     o = check_order(order, len(w))
@@ -152,8 +152,8 @@ def kemeny_exact(w):  # (m, m) WFAS weights, m <= EXACT_MAX_M
 # %% ../nbs/05_kemeny.ipynb #bccce276
 def kemeny_ilp(
     w,  # (m, m) WFAS weights
-    time_limit=60.0,
-):  # seconds for HiGHS
+    time_limit=60.0,  # seconds for HiGHS
+):
     "An optimal order by the transitivity ILP, solved by scipy.optimize.milp (HiGHS)"
     w = check_weights(w)
     m = len(w)
@@ -330,8 +330,8 @@ def kemeny_aggregate(
     ranks,  # (n, m) ranks
     *,
     method="auto",  # solver, see above
-    rng=None,
-):  # only KwikSort and the PTAS stand-in use randomness
+    rng=None,  # only KwikSort and the PTAS stand-in use randomness
+):
     "Non-private Kemeny consensus of `ranks` by the chosen WFAS solver"
     r = check_ranks(ranks)
     _check_method(method)

@@ -206,8 +206,8 @@ def noise_multiplier(
     n_steps,  # number of Gaussian releases composed
     *,
     accountant="gdp",  # "gdp" (exact), "rdp" or "advanced"
-    weights=None,
-):  # relative precision w_t of each step (default all 1)
+    weights=None,  # relative precision w_t of each step (default all 1)
+):
     "Noise multipliers z_t = c / sqrt(w_t) of n_steps Gaussian steps that spend (epsilon, delta): the smallest c found that spends at most epsilon"
     epsilon, delta = check_epsilon(epsilon, scalar=True), check_delta(delta, positive=True)
     n_steps = check_int(n_steps, name="n_steps", minimum=1)
@@ -278,8 +278,8 @@ def _check_iter(x, *, name):
 
 def noise_schedule(
     n_iter,  # T
-    kind="constant",
-):  # "constant" or "increasing" (precision w_t proportional to t)
+    kind="constant",  # "constant" or "increasing" (precision w_t proportional to t)
+):
     "Relative precisions w_t of the T global steps (z_t proportional to 1/sqrt(w_t))"
     n_iter = _check_iter(n_iter, name="n_iter")
     if isinstance(kind, str) and kind == "constant":
@@ -438,8 +438,8 @@ def _clip_rows(R, row_norm):
 
 def clip_rows(
     R,  # sparse users x items
-    row_norm,
-):  # L > 0
+    row_norm,  # L > 0
+):
     "Pi_{L,Omega}: each row of sparse R scaled by min(1, L / ||row||_2); also returns the scales"
     row_norm = _check_positive(row_norm, "row_norm")
     return _clip_rows(_check_matrix(R, "R"), row_norm)
@@ -457,8 +457,8 @@ def _scaled_rows(R, L):
 
 def scaled_rows(
     R,  # sparse users x items (every row has a stored entry)
-    row_norm,
-):  # L > 0
+    row_norm,  # L > 0
+):
     "Pi_{L,Omega}(R) / L: rows of norm <= 1, computed without squaring R or L (no overflow or underflow)"
     L = _check_positive(row_norm, "row_norm")
     return _scaled_rows(check_ratings(R, name="R"), L)
@@ -490,8 +490,8 @@ def gram(A, block=1 << 22):
 # %% ../nbs/06_private_fw.ipynb #20922b86
 def changed_entries(
     kind,  # "gram" (upper triangle of an n x n Gram matrix), "vector" (one value per item) or "scalar"
-    n,
-):  # items
+    n,  # items
+):
     "The most coordinates of a release that one user's row can change (derived above)"
     n = check_int(n, name="n", minimum=1)
     if not (isinstance(kind, str) and kind in ("gram", "vector", "scalar")):
@@ -589,8 +589,8 @@ def top_eig_exact(
     rng,
     beta=1e-3,
     noise=None,  # "fast", "exact" or None (`noise_mode()`)
-    grid=None,
-):  # exact mode: the grid A^T A is snapped to (sigma calibrated to the snapped sensitivity)
+    grid=None,  # exact mode: the grid A^T A is snapped to (sigma calibrated to the snapped sensitivity)
+):
     "Algorithm 1's global step: top eigenpair of A^T A + N and the corrected lambda' (Result 3)"
     A, sigma, beta, rng = (
         _check_matrix(A, "A"),
@@ -798,8 +798,8 @@ def top_eig_oja_stream(
     n_blocks=1,
     beta=1e-3,
     noise=None,  # "fast", "exact" or None (`noise_mode()`)
-    grid=None,
-):  # exact mode: (grid of the block releases, grid of the eigenvalue release)
+    grid=None,  # exact mode: (grid of the block releases, grid of the eigenvalue release)
+):
     "Streaming private Oja: one pass over K row blocks, each released once as A_B^T A_B v + N(0, sigma^2 I); then ||Av||^2 + N(0, sigma^2)"
     A, sigma, beta, rng = (
         _check_matrix(A, "A"),
@@ -1307,8 +1307,8 @@ SENSITIVITY_PGD = math.sqrt(
 
 def project_l1_ball(
     s,  # values (singular values; negative ones project to 0)
-    radius,
-):  # k >= 0
+    radius,  # k >= 0
+):
     "Euclidean projection of s onto {s' >= 0, sum s' <= radius}: soft-thresholding at the right level"
     s = _real(s, "s")
     if s.ndim != 1:

@@ -128,8 +128,8 @@ def rr_output_probability(
     out,  # 0/1 output value(s)
     y,  # 0/1 input value(s)
     *,
-    epsilon,
-):  # privacy parameter(s)
+    epsilon,  # privacy parameter(s)
+):
     "P(A_{p_eps}(y) = out), computed from the mechanism's flip probability"
     p = flip_probability(epsilon)
     o, yy = _check_binary(out, "out"), _check_binary(y)
@@ -139,8 +139,8 @@ def rr_output_probability(
 # %% ../nbs/01_randomized_response.ipynb #3e7f781a
 def epsilon_of_comparisons(
     epsilon_user,  # (n_users,) one epsilon per user
-    user,
-):  # (n,) user id of each comparison
+    user,  # (n,) user id of each comparison
+):
     "Each comparison's epsilon, `epsilon_user[user]`, with the user ids validated"
     eu = check_epsilon(epsilon_user, name="epsilon_user", allow_inf=True)
     u = _check_ids(user, "user", None if np.ndim(eu) == 0 else np.size(eu))
@@ -151,8 +151,8 @@ def composed_user_epsilon(
     epsilon,  # scalar, or (n,) epsilon of each comparison
     user,  # (n,) user id of each comparison
     *,
-    n_users=None,
-):  # number of users (default: max id + 1)
+    n_users=None,  # number of users (default: max id + 1)
+):
     "Epsilon each user spends by basic composition: the sum of her comparisons' epsilons"
     if n_users is not None:
         n_users = check_int(n_users, name="n_users", minimum=1, maximum=MAX_ENTRIES)
@@ -226,8 +226,8 @@ def _count_ids(u, n_bins=0):
 def privatized_win_probability(
     p,  # P(y = 1), scalar or array
     *,
-    epsilon,
-):  # privacy parameter(s)
+    epsilon,  # privacy parameter(s)
+):
     "P(A_{p_eps}(y) = 1) when P(y = 1) = p (Lemma 1): 1/2 + (2p - 1)(1/2 - p_eps)"
     p, q = _check_probability(p), flip_probability(epsilon)
     _broadcast((p.shape, np.shape(q)), ("p", "epsilon"))
@@ -244,8 +244,8 @@ def _check_probability(p, name="p"):
 def debias(
     y_tilde,  # privatised 0/1 outcomes
     *,
-    epsilon,
-):  # the epsilon(s) they were privatised with, broadcastable to `y_tilde`
+    epsilon,  # the epsilon(s) they were privatised with, broadcastable to `y_tilde`
+):
     "Debiased outcomes z = ((e^eps + 1) y_tilde - 1)/(e^eps - 1), with E[z] = E[y] (equation 1)"
     yt = _check_binary(y_tilde, "y_tilde")
     e = _check_epsilon_any(epsilon)
@@ -275,8 +275,8 @@ def privacy_variance(epsilon):  # privacy parameter(s); inf gives 0
 def debiased_variance(
     p,  # P(y = 1), scalar or array
     *,
-    epsilon,
-):  # privacy parameter(s), broadcast against `p`
+    epsilon,  # privacy parameter(s), broadcast against `p`
+):
     "Var(z) of the debiased outcome when P(y = 1) = p (Lemma 2): p(1 - p) + e^eps/(e^eps - 1)^2"
     p, pv = _check_probability(p), privacy_variance(epsilon)
     _broadcast((p.shape, np.shape(pv)), ("p", "epsilon"))
@@ -323,8 +323,8 @@ def _pair_from_index(k, m):
 # %% ../nbs/01_randomized_response.ipynb #f351073a
 def complete_design(
     n_users,  # L
-    n_items,
-):  # m
+    n_items,  # m
+):
     "(user, i, j) of the complete design: every user compares every pair i < j once"
     L, m = (
         check_int(n_users, name="n_users", minimum=1),
@@ -436,8 +436,8 @@ def pair_statistics(
     z,  # (n,) outcome that i beat j: 0/1, or debiased (any real)
     *,
     n_items,  # m; ids must lie in [0, m)
-    weights=None,
-):  # (n,) positive weights, e.g. inverse_variance_weights(epsilon)
+    weights=None,  # (n,) positive weights, e.g. inverse_variance_weights(epsilon)
+):
     "Counts, weighted mean outcome (oriented i < j) and weight sums per compared pair, vectorised"
     m = check_int(n_items, name="n_items", minimum=2)
     i, j = _check_pairs(i, j, m)
@@ -514,8 +514,8 @@ def privatize(
     *,
     epsilon,  # scalar, or one value per user (indexed by `user`); inf = no privacy
     rng=None,
-    n_items=None,
-):  # if given, item ids are checked to lie in [0, n_items)
+    n_items=None,  # if given, item ids are checked to lie in [0, n_items)
+):
     "Local randomized response on every comparison (per-user epsilon), then debiasing"
     i, j = _check_pairs(i, j, n_items)
     y, rng = _check_binary(y), check_rng(rng)
@@ -556,8 +556,8 @@ def privatize(
 def inverse_variance_weights(
     epsilon,  # epsilon of each comparison (or user); inf = no privacy
     *,
-    p=0.5,
-):  # P(y = 1) assumed for the variance; 1/2 is the worst case
+    p=0.5,  # P(y = 1) assumed for the variance; 1/2 is the worst case
+):
     "Weights 1/Var(z) (Lemma 2) at outcome probability p; at p = 1/2 this is 4 tanh^2(eps/2)"
     p, e = _check_probability(p), _check_epsilon_any(epsilon)
     _broadcast((np.shape(e), p.shape), ("epsilon", "p"))

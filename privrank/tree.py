@@ -162,8 +162,8 @@ def _cost_counts(H):
 
 def costs_from_histograms(
     H,  # (k, m) histograms of values in 0..m-1 (non-negative integers)
-    n,
-):  # normaliser (number of voters)
+    n,  # normaliser (number of voters)
+):
     "gamma[q, j] = (1/n) sum_x H[q, x] |x - j| for all q, j by prefix sums, eq. (1)"
     H, n = _check_histograms(H), check_int(n, name="n", minimum=1)
     check_memory(
@@ -256,8 +256,8 @@ def range_count_tree(
 def range_counts(
     tree,  # a `RangeCountTree`
     lo,
-    hi,
-):  # integers or integer arrays of the same shape: inclusive bounds, 0 <= lo <= hi < m
+    hi,  # integers or integer arrays of the same shape: inclusive bounds, 0 <= lo <= hi < m
+):
     "Noisy number of values in [lo, hi] for each query, and how many blocks each used"
     if not isinstance(tree, RangeCountTree):
         raise TypeError(
@@ -308,8 +308,8 @@ def _node_counts(H):
 
 def tree_node_values(
     H,  # (k, m) histograms (one tree per row)
-    n,
-):  # normaliser (number of voters)
+    n,  # normaliser (number of voters)
+):
     "Per level l = 0..d-1 the pair (v, u) of (k, ceil(m/2^l)) arrays: v_t = offsets from r(t) / n, u_t = 2^l count / n"
     n = check_int(n, name="n", minimum=1)
     return [(V / n, U / n) for V, U in tree_node_counts(H)]
@@ -355,8 +355,8 @@ def _check_nodes(nodes, m, name="nodes"):
 
 def reconstruct_costs(
     nodes,  # per level (v, u), as from `tree_node_values` (noisy or not)
-    m,
-):  # number of positions
+    m,  # number of positions
+):
     "gamma[:, j] for every j from the siblings of j's ancestors, which tile [0, m) minus {j}: eq. (2)"
     m = check_int(m, name="m", minimum=1)
     nodes = _check_nodes(nodes, m)
@@ -376,8 +376,8 @@ def _reconstruct(nodes, m, k=None):
 def tree_sensitivity(
     m,  # number of positions
     *,
-    scope,
-):  # "value": one value in one tree, eq. (3); "ranking": one ranking in all m trees, eq. (4)
+    scope,  # "value": one value in one tree, eq. (3); "ranking": one ranking in all m trees, eq. (4)
+):
     "Per-level (l1, l2) sensitivities times n of the node values (v, u) when one voter is replaced"
     m = check_int(m, name="m", minimum=1, maximum=MAX_ENTRIES)
     if not (isinstance(scope, str) and scope in ("value", "ranking")):
@@ -413,8 +413,8 @@ def _check_kappa(kappa):
 
 def level_shares(
     d,  # levels 0..d-1
-    kappa,
-):  # level l gets a share proportional to kappa^(d-l)
+    kappa,  # level l gets a share proportional to kappa^(d-l)
+):
     "Budget shares w_l = kappa^(d-l) / sum_l' kappa^(d-l'), normalised in log space (no overflow for any kappa > 0)"
     d, kappa = check_int(d, name="d", minimum=0, maximum=64), _check_kappa(kappa)
     lw = (d - np.arange(d)) * math.log(kappa)
@@ -443,8 +443,8 @@ def level_noise_scales(
     epsilon,
     delta,
     kappa=None,  # level l gets budget share ∝ kappa^(d-l); None: 2^(-2/3) (Laplace), 1/2 (Gaussian)
-    noise=None,
-):  # "fast", "exact" or None (`noise_mode()`): the exact path's Gaussian is calibrated by zCDP
+    noise=None,  # "fast", "exact" or None (`noise_mode()`): the exact path's Gaussian is calibrated by zCDP
+):
     "('laplace' | 'gaussian', per-level noise scale) for the whole tree release to be (epsilon, delta)-DP"
     l1, l2 = _check_sensitivities(l1, l2)
     d = len(l1)
@@ -494,8 +494,8 @@ def _noisy(
     *,
     rng,
     denom=1,  # the released value is count / denom (n: a fraction of the voters)
-    noise=None,
-):  # "fast", "exact" or None (`noise_mode()`)
+    noise=None,  # "fast", "exact" or None (`noise_mode()`)
+):
     "The release of a tree: per level, (V + noise) / denom and (U + noise) / denom, each through `core.release`"
     return [
         tuple(release(a, law, scales[l], rng=rng, denom=denom, noise=noise) for a in vu)
@@ -548,8 +548,8 @@ def local_reports(
     scales,  # (d,) per-level noise scale of one report, in count units
     *,
     rng,
-    noise=None,
-):  # "fast", "exact" or None (`noise_mode()`)
+    noise=None,  # "fast", "exact" or None (`noise_mode()`)
+):
     "Each voter's own report: per level (v, u) of shape (n, ceil(m/2^l)), her one-value tree (integer counts) plus her noise"
     m = check_int(m, name="m", minimum=1)
     x = _check_values(x, m)
@@ -587,8 +587,8 @@ def _group_sums(reports, groups, m):
 def aggregate_local_reports(
     reports,  # per level (v, u) of shape (n, ceil(m/2^l)), as from `local_reports`
     groups,  # (n,) group (candidate) of each voter, every group in 0..m-1 non-empty
-    m,
-):  # number of candidates (groups) and positions
+    m,  # number of candidates (groups) and positions
+):
     "Server: average each group's reports, reconstruct gamma (m, m) by eq. (2); also the group sizes"
     m = check_int(m, name="m", minimum=1)
     groups = _ints(groups, "groups", lo=0, hi=m)
