@@ -883,7 +883,9 @@ def standard_audits(
     # streaming Oja (the default global step): two Gaussian releases of sensitivity 4 L^2 at the same sigma (06, Result 8);
     # each is audited against what it alone spends at delta, epsilon_r, from the Gaussian mechanism's exact curve
     D4 = mc.SENSITIVITY_OJA_FRESH * L * L
-    e_r = optimize.brentq(lambda x: core.gaussian_delta(x, sig, D4) - d, 1e-9, 1e3)
+    e_r = optimize.brentq(
+        lambda x: core.gaussian_delta(epsilon=x, sigma=sig, sensitivity=D4) - d, 1e-9, 1e3
+    )
     v0 = np.array([1.0, 0.0])  # a public start attaining the bound
     st_batch = lambda A, rng, n: (
         A.T @ (A @ v0) + core.sample_gaussian(sig, (n, A.shape[1]), rng=rng)

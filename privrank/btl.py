@@ -19,7 +19,7 @@ from scipy.sparse.csgraph import connected_components
 from . import rr
 from privrank.core import (
     MAX_ENTRIES,
-    _real_array,
+    real_array,
     check_epsilon,
     check_int,
     check_memory,
@@ -50,7 +50,7 @@ def _check_theta(theta, m=None):
     if theta is None or isinstance(theta, (str, bytes)):
         raise TypeError(f"`theta` must be an array of real numbers; got {type(theta).__name__}")
     try:
-        t = _real_array(theta, "theta")
+        t = real_array(theta, "theta")
     except ValueError:
         raise ValueError(
             "`theta` must be a 1-D array of real numbers (its rows have different lengths)"
@@ -150,7 +150,7 @@ def _lam_number(lam):
     "Validated penalty: a non-negative finite number"
     if lam is None or isinstance(lam, (str, bytes)):
         raise TypeError(f"`lam` must be a non-negative number; got {lam!r}")
-    a = _real_array(lam, "lam")
+    a = real_array(lam, "lam")
     if a.ndim or not np.isfinite(a) or a < 0:
         raise ValueError(f"`lam` must be a non-negative finite number; got {a}")
     return float(a)
@@ -479,7 +479,7 @@ def _check_lam(lam, s):
         if lam != "auto":
             raise ValueError(f"`lam` must be a non-negative number or 'auto'; got {lam!r}")
         return default_lambda(s)
-    lam = _real_array(lam, "lam")
+    lam = real_array(lam, "lam")
     if lam.ndim or not np.isfinite(lam) or lam < 0:
         raise ValueError(f"`lam` must be a non-negative finite number or 'auto'; got {lam}")
     return float(lam)
@@ -607,8 +607,8 @@ def _rr_win_counts(i, j, y, eps, m, rng, groups=None, mode="fast"):
             return None
         gb = None if groups is None else groups[0][groups[1][s : s + B]]
         f = rr_flips(
-            eps if gb is None else eps[gb],
-            len(yb),
+            epsilon=eps if gb is None else eps[gb],
+            size=len(yb),
             rng=rng,
             noise=mode,
             p=p if gb is None else p[gb],

@@ -21,17 +21,16 @@ from scipy import optimize, special
 
 # %% auto #0
 __all__ = ['DEFAULT_MEMORY_LIMIT', 'MAX_ENTRIES', 'NOISE_MODES', 'MAX_NOISE_UNITS', 'NOISE_LAWS', 'EXACT_BITS', 'PRIVACY_MODELS',
-           'PRIVACY_UNITS', 'check_epsilon', 'check_delta', 'check_rng', 'check_int', 'memory_limit',
-           'set_memory_limit', 'check_memory', 'check_ranks', 'check_orders', 'ranks_to_orders', 'orders_to_ranks',
-           'sample_plackett_luce', 'kendall_tau_distance', 'footrule_distance', 'preference_counts',
-           'preference_matrix', 'Consensus', 'borda_scores', 'borda_aggregate', 'analytic_gaussian_sigma',
-           'gaussian_delta', 'noise_mode', 'set_noise', 'use_noise', 'sample_laplace', 'sample_gaussian',
-           'discrete_laplace', 'discrete_gaussian', 'zcdp_delta', 'zcdp_sigma', 'calibrate_noise', 'sample_noise',
-           'exact_noise', 'release', 'snap', 'snap_grid', 'snapped_sensitivity', 'float_sum_error', 'rr_flips',
-           'borda_sensitivity', 'dp_borda_aggregate', 'privacy_record']
+           'PRIVACY_UNITS', 'memory_limit', 'set_memory_limit', 'check_memory', 'check_ranks', 'check_orders',
+           'ranks_to_orders', 'orders_to_ranks', 'sample_plackett_luce', 'kendall_tau_distance', 'footrule_distance',
+           'preference_counts', 'preference_matrix', 'Consensus', 'borda_scores', 'borda_aggregate',
+           'analytic_gaussian_sigma', 'gaussian_delta', 'noise_mode', 'set_noise', 'use_noise', 'discrete_laplace',
+           'discrete_gaussian', 'zcdp_delta', 'zcdp_sigma', 'calibrate_noise', 'sample_noise', 'exact_noise', 'release',
+           'snap', 'snap_grid', 'snapped_sensitivity', 'float_sum_error', 'borda_sensitivity', 'dp_borda_aggregate',
+           'privacy_record']
 
 # %% ../nbs/00_core.ipynb #aa59a08c
-def _real_array(x, name):
+def real_array(x, name):
     "`x` as a float array, or a TypeError naming `name`"
     if x is None or isinstance(x, (bool, np.bool_, str, bytes)):
         raise TypeError(f"`{name}` must be a real number; got {type(x).__name__} {x!r}")
@@ -50,7 +49,7 @@ def check_epsilon(
     scalar=False,  # require one number (central mechanisms: one budget for the release)
 ):
     "Validated `epsilon`: a float, or a float array with one positive entry per user"
-    arr = _real_array(epsilon, name)
+    arr = real_array(epsilon, name)
     if scalar and arr.ndim != 0:
         raise ValueError(
             f"`{name}` must be a single number here; got shape {arr.shape} (per-user epsilon applies to local randomized response)"
@@ -77,7 +76,7 @@ def check_delta(
     positive=False,  # require delta > 0 (the Gaussian mechanism does)
 ):
     "Validated `delta` as a float in [0, 1) (or (0, 1) when `positive`)"
-    arr = _real_array(delta, name)
+    arr = real_array(delta, name)
     if arr.ndim != 0:
         raise ValueError(f"`{name}` must be a single number; got shape {arr.shape}")
     d = float(arr)
@@ -250,7 +249,7 @@ def sample_plackett_luce(
     rng=None,
 ):
     "Ranks (n, m) of n voters drawn from the Plackett–Luce model with utilities `theta`"
-    theta = _real_array(theta, "theta")
+    theta = real_array(theta, "theta")
     if theta.ndim != 1 or theta.size == 0 or not np.isfinite(theta).all():
         raise ValueError("`theta` must be a non-empty 1-D array of finite utilities")
     n, rng = check_int(n, name="n", minimum=1), check_rng(rng)
@@ -415,6 +414,7 @@ def _check_sensitivity(x, name):
 
 
 def analytic_gaussian_sigma(
+    *,
     epsilon,  # > 0
     delta,  # in (0, 1)
     sensitivity=1.0,  # l2 sensitivity of the released vector
@@ -448,6 +448,7 @@ def analytic_gaussian_sigma(
 
 
 def gaussian_delta(
+    *,
     epsilon,  # >= 0
     sigma,  # > 0
     sensitivity=1.0,  # l2 sensitivity, >= 0
@@ -733,7 +734,11 @@ def _log_zcdp_delta(log_rho, epsilon):
     return min(res.fun, 0.0)
 
 
-def zcdp_delta(rho, epsilon):  # rho > 0, epsilon > 0
+def zcdp_delta(
+    rho,  # zCDP parameter, > 0
+    *,
+    epsilon,  # > 0
+):
     "The delta at which a rho-zCDP mechanism is (epsilon, delta)-DP (Canonne, Kamath, Steinke 2020, Prop. 12)"
     if not (rho > 0 and math.isfinite(rho)):
         raise ValueError(f"`rho` must be a positive finite number; got {rho!r}")
@@ -741,7 +746,12 @@ def zcdp_delta(rho, epsilon):  # rho > 0, epsilon > 0
     return math.exp(_log_zcdp_delta(math.log(rho), epsilon))
 
 
-def zcdp_sigma(epsilon, delta, sensitivity=1.0):
+def zcdp_sigma(
+    *,
+    epsilon,  # > 0
+    delta,  # in (0, 1)
+    sensitivity=1.0,  # l2 sensitivity of the released integer vector
+):
     "Smallest sigma whose Gaussian noise (continuous or discrete) on an l2-sensitivity query is rho = (sensitivity / sigma)^2 / 2 zCDP with zcdp_delta <= delta"
     epsilon, delta = check_epsilon(epsilon, scalar=True), check_delta(delta, positive=True)
     sensitivity = _check_sensitivity(sensitivity, "sensitivity")
@@ -773,9 +783,9 @@ NOISE_LAWS = ("laplace", "gaussian", "none")
 
 
 def calibrate_noise(
+    *,
     epsilon,  # > 0, or inf (no noise)
     delta,  # 0: Laplace; > 0: Gaussian
-    *,
     l1,  # l1 sensitivity of the query
     l2,  # l2 sensitivity of the query
     noise=None,  # "fast", "exact" or None (`noise_mode()`): the exact path's Gaussian is calibrated by zCDP
@@ -790,7 +800,9 @@ def calibrate_noise(
     else:
         law, scale = (
             "gaussian",
-            (zcdp_sigma if mode == "exact" else analytic_gaussian_sigma)(epsilon, delta, l2),
+            (zcdp_sigma if mode == "exact" else analytic_gaussian_sigma)(
+                epsilon=epsilon, delta=delta, sensitivity=l2
+            ),
         )
     if not math.isfinite(scale):
         raise ValueError(
@@ -995,9 +1007,9 @@ def _exact_expit_flips(e, u, rng):
 
 
 def rr_flips(
-    epsilon,  # > 0 (inf: never flip), scalar or an array broadcastable to `size`
     size,  # shape of the draws
     *,
+    epsilon,  # > 0 (inf: never flip), scalar or an array broadcastable to `size`
     rng,
     noise=None,  # "fast", "exact" or None (`noise_mode()`)
     p=None,  # the float flip probabilities expit(-epsilon), when the caller already has them (saves the exp)
@@ -1014,16 +1026,18 @@ def rr_flips(
     )
 
 # %% ../nbs/00_core.ipynb #d7ce79c0
-def borda_sensitivity(m):
+def borda_sensitivity(
+    n_items: int,  # number of candidates m
+) -> tuple[int, float]:  # (l1, l2)
     "(l1, l2) sensitivity of the Borda score vector when one voter's ranking of m candidates is replaced"
-    m = check_int(m, name="m", minimum=1)
+    m = check_int(n_items, name="n_items", minimum=1)
     return m * m // 2, math.sqrt(m * (m * m - 1) / 3)
 
 
 def _borda_noise(m, epsilon, delta, mode=None):
     "Noise law for one release of a Borda vector: ('laplace' | 'gaussian', scale)"
     l1, l2 = borda_sensitivity(m)
-    return calibrate_noise(epsilon, delta, l1=l1, l2=l2, noise=mode)
+    return calibrate_noise(epsilon=epsilon, delta=delta, l1=l1, l2=l2, noise=mode)
 
 # %% ../nbs/00_core.ipynb #b7bb5054
 def dp_borda_aggregate(

@@ -225,7 +225,7 @@ def naive_dp_footrule_aggregate(
     )
     _check_cost_memory(n, m, 32 * m * m + _noise_bytes(m * m, mode))
     l1, l2 = cost_matrix_sensitivity(m)
-    law, scale = calibrate_noise(epsilon, delta, l1=l1 / n, l2=l2 / n, noise=mode)
+    law, scale = calibrate_noise(epsilon=epsilon, delta=delta, l1=l1 / n, l2=l2 / n, noise=mode)
     _check_scale(scale, m, "a matching's sum of m noisy costs")
     gamma = release(
         _cost_counts(_histograms(r)), law, scale, rng=rng, denom=n, noise=mode
@@ -283,7 +283,7 @@ def dp_pairwise_indegree_aggregate(
         what=f"the m x m pairwise matrix at m = {m:,}",
     )
     l1, l2 = pairwise_sensitivity(m)
-    law, scale = calibrate_noise(epsilon, delta, l1=l1 / n, l2=l2 / n, noise=mode)
+    law, scale = calibrate_noise(epsilon=epsilon, delta=delta, l1=l1 / n, l2=l2 / n, noise=mode)
     _check_scale(scale, m, "an in-degree (a sum of m noisy weights)")
     iu = np.triu_indices(m, 1)
     counts = preference_counts(r)[iu]  # n w[u, v]: the number of voters placing u before v

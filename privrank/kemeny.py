@@ -361,7 +361,7 @@ def margin_sensitivity(n, m):  # voters, candidates
 def margin_noise_scale(n, m, *, epsilon, delta):
     "Noise scale on each margin: Gaussian sigma (delta > 0, l2 sensitivity) or Laplace b = l1 sensitivity / epsilon (delta = 0)"
     l1, l2 = margin_sensitivity(n, m)
-    return calibrate_noise(epsilon, delta, l1=l1, l2=l2)[1]
+    return calibrate_noise(epsilon=epsilon, delta=delta, l1=l1, l2=l2)[1]
 
 
 def large_n_ok(n, m, *, epsilon, delta):
@@ -404,7 +404,7 @@ def noisy_margins_instance(ranks, *, epsilon, delta, rng=None):
     mode = noise_mode()
     n, m = r.shape
     l1, l2 = margin_sensitivity(n, m)
-    law, scale = calibrate_noise(epsilon, delta, l1=l1, l2=l2, noise=mode)
+    law, scale = calibrate_noise(epsilon=epsilon, delta=delta, l1=l1, l2=l2, noise=mode)
     c = _margin_counts(r)
     iu = np.triu_indices(m, 1)  # refuses, naming `ranks`, an m x m beyond the limits
     d = np.zeros((m, m))
@@ -434,7 +434,7 @@ def clipped_noisy_instance(ranks, *, epsilon, delta, rng=None):
     off = ~np.eye(m, dtype=bool)
     sens = math.sqrt(m * (m - 1)) / n  # each ordered pair moves by 1/n when the pair flips
     law, sigma = calibrate_noise(
-        epsilon, delta, l1=m * (m - 1) / n, l2=sens, noise=mode
+        epsilon=epsilon, delta=delta, l1=m * (m - 1) / n, l2=sens, noise=mode
     )  # Gaussian: delta > 0 here
     w = np.zeros((m, m))
     w[off] = release(preference_counts(r)[off], law, sigma, denom=n, rng=rng, noise=mode)
@@ -514,15 +514,17 @@ def bucketed_noise(n, m, B, *, epsilon, delta):
     if (
         delta > 0
     ):  # one Gaussian mechanism on (s / Delta_2(s), G / Delta_2(G)): joint l2 sensitivity sqrt 2
-        law, s1 = calibrate_noise(epsilon, delta, l1=math.sqrt(2), l2=math.sqrt(2))
+        law, s1 = calibrate_noise(epsilon=epsilon, delta=delta, l1=math.sqrt(2), l2=math.sqrt(2))
         return law, s1 * math.sqrt(2 * k) / n, s1 * math.sqrt(m * (m + 1)) / n
     law, ss = calibrate_noise(
-        epsilon / 2, 0.0, l1=2 * k / n, l2=math.sqrt(2 * k) / n
+        epsilon=epsilon / 2, delta=0.0, l1=2 * k / n, l2=math.sqrt(2 * k) / n
     )  # epsilon/2 on each part
     return (
         law,
         ss,
-        calibrate_noise(epsilon / 2, 0.0, l1=m * (m + 1) / n, l2=math.sqrt(m * (m + 1)) / n)[1],
+        calibrate_noise(
+            epsilon=epsilon / 2, delta=0.0, l1=m * (m + 1) / n, l2=math.sqrt(m * (m + 1)) / n
+        )[1],
     )
 
 

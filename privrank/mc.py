@@ -132,7 +132,7 @@ def epsilon_gdp(noise_multipliers, delta):
     if mu < 1e-8:
         return _gdp_epsilon_small(mu, delta)
     sigma = s**-0.5
-    f = lambda e: gaussian_delta(e, sigma) - delta
+    f = lambda e: gaussian_delta(epsilon=e, sigma=sigma) - delta
     if f(0.0) <= 0:
         return 0.0
     hi = 1.0

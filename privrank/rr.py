@@ -15,7 +15,7 @@ from scipy import special
 
 from privrank.core import (
     MAX_ENTRIES,
-    _real_array,
+    real_array,
     check_epsilon,
     check_int,
     check_rng,
@@ -47,8 +47,8 @@ def _asarray(x, name):
 
 
 def _real(x, name):
-    "core's `_real_array` (a float array, or a TypeError naming `name`), ragged nestings refused by name too"
-    return _real_array(
+    "core's `real_array` (a float array, or a TypeError naming `name`), ragged nestings refused by name too"
+    return real_array(
         x if x is None or isinstance(x, (str, bytes, bool, np.bool_)) else _asarray(x, name), name
     )
 
@@ -121,7 +121,9 @@ def randomized_response(
 
 def _flip(y, e, rng, mode=None):
     "y XOR Bernoulli(1/(1+e^e)), as int8 (inputs already validated): `core.rr_flips`, floating point or exact by the noise mode"
-    return (y.astype(bool, copy=False) ^ rr_flips(e, y.shape, rng=rng, noise=mode)).view(np.int8)
+    return (
+        y.astype(bool, copy=False) ^ rr_flips(epsilon=e, size=y.shape, rng=rng, noise=mode)
+    ).view(np.int8)
 
 # %% ../nbs/01_randomized_response.ipynb #846f6eec
 def rr_output_probability(

@@ -229,7 +229,9 @@ def range_count_tree(
         name="m",
         what=f"the tree over m = {m:,} positions ({2**d:,} leaves)",
     )
-    law, scale = calibrate_noise(epsilon, delta, l1=2 * d, l2=math.sqrt(2 * d), noise=mode)
+    law, scale = calibrate_noise(
+        epsilon=epsilon, delta=delta, l1=2 * d, l2=math.sqrt(2 * d), noise=mode
+    )
     _check_scale(scale, 2 * d, "a range answer (a sum of up to 2d noisy counts)")
     h = np.bincount(x, minlength=2**d)
     levels = []
@@ -451,7 +453,11 @@ def level_noise_scales(
     delta = check_delta(delta)
     w = level_shares(d, (2 ** (-2 / 3) if delta == 0 else 0.5) if kappa is None else kappa)
     law, unit = calibrate_noise(
-        check_epsilon(epsilon, allow_inf=True, scalar=True), delta, l1=1.0, l2=1.0, noise=noise
+        epsilon=check_epsilon(epsilon, allow_inf=True, scalar=True),
+        delta=delta,
+        l1=1.0,
+        l2=1.0,
+        noise=noise,
     )  # unit sensitivity: 1/epsilon, or the Gaussian's 1/mu
     with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
         scales = l1 * unit / w if law == "laplace" else l2 * unit / np.sqrt(w)

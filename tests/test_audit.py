@@ -66,7 +66,7 @@ def test_rr_sampled_audit_and_miscalibration(monkeypatch):
 @pytest.mark.parametrize("law", ["laplace", "gaussian"])
 def test_noise_primitives(law):
     e, d = (1.0, 0.0) if law == "laplace" else (2.0, 1e-3)
-    s = 1 / e if law == "laplace" else analytic_gaussian_sigma(e, d, 1.0)
+    s = 1 / e if law == "laplace" else analytic_gaussian_sigma(epsilon=e, delta=d, sensitivity=1.0)
     draw = sample_laplace if law == "laplace" else sample_gaussian
     mech = lambda x, rng, n: x + draw(s, n, rng=rng)
     kw = dict(

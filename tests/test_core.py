@@ -136,6 +136,6 @@ def test_dp_borda_is_a_valid_consensus(R, epsilon, delta, model, seed):
 @SETTINGS
 @given(st.floats(1e-3, 30), st.floats(1e-12, 0.5))
 def test_analytic_gaussian_is_tight(epsilon, delta):
-    s = core.analytic_gaussian_sigma(epsilon, delta)
+    s = core.analytic_gaussian_sigma(epsilon=epsilon, delta=delta)
     assert math.isfinite(s) and s > 0
-    assert abs(core.gaussian_delta(epsilon, s) - delta) <= 1e-6 * delta + 1e-15
+    assert abs(core.gaussian_delta(epsilon=epsilon, sigma=s) - delta) <= 1e-6 * delta + 1e-15

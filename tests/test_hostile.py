@@ -395,7 +395,9 @@ def test_analytic_gaussian_sigma_refuses(which, e, d, s):
     args = [(e, 1e-6, 1.0), (1.0, d, 1.0), (1.0, 1e-6, s)][which]
     refuses(
         "analytic_gaussian_sigma",
-        lambda: core.analytic_gaussian_sigma(*args),
+        lambda: core.analytic_gaussian_sigma(
+            **dict(zip(["epsilon", "delta", "sensitivity"], args))
+        ),
         ["epsilon", "delta", "sensitivity"][which],
     )
 
@@ -403,7 +405,10 @@ def test_analytic_gaussian_sigma_refuses(which, e, d, s):
 @SETTINGS
 @given(e=st.floats(1e-6, 1e6), d=st.floats(1e-12, 0.5), s=st.floats(0, 1e6))
 def test_analytic_gaussian_sigma_answers_finite(e, d, s):
-    sigma = answers("analytic_gaussian_sigma", lambda: core.analytic_gaussian_sigma(e, d, s))
+    sigma = answers(
+        "analytic_gaussian_sigma",
+        lambda: core.analytic_gaussian_sigma(epsilon=e, delta=d, sensitivity=s),
+    )
     assert math.isfinite(sigma) and sigma >= 0
 
 
@@ -1864,9 +1869,9 @@ CORE_FIXED = [  # defects found by this file and fixed in 00_core: now ordinary 
     (
         "analytic_gaussian_sigma-epsilon-array",
         "analytic_gaussian_sigma",
-        lambda: core.analytic_gaussian_sigma([1.0, 2.0], 0.1),
+        lambda: core.analytic_gaussian_sigma(epsilon=[1.0, 2.0], delta=0.1),
         ("epsilon",),
-        "analytic_gaussian_sigma([1, 2], 0.1): TypeError 'only 0-dimensional arrays ...', not naming `epsilon`",
+        "analytic_gaussian_sigma(epsilon=[1, 2], delta=0.1): TypeError 'only 0-dimensional arrays ...', not naming `epsilon`",
     ),
     (
         "sample_plackett_luce-huge-n",
@@ -1908,8 +1913,13 @@ def test_read_pairwise_csv_labels_are_strings():
 
 def test_analytic_gaussian_sigma_tiny_epsilon_and_delta():
     "Fixed in 00_core: the root bracket widens, so (1e-300, 1e-300) answers with a finite sigma"
-    answers("analytic_gaussian_sigma", lambda: core.analytic_gaussian_sigma(1e-300, 1e-300))
-    answers("analytic_gaussian_sigma", lambda: core.analytic_gaussian_sigma(1e30, 1e-5))
+    answers(
+        "analytic_gaussian_sigma",
+        lambda: core.analytic_gaussian_sigma(epsilon=1e-300, delta=1e-300),
+    )
+    answers(
+        "analytic_gaussian_sigma", lambda: core.analytic_gaussian_sigma(epsilon=1e30, delta=1e-5)
+    )
 
 
 FIXED = {  # ids of BUGS entries fixed since they were found: they run as ordinary tests (the reason stays as the record)
@@ -2286,7 +2296,7 @@ def test_private_entry_points_answer_or_refuse_by_name(fname, mode, e, d, m, n, 
 def test_calibrate_noise_answers_or_refuses(mode, e, d, l1, l2):
     COUNTS["calibrate_noise"] += 1
     try:
-        law, scale = core.calibrate_noise(e, d, l1=l1, l2=l2, noise=mode)
+        law, scale = core.calibrate_noise(epsilon=e, delta=d, l1=l1, l2=l2, noise=mode)
     except ValueError as err:
         assert "`epsilon`" in str(err) or "`delta`" in str(err), str(err)
         return
@@ -2315,16 +2325,24 @@ def test_memory_limit_is_checked_before_allocating(monkeypatch):
 
 # item 7: public helpers validate their arguments (NaN in, error out)
 HELPERS = [
-    ("gaussian_delta", lambda: core.gaussian_delta(NAN, 1.0), "epsilon"),
-    ("gaussian_delta", lambda: core.gaussian_delta(1.0, NAN), "sigma"),
-    ("gaussian_delta", lambda: core.gaussian_delta(1.0, 0.0), "sigma"),
-    ("gaussian_delta", lambda: core.gaussian_delta(1.0, 1.0, -1.0), "sensitivity"),
+    ("gaussian_delta", lambda: core.gaussian_delta(epsilon=NAN, sigma=1.0), "epsilon"),
+    ("gaussian_delta", lambda: core.gaussian_delta(epsilon=1.0, sigma=NAN), "sigma"),
+    ("gaussian_delta", lambda: core.gaussian_delta(epsilon=1.0, sigma=0.0), "sigma"),
+    (
+        "gaussian_delta",
+        lambda: core.gaussian_delta(epsilon=1.0, sigma=1.0, sensitivity=-1.0),
+        "sensitivity",
+    ),
     ("sample_laplace", lambda: core.sample_laplace(NAN, 3, rng=0), "scale"),
     ("sample_laplace", lambda: core.sample_laplace(-1.0, 3, rng=0), "scale"),
     ("sample_gaussian", lambda: core.sample_gaussian(INF, 3, rng=0), "sigma"),
-    ("calibrate_noise", lambda: core.calibrate_noise(-1.0, 0.0, l1=1, l2=1), "epsilon"),
-    ("calibrate_noise", lambda: core.calibrate_noise(1.0, 0.0, l1=NAN, l2=1), "l1"),
-    ("calibrate_noise", lambda: core.calibrate_noise(1.0, NAN, l1=1, l2=1), "delta"),
+    (
+        "calibrate_noise",
+        lambda: core.calibrate_noise(epsilon=-1.0, delta=0.0, l1=1, l2=1),
+        "epsilon",
+    ),
+    ("calibrate_noise", lambda: core.calibrate_noise(epsilon=1.0, delta=0.0, l1=NAN, l2=1), "l1"),
+    ("calibrate_noise", lambda: core.calibrate_noise(epsilon=1.0, delta=NAN, l1=1, l2=1), "delta"),
     ("sample_noise", lambda: core.sample_noise("bogus", 1.0, 3, rng=0), "law"),
     ("sample_noise", lambda: core.sample_noise("laplace", NAN, 3, rng=0), "scale"),
     ("release", lambda: core.release([1, 2], "laplace", NAN, rng=0), "scale"),
@@ -2341,11 +2359,11 @@ HELPERS = [
     ("float_sum_error", lambda: core.float_sum_error(0, 1.0), "n_terms"),
     ("float_sum_error", lambda: core.float_sum_error(10, NAN), "magnitude"),
     ("float_sum_error", lambda: core.float_sum_error(2**60, 1.0), "n_terms"),
-    ("rr_flips", lambda: core.rr_flips(NAN, 3, rng=0), "epsilon"),
-    ("zcdp_sigma", lambda: core.zcdp_sigma(NAN, 1e-6), "epsilon"),
-    ("zcdp_sigma", lambda: core.zcdp_sigma(1.0, 0.0), "delta"),
-    ("borda_sensitivity", lambda: core.borda_sensitivity(0), "m"),
-    ("borda_sensitivity", lambda: core.borda_sensitivity(2.5), "m"),
+    ("rr_flips", lambda: core.rr_flips(epsilon=NAN, size=3, rng=0), "epsilon"),
+    ("zcdp_sigma", lambda: core.zcdp_sigma(epsilon=NAN, delta=1e-6), "epsilon"),
+    ("zcdp_sigma", lambda: core.zcdp_sigma(epsilon=1.0, delta=0.0), "delta"),
+    ("borda_sensitivity", lambda: core.borda_sensitivity(0), "n_items"),
+    ("borda_sensitivity", lambda: core.borda_sensitivity(2.5), "n_items"),
     ("check_memory", lambda: core.set_memory_limit(-5), "nbytes"),
     ("local_search", lambda: kemeny.local_search(np.zeros((3, 3)), max_moves=-1), "max_moves"),
     ("local_search", lambda: kemeny.local_search(np.zeros((3, 3)), tol=NAN), "tol"),
@@ -2422,8 +2440,8 @@ CALLS = {
         ),
         "snap": lambda a: core.snap(a(np.array([0.3, 1.7])), 0.5),
         "rr_flips": lambda a: (
-            core.rr_flips(a(np.array([0.5, 1.0])), (3, 2), rng=0),
-            core.rr_flips(a(np.array([0.5, 1.0])), (3, 2), rng=0, noise="exact"),
+            core.rr_flips(epsilon=a(np.array([0.5, 1.0])), size=(3, 2), rng=0),
+            core.rr_flips(epsilon=a(np.array([0.5, 1.0])), size=(3, 2), rng=0, noise="exact"),
         ),
     },
     kemeny: {

@@ -85,7 +85,9 @@ def test_margin_noise_is_calibrated_and_unbiased():
             for s in range(2000)
         ]
     )
-    sigma = core.analytic_gaussian_sigma(0.5, 1e-5, K.margin_sensitivity(100, 5)[1])
+    sigma = core.analytic_gaussian_sigma(
+        epsilon=0.5, delta=1e-5, sensitivity=K.margin_sensitivity(100, 5)[1]
+    )
     assert abs(noise.std() - sigma) < 5 * sigma / math.sqrt(2 * noise.size)
     assert abs(noise.std() / 2 - sigma) > 5 * sigma / math.sqrt(
         2 * noise.size

@@ -73,7 +73,7 @@ def test_central_noise_calibration(delta):
         assert np.isclose(((l1 / n) / rel[0].noise_scale).sum(), 0.5)
     else:
         mu = np.sqrt((((l2 / n) / rel[0].noise_scale) ** 2).sum())
-        assert np.isclose(mu, 1 / analytic_gaussian_sigma(0.5, delta))
+        assert np.isclose(mu, 1 / analytic_gaussian_sigma(epsilon=0.5, delta=delta))
 
 
 def test_local_noise_calibration():
@@ -380,14 +380,16 @@ def test_exact_gaussian_is_zcdp_calibrated():
     fast = tree.private_position_costs(R, epsilon=1.0, delta=1e-6, rng=0)
     with core.use_noise("exact"):
         exact = tree.private_position_costs(R, epsilon=1.0, delta=1e-6, rng=0)
-    ratio = core.zcdp_sigma(1.0, 1e-6) / core.analytic_gaussian_sigma(1.0, 1e-6)
+    ratio = core.zcdp_sigma(epsilon=1.0, delta=1e-6) / core.analytic_gaussian_sigma(
+        epsilon=1.0, delta=1e-6
+    )
     assert np.allclose(exact.noise_scale, fast.noise_scale * ratio, rtol=1e-9)
     l1, l2 = (
         exact.diagnostics["sensitivity_l1"],
         exact.diagnostics["sensitivity_l2"],
     )  # rho-zCDP over the levels adds up to the target
     rho = (((l2 / exact.noise_scale) ** 2) / 2).sum()
-    assert math.isclose(rho, 1 / (2 * core.zcdp_sigma(1.0, 1e-6) ** 2), rel_tol=1e-9)
+    assert math.isclose(rho, 1 / (2 * core.zcdp_sigma(epsilon=1.0, delta=1e-6) ** 2), rel_tol=1e-9)
 
 
 def test_memory_is_estimated_before_allocating():
