@@ -2,10 +2,13 @@
 
     python benchmarks/bench_core.py
 
-- Kendall tau distance of n pairs of rankings over m candidates: privrank's vectorised merge-sort count
-  against scipy.stats.kendalltau called per pair (the peer a user would reach for; O(m log m) too, but one
+- Kendall tau distance of n pairs of rankings over m candidates: privrank's vectorised merge-sort
+  count
+  against scipy.stats.kendalltau called per pair (the peer a user would reach for; O(m log m) too,
+  but one
   call per pair).
-- The pairwise preference matrix w^Pi: privrank against the one-line broadcast (the floor in numpy calls,
+- The pairwise preference matrix w^Pi: privrank against the one-line broadcast (the floor in numpy
+  calls,
   but O(n m^2) memory).
 Absolute times on shared machines are noisy: read the ratios (best of 5 each).
 """
@@ -39,14 +42,16 @@ def main():
         tau = np.array([kendalltau(a, b).statistic for a, b in zip(A[:5], B[:5])])
         assert np.allclose(1 - 4 * d / (m * (m - 1)), tau)
         print(
-            f"{f'Kendall distance, {n} pairs, m={m} (scipy loop)':<50} {ours:>11.4f} {peer:>10.4f} {peer / ours:>14.1f}"
+            f"{f'Kendall distance, {n} pairs, m={m} (scipy loop)':<50} {ours:>11.4f} "
+            f"{peer:>10.4f} {peer / ours:>14.1f}"
         )
     for n, m in [(5000, 10), (5000, 100)]:
         R = np.argsort(rng.random((n, m)), axis=1)
         ours = best_of(lambda: preference_matrix(R))
         peer = best_of(lambda: (R[:, :, None] < R[:, None, :]).mean(0))
         print(
-            f"{f'preference matrix, n={n}, m={m} (broadcast)':<50} {ours:>11.4f} {peer:>10.4f} {peer / ours:>14.1f}"
+            f"{f'preference matrix, n={n}, m={m} (broadcast)':<50} {ours:>11.4f} "
+            f"{peer:>10.4f} {peer / ours:>14.1f}"
         )
 
 

@@ -1,10 +1,13 @@
-"""Cost of the exact noise path (privrank.core.release in exact mode: integer counts + exact discrete Laplace /
+"""Cost of the exact noise path (privrank.core.release in exact mode: integer counts + exact
+discrete Laplace /
 discrete Gaussian noise, Canonne-Kamath-Steinke 2020) against two references, in one run:
   - the floor: the fast path (numpy floating-point noise, not float-safe);
-  - the peer: OpenDP's exact integer samplers (make_laplace / make_gaussian on a vector of integers), when installed
+  - the peer: OpenDP's exact integer samplers (make_laplace / make_gaussian on a vector of
+    integers), when installed
     (`pip install '.[bench]'`).
 Then whole mechanisms in exact against fast mode. Prints times and ratios.
-Usage: python benchmarks/bench_noise.py [N]   (default N = 1,000,000 draws; OpenDP gets N/10 and is scaled up)"""
+Usage: python benchmarks/bench_noise.py [N]   (default N = 1,000,000 draws; OpenDP gets N/10 and
+is scaled up)"""
 
 import sys
 import time
@@ -52,10 +55,16 @@ if __name__ == "__main__":
         fast = best(lambda: core.release(counts, law, scale, rng=0, noise="fast"))
         exact = best(lambda: core.release(counts, law, scale, rng=0, noise="exact"))
         peer = opendp_timer(law, scale, n // 10)
-        line = f"  {law:8s} scale {scale:>9.4g}: fast {fast:7.3f} s, exact {exact:7.3f} s (exact/fast {exact / fast:5.1f}x)"
+        line = (
+            f"  {law:8s} scale {scale:>9.4g}: fast {fast:7.3f} s, exact {exact:7.3f} s "
+            f"(exact/fast {exact / fast:5.1f}x)"
+        )
         if peer is not None:
             tp = best(peer, 1) * 10
-            line += f"; OpenDP {tp:7.3f} s (scaled from {n // 10:,}): privrank exact is {tp / exact:5.1f}x faster"
+            line += (
+                f"; OpenDP {tp:7.3f} s (scaled from {n // 10:,}): "
+                f"privrank exact is {tp / exact:5.1f}x faster"
+            )
         else:
             line += "; OpenDP not installed"
         print(line)
@@ -81,5 +90,6 @@ if __name__ == "__main__":
         with core.use_noise("exact"):
             exact = best(f)
         print(
-            f"  {name:60s}: fast {fast:7.3f} s, exact {exact:7.3f} s, exact/fast {exact / fast:5.2f}x"
+            f"  {name:60s}: fast {fast:7.3f} s, exact {exact:7.3f} s, exact/fast "
+            f"{exact / fast:5.2f}x"
         )

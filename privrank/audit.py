@@ -51,7 +51,8 @@ def clopper_pearson(
     n,  # trials
     alpha,  # one-sided error of EACH bound
 ):
-    "(lower, upper) one-sided Clopper–Pearson bounds on a binomial proportion, each exceeded with probability <= alpha"
+    """(lower, upper) one-sided Clopper–Pearson bounds on a binomial proportion, each exceeded
+    with probability <= alpha"""
     k, n, alpha = _counts(k, "k"), _counts(n, "n"), _alpha(alpha)
     if (n < 1).any() or (k > n).any():
         raise ValueError(f"`k` must lie in 0..n and `n` be at least 1; got k = {k}, n = {n}")
@@ -69,7 +70,8 @@ def epsilon_from_counts(
     delta,
     alpha,
 ):
-    "Lower bound (8.1): log((p_hi_lower - delta) / p_lo_upper), at confidence 1 - alpha (0 when uninformative)"
+    """Lower bound (8.1): log((p_hi_lower - delta) / p_lo_upper), at confidence 1 - alpha (0
+    when uninformative)"""
     delta, alpha = check_delta(delta), _alpha(alpha)
     p_hi = clopper_pearson(k_hi, n_hi, alpha / 2)[0]
     p_lo = clopper_pearson(k_lo, n_lo, alpha / 2)[1]
@@ -106,7 +108,8 @@ def projection_statistic(pilot0, pilot1):  # (n, k) pilot outputs on D0 and D1
 
 
 def laplace_statistic(pilot0, pilot1):  # (n, k) pilot outputs on D0 and D1
-    "T(x) = sum_k (|x_k - mu0_k| - |x_k - mu1_k|) / b_k: the privacy-loss statistic of independent Laplace noise"
+    """T(x) = sum_k (|x_k - mu0_k| - |x_k - mu1_k|) / b_k: the privacy-loss statistic of
+    independent Laplace noise"""
     mu0, mu1 = pilot0.mean(0), pilot1.mean(0)
     b = np.sqrt((pilot0.var(0) + pilot1.var(0)) / 4) + 1e-300  # Laplace sd = sqrt(2) b
     return lambda X: np.round(((np.abs(X - mu0) - np.abs(X - mu1)) / b).sum(1), 9)
@@ -115,14 +118,16 @@ def laplace_statistic(pilot0, pilot1):  # (n, k) pilot outputs on D0 and D1
 def raw_laplace_statistic(
     pilot0, pilot1
 ):  # as `laplace_statistic`, without rounding away float artefacts
-    "The Laplace privacy-loss statistic computed in plain floating point (sees the float leak, Mironov 2012)"
+    """The Laplace privacy-loss statistic computed in plain floating point (sees the float
+    leak, Mironov 2012)"""
     mu0, mu1 = pilot0.mean(0), pilot1.mean(0)
     b = np.sqrt((pilot0.var(0) + pilot1.var(0)) / 4) + 1e-300
     return lambda X: ((np.abs(X - mu0) - np.abs(X - mu1)) / b).sum(1)
 
 
 def histogram_statistic(pilot0, pilot1):  # (n, k) pilot outputs (a small discrete output space)
-    "T(x) = log of the pilot ratio of the frequency of output x under D1 and D0 (0 for unseen outputs)"
+    """T(x) = log of the pilot ratio of the frequency of output x under D1 and D0 (0 for
+    unseen outputs)"""
     keys, inv = np.unique(np.concatenate([pilot0, pilot1]), axis=0, return_inverse=True)
     inv = inv.ravel()
     c0 = np.bincount(inv[: len(pilot0)], minlength=len(keys))
@@ -141,7 +146,8 @@ def histogram_statistic(pilot0, pilot1):  # (n, k) pilot outputs (a small discre
 
 
 def gaussian_statistic(pilot0, pilot1):  # (n, k) pilot outputs on D0 and D1
-    "T(x) = <x, Sigma^-1 (mean1 - mean0)>, Sigma = pooled per-coordinate pilot variances: the privacy-loss statistic of independent Gaussian noise of unequal scales"
+    """T(x) = <x, Sigma^-1 (mean1 - mean0)>, Sigma = pooled per-coordinate pilot variances:
+    the privacy-loss statistic of independent Gaussian noise of unequal scales"""
     var = (pilot0.var(0) + pilot1.var(0)) / 2
     u = (pilot1.mean(0) - pilot0.mean(0)) / (var + 1e-300)
     return lambda X: np.round(X @ u, 9)
@@ -175,7 +181,8 @@ def choose_event(
     alpha,
     n_grid=400,
 ):
-    "(threshold, tail, pilot bound): tail +1 means S = {T > t} (favours D1), -1 means {T < t} (favours D0)"
+    """(threshold, tail, pilot bound): tail +1 means S = {T > t} (favours D1), -1 means {T <
+    t} (favours D0)"""
     grid = np.unique(np.quantile(np.concatenate([t0, t1]), np.linspace(0, 1, n_grid)))
     s0, s1 = np.sort(t0), np.sort(t1)
     scale0, scale1 = n_eval / len(t0), n_eval / len(t1)
@@ -224,13 +231,17 @@ def audit_epsilon(
     *,
     delta,  # the delta of the claim (0 for pure DP)
     n_runs=20_000,  # evaluation runs per dataset
-    n_pilot=None,  # pilot runs per dataset (choose the statistic's direction and threshold); default n_runs // 4
-    statistic="projection",  # "projection" | "laplace" | "histogram" | f(pilot0, pilot1) -> (X -> (n,) statistic)
+    # pilot runs per dataset (choose the statistic's direction and threshold); default n_runs
+    # // 4
+    n_pilot=None,
+    # "projection" | "laplace" | "histogram" | f(pilot0, pilot1) -> (X -> (n,) statistic)
+    statistic="projection",
     alpha=1e-7,  # the bound fails with probability <= alpha
     batch=False,  # mechanism draws n runs per call
     rng=None,
 ):
-    "Lower bound on the epsilon of `mechanism` at `delta` from a pilot-chosen threshold test on D0 vs D1"
+    """Lower bound on the epsilon of `mechanism` at `delta` from a pilot-chosen threshold test
+    on D0 vs D1"""
     delta, rng = check_delta(delta), check_rng(rng)
     n_runs = check_int(n_runs, name="n_runs", minimum=10)
     n_pilot = (
@@ -280,7 +291,8 @@ def exact_epsilon(
     *,
     delta,  # 0 <= delta < 1
 ):
-    "The exact epsilon at `delta` of a mechanism with finite output distributions p0, p1 (hockey-stick divergence)"
+    """The exact epsilon at `delta` of a mechanism with finite output distributions p0, p1
+    (hockey-stick divergence)"""
     p0, p1, delta = np.asarray(p0, float), np.asarray(p1, float), check_delta(delta)
     if (
         p0.shape != p1.shape
@@ -314,7 +326,8 @@ def _bisect(f, lo, hi, it=200):
 # %% ../nbs/08_audit.ipynb #586bd7b4
 @contextlib.contextmanager
 def scaled_noise(factor):  # multiply every Laplace/Gaussian noise scale in privrank by this
-    "Context manager: privrank's noise primitives scaled by `factor` everywhere they were imported (floating-point draws times factor; exact draws at factor x the scale)"
+    """Context manager: privrank's noise primitives scaled by `factor` everywhere they were
+    imported (floating-point draws times factor; exact draws at factor x the scale)"""
     import privrank.core as core
 
     orig = {
@@ -347,7 +360,8 @@ def scaled_noise(factor):  # multiply every Laplace/Gaussian noise scale in priv
 
 # %% ../nbs/08_audit.ipynb #e21e9802
 def discrete_laplace_cdf(z, scale):  # integers z; scale > 0
-    "P(Z <= z) for the discrete Laplace P(Z = z) ∝ exp(-|z| / scale): 1 - q^(z+1)/(1+q) for z >= 0, q^(-z)/(1+q) below (q = e^(-1/scale))"
+    """P(Z <= z) for the discrete Laplace P(Z = z) ∝ exp(-|z| / scale): 1 - q^(z+1)/(1+q) for
+    z >= 0, q^(-z)/(1+q) below (q = e^(-1/scale))"""
     z, q = np.asarray(z, float), math.exp(-1 / float(scale))
     with np.errstate(under="ignore"):
         return np.where(
@@ -358,7 +372,8 @@ def discrete_laplace_cdf(z, scale):  # integers z; scale > 0
 
 
 def discrete_gaussian_cdf(z, sigma2):  # integers z; sigma^2 > 0
-    "P(Z <= z) for the discrete Gaussian P(Z = z) ∝ exp(-z^2 / (2 sigma2)): summed exactly for sigma <= 2^12, else Phi((z + 1/2)/sigma)"
+    """P(Z <= z) for the discrete Gaussian P(Z = z) ∝ exp(-z^2 / (2 sigma2)): summed exactly
+    for sigma <= 2^12, else Phi((z + 1/2)/sigma)"""
     z, s2 = np.asarray(z, float), float(sigma2)
     s = math.sqrt(s2)
     if s > 2**12:
@@ -376,7 +391,8 @@ def chi_square_law(
     cdf,  # cdf(z): the law's P(Z <= z) at integers z (vectorised)
     edges,  # integer bin edges: bins (-inf, e0], (e0, e1], ..., (e_last, inf)
 ):
-    "(chi-square statistic, degrees of freedom, p-value) of Pearson's test of `draws` against the law, bins merged to >= 5 expected"
+    """(chi-square statistic, degrees of freedom, p-value) of Pearson's test of `draws`
+    against the law, bins merged to >= 5 expected"""
     x = np.asarray(draws).astype(float)
     edges = np.unique(np.asarray(edges, float))
     F = np.concatenate([[0.0], cdf(edges), [1.0]])
@@ -404,7 +420,8 @@ def chi_square_law(
 
 
 def tail_pvalue(draws, cdf, k):  # integer draws; the law's cdf; a threshold k > 0
-    "P-value of the draws beyond |Z| > k under the law (binomial upper tail): small when the far tails are too heavy"
+    """P-value of the draws beyond |Z| > k under the law (binomial upper tail): small when the
+    far tails are too heavy"""
     x = np.abs(np.asarray(draws).astype(float))
     p = float(cdf(-k - 1) + 1 - cdf(k))
     return float(stats.binom.sf(int((x > k).sum()) - 1, x.size, p))
@@ -415,9 +432,12 @@ def lattice_leaks(
     x1,  # (runs, k) releases of one mechanism on D0 and on D1
     spacings,  # lattice spacings to test
     *,
-    rtol=1e-9,  # offsets closer than rtol x the largest |release| are equal (float rounding of post-processing)
+    # offsets closer than rtol x the largest |release| are equal (float rounding of
+    # post-processing)
+    rtol=1e-9,
 ):
-    "[(spacing, coordinate, offset0, offset1)]: where each side's releases sit at one offset modulo the spacing and the two offsets differ"
+    """[(spacing, coordinate, offset0, offset1)]: where each side's releases sit at one offset
+    modulo the spacing and the two offsets differ"""
     x0, x1 = np.atleast_2d(np.asarray(x0, float)), np.atleast_2d(np.asarray(x1, float))
     if (
         x0.ndim != 2
@@ -442,7 +462,8 @@ def lattice_leaks(
 
 
 def lattice_spacings(n):  # number of voters (the release's denominator)
-    "Spacings worth testing for releases of counts / n: every power of two from 2^-30 to 2^12, and j / n for j = 1..8"
+    """Spacings worth testing for releases of counts / n: every power of two from 2^-30 to
+    2^12, and j / n for j = 1..8"""
     return sorted(set([2.0**k for k in range(-30, 13)] + [j / n for j in range(1, 9)]))
 
 # %% ../nbs/08_audit.ipynb #fe9ab920
@@ -463,10 +484,16 @@ class MechanismAudit:
     statistic: str
     n_runs: int
     batch: bool = False
-    replay: object = None  # replay(data): raises unless the batch path's one-run release equals the mechanism's own (same seed)
-    detect: bool = True  # whether halved noise must be detected (False only where the proof's constant has slack; see `note`)
+    # replay(data): raises unless the batch path's one-run release equals the mechanism's own
+    # (same seed)
+    replay: object = None
+    # whether halved noise must be detected (False only where the proof's constant has slack;
+    # see `note`)
+    detect: bool = True
     note: str = ""
-    noise: str = "fast"  # the noise path audited: "fast" (floating point) or "exact" (integer counts + exact integer noise)
+    # the noise path audited: "fast" (floating point) or "exact" (integer counts + exact
+    # integer noise)
+    noise: str = "fast"
 
 
 def _rev(m, n=1):
@@ -486,7 +513,8 @@ def _flat(
 
 
 def _footrule_worst(m):
-    "A ranking pair (identity, pi) attaining the l1 sensitivity of the cost matrix (brute force over pi, small m)"
+    """A ranking pair (identity, pi) attaining the l1 sensitivity of the cost matrix (brute
+    force over pi, small m)"""
     from itertools import permutations
 
     from privrank.footrule import exact_position_costs
@@ -499,7 +527,8 @@ def _footrule_worst(m):
 
 
 def _replayer(batch, real):
-    "replay(data): the batch path with n = 1 must reproduce the mechanism's own release bit for bit, for two seeds"
+    """replay(data): the batch path with n = 1 must reproduce the mechanism's own release bit
+    for bit, for two seeds"""
 
     def replay(data):
         for seed in (11, 12):
@@ -523,9 +552,6 @@ def standard_audits(
 
     N = lambda k: max(int(k * scale), 1000)
     e, d = 1.0, 1e-3
-    lap = lambda *a, **k: core.sample_laplace(
-        *a, **k
-    )  # looked up at call time: `scaled_noise` reaches them
     out = [
         MechanismAudit(
             "randomized response",
@@ -540,13 +566,17 @@ def standard_audits(
             N(100_000),
             batch=True,
             detect=False,
-            note="no Laplace/Gaussian noise to halve; flipping as for 2 epsilon is detected in tests/test_audit.py",
+            note="no Laplace/Gaussian noise to halve; flipping as for 2 epsilon is detected "
+            "in tests/test_audit.py",
         )
     ]
 
     def borda(
-        model, delta
-    ):  # batch: the score vector (or the voters' reports) repeated n times, released by core.release at the claimed scale
+        model,
+        delta,
+        # batch: the score vector (or the voters' reports) repeated n times, released by
+        # core.release at the claimed scale
+    ):
         real = lambda r, rng: (
             core.dp_borda_aggregate(r, epsilon=e, delta=delta, model=model, rng=rng).scores
         )
@@ -588,7 +618,8 @@ def standard_audits(
             )
         )
 
-    # tree, central: m trees, released node values; batch = the same nodes stacked n times, noised by the tree's own `_noisy` at the scales the mechanism reports
+    # tree, central: m trees, released node values; batch = the same nodes stacked n times,
+    # noised by the tree's own `_noisy` at the scales the mechanism reports
     def tree_central(delta):
         real = lambda r, rng: _flat(
             tree.private_position_costs(r, epsilon=e, delta=delta, rng=rng).diagnostics[
@@ -880,8 +911,10 @@ def standard_audits(
                 note=note,
             )
         )
-    # streaming Oja (the default global step): two Gaussian releases of sensitivity 4 L^2 at the same sigma (06, Result 8);
-    # each is audited against what it alone spends at delta, epsilon_r, from the Gaussian mechanism's exact curve
+    # streaming Oja (the default global step): two Gaussian releases of sensitivity 4 L^2 at
+    # the same sigma (06, Result 8);
+    # each is audited against what it alone spends at delta, epsilon_r, from the Gaussian
+    # mechanism's exact curve
     D4 = mc.SENSITIVITY_OJA_FRESH * L * L
     e_r = optimize.brentq(
         lambda x: core.gaussian_delta(epsilon=x, sigma=sig, sensitivity=D4) - d, 1e-9, 1e3
@@ -951,8 +984,10 @@ def standard_audits(
         )
         for a in exact
     ]
-    # private Frank-Wolfe on the exact path: the statistic is real, so it is snapped to the grid the step was calibrated for;
-    # the claim of one release is what its discrete Gaussian spends as rho-zCDP, rho = (snapped sensitivity / sigma)^2 / 2
+    # private Frank-Wolfe on the exact path: the statistic is real, so it is snapped to the
+    # grid the step was calibrated for;
+    # the claim of one release is what its discrete Gaussian spends as rho-zCDP, rho =
+    # (snapped sensitivity / sigma)^2 / 2
     fw = mc.private_frank_wolfe(
         sp.csr_matrix(np.eye(2)),
         epsilon=e,
@@ -1042,14 +1077,18 @@ def audit_results(
 
 
 def audit_table(
-    audits=None,  # list of `MechanismAudit` (default: `standard_audits()`), or the output of `audit_results`
+    # list of `MechanismAudit` (default: `standard_audits()`), or the output of
+    # `audit_results`
+    audits=None,
     *,
     rng=0,  # base seed
 ):
-    "Markdown table: mechanism, model, unit, guarantee, claimed epsilon, audited lower bound (calibrated and half noise)"
+    """Markdown table: mechanism, model, unit, guarantee, claimed epsilon, audited lower bound
+    (calibrated and half noise)"""
     res = audits if audits and isinstance(audits[0], tuple) else audit_results(audits, rng=rng)
     rows = [
-        "| mechanism | model | privacy unit | noise path | guarantee | claimed ε | audited ε (calibrated) | audited ε (half noise) | half noise detected |",
+        "| mechanism | model | privacy unit | noise path | guarantee | claimed ε | audited "
+        "ε (calibrated) | audited ε (half noise) | half noise detected |",
         "|---|---|---|---|---|---|---|---|---|",
     ]
     for a, ok, bad in res:
@@ -1060,6 +1099,7 @@ def audit_table(
             else ("no" if a.detect else f"no (not required: {a.note})")
         )
         rows.append(
-            f"| {a.name} | {a.model} | {a.unit} | {a.noise} | {g} | {a.epsilon:g} | {ok.epsilon_lower:.3f} | {bad.epsilon_lower:.3f} | {det} |"
+            f"| {a.name} | {a.model} | {a.unit} | {a.noise} | {g} | {a.epsilon:g} | "
+            f"{ok.epsilon_lower:.3f} | {bad.epsilon_lower:.3f} | {det} |"
         )
     return "\n".join(rows)

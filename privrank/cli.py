@@ -42,7 +42,8 @@ __all__ = ['MODELS', 'DATA_KINDS', 'METHODS', 'BYTES_PER_COMPARISON', 'EXIT_USAG
 
 # %% ../nbs/09_cli.ipynb #7ed10a98
 def _int_array(x, name):
-    "`x` as a 1-D integer array (no copy for an int array), or a TypeError / ValueError naming `name`"
+    """`x` as a 1-D integer array (no copy for an int array), or a TypeError / ValueError
+    naming `name`"""
     a = np.asarray(x)
     if a.dtype == object or a.dtype.kind not in "iu":
         raise TypeError(f"`{name}` must be an array of integers; got dtype {a.dtype}")
@@ -53,14 +54,17 @@ def _int_array(x, name):
 
 @dataclass(frozen=True)
 class Pairs:
-    "Pairwise comparisons as flat arrays: `user` says `i` beat `j` with outcome `y` (1, 0, or 0.5 for a tie)"
+    """Pairwise comparisons as flat arrays: `user` says `i` beat `j` with outcome `y` (1, 0,
+    or 0.5 for a tie)"""
 
     user: np.ndarray  # who compared: one integer id per comparison (the privacy unit)
     i: np.ndarray  # item index, 0..n_items-1
     j: np.ndarray  # the other item, != i
     y: np.ndarray  # 1 if i won, 0 if j won, 0.5 for a tie
     n_items: int
-    unit: str = "voter"  # what a user id stands for: "voter" (a ranking's comparisons) or "user" (a comparisons file)
+    # what a user id stands for: "voter" (a ranking's comparisons) or "user" (a comparisons
+    # file)
+    unit: str = "voter"
 
     def __post_init__(self):
         m = check_int(self.n_items, name="n_items", minimum=2)
@@ -70,11 +74,13 @@ class Pairs:
             raise TypeError(f"`y` must be an array of numbers; got dtype {y.dtype}")
         if not len(user) == len(i) == len(j) == len(y) > 0 or y.ndim != 1:
             raise ValueError(
-                f"`user`, `i`, `j`, `y` must be 1-D of one length > 0; got {len(user)}, {len(i)}, {len(j)}, shape {y.shape}"
+                f"`user`, `i`, `j`, `y` must be 1-D of one length > 0; got {len(user)}, "
+                f"{len(i)}, {len(j)}, shape {y.shape}"
             )
         if not np.isin(y, (0, 0.5, 1)).all():
             raise ValueError(
-                f"`y` must hold 0, 0.5 or 1 (NaN is refused); got {y[~np.isin(y, (0, 0.5, 1))][0]!r}"
+                "`y` must hold 0, 0.5 or 1 (NaN is refused); got "
+                f"{y[~np.isin(y, (0, 0.5, 1))][0]!r}"
             )
         if ((i < 0) | (i >= m) | (j < 0) | (j >= m)).any():
             raise ValueError(f"`i` and `j` must lie in 0..{m - 1} (`n_items` = {m})")
@@ -154,7 +160,8 @@ register_method(
         footrule_aggregate,
         dp_footrule_aggregate,
         ("central", "local"),
-        "optimal footrule consensus (min-cost matching); private: noisy costs from the tree mechanism (Algorithm 2)",
+        "optimal footrule consensus (min-cost matching); private: noisy costs from the tree "
+        "mechanism (Algorithm 2)",
     )
 )
 
@@ -173,7 +180,8 @@ register_method(
         _kemeny,
         _dp_kemeny,
         ("central",),
-        "Kemeny consensus (exact up to m = 20); private: the improved DP PTAS, regime picked from n, m, epsilon, delta",
+        "Kemeny consensus (exact up to m = 20); private: the improved DP PTAS, regime "
+        "picked from n, m, epsilon, delta",
     )
 )
 
@@ -220,7 +228,8 @@ def per_comparison_epsilon(
     epsilon: float,  # budget per voter (user)
     k: np.ndarray,  # number of comparisons of each voter (>= 1)
 ) -> np.ndarray:
-    "Each voter's epsilon per comparison: epsilon / k rounded down, so that k * (epsilon / k) <= epsilon exactly"
+    """Each voter's epsilon per comparison: epsilon / k rounded down, so that k * (epsilon /
+    k) <= epsilon exactly"""
     epsilon = check_epsilon(epsilon, scalar=True)
     k = _int_array(k, "k")
     if k.size == 0 or (k < 1).any():
@@ -229,24 +238,28 @@ def per_comparison_epsilon(
 
 
 def dp_btl_aggregate(pairs: Pairs, *, epsilon, delta=0.0, model="local", rng=None):
-    "Locally private BTL consensus at `epsilon` per voter: randomized response on each of her k comparisons at epsilon/k"
+    """Locally private BTL consensus at `epsilon` per voter: randomized response on each of
+    her k comparisons at epsilon/k"""
     if not isinstance(pairs, Pairs):
         raise TypeError(f"`pairs` must be a Pairs; got {type(pairs).__name__}")
     epsilon, delta = check_epsilon(epsilon, scalar=True), check_delta(delta)
     if delta != 0:
         raise ValueError(
-            f"`delta` must be 0 for BTL: randomized response is pure epsilon-DP and has no use for a delta; got {delta:g}"
+            "`delta` must be 0 for BTL: randomized response is pure epsilon-DP and has no "
+            f"use for a delta; got {delta:g}"
         )
     if not (isinstance(model, str) and model == "local"):
         raise ValueError(
-            f"`model` must be 'local' for BTL: each comparison is privatised by its voter; got {model!r}"
+            "`model` must be 'local' for BTL: each comparison is privatised by its voter; "
+            f"got {model!r}"
         )
     rng, mode = check_rng(rng), core.noise_mode()
     _, user, k = np.unique(pairs.user, return_inverse=True, return_counts=True)
     eps_c = per_comparison_epsilon(epsilon, k)  # one per voter, indexed by `user`
     if not (eps_c > 0).all():
         raise ValueError(
-            f"`epsilon` = {epsilon:g} per {pairs.unit} is too small: split over a {pairs.unit}'s {k.max():,} comparisons it underflows to 0"
+            f"`epsilon` = {epsilon:g} per {pairs.unit} is too small: split over a "
+            f"{pairs.unit}'s {k.max():,} comparisons it underflows to 0"
         )
     y = pairs.y
     if np.any(y == 0.5):
@@ -259,7 +272,8 @@ def dp_btl_aggregate(pairs: Pairs, *, epsilon, delta=0.0, model="local", rng=Non
         if "`epsilon`" not in str(e):
             raise
         raise ValueError(
-            f"{e} (here the per-comparison `epsilon` is the per-{pairs.unit} `epsilon` {epsilon:g} split over each "
+            f"{e} (here the per-comparison `epsilon` is the per-{pairs.unit} `epsilon` "
+            f"{epsilon:g} split over each "
             f"{pairs.unit}'s comparisons: {eps_c.min():g} to {eps_c.max():g})"
         ) from None
     diag = dict(
@@ -287,7 +301,8 @@ register_method(
         btl_aggregate,
         dp_btl_aggregate,
         ("local",),
-        "Bradley-Terry-Luce M-estimator; private: randomized response on each comparison (local DP), epsilon per voter split over her comparisons",
+        "Bradley-Terry-Luce M-estimator; private: randomized response on each comparison "
+        "(local DP), epsilon per voter split over her comparisons",
         data="comparisons",
         pure=True,
     )
@@ -336,7 +351,8 @@ class Profile:
         m = self.ranks.shape[1] if self.ranks is not None else self.pairs.n_items
         if len(self.item_ids) != m or len(self.item_names) != m:
             raise ValueError(
-                f"`item_ids` and `item_names` must have one entry per candidate ({m}); got {len(self.item_ids)} and {len(self.item_names)}"
+                f"`item_ids` and `item_names` must have one entry per candidate ({m}); got "
+                f"{len(self.item_ids)} and {len(self.item_names)}"
             )
         if not all(
             isinstance(s, str) for s in (*self.item_names, self.title, self.source)
@@ -358,7 +374,8 @@ def load_profile(path, *, rng=None):
         )
     if suf not in _RANKING_SUFFIXES:
         raise CLIError(
-            f"cannot tell the format of {path.name}: expected a PrefLib {'/'.join(_RANKING_SUFFIXES)} file "
+            f"cannot tell the format of {path.name}: expected a PrefLib "
+            f"{'/'.join(_RANKING_SUFFIXES)} file "
             f"(optionally .gz) or a pairwise .csv"
         )
     prefs = datasets.read_preflib(path)
@@ -383,7 +400,8 @@ def _method_input(method: Method, profile: Profile):
     if method.data == "rankings":
         if profile.ranks is None:
             raise CLIError(
-                f"method {method.name!r} needs rankings (a PrefLib {'/'.join(_RANKING_SUFFIXES)} file); "
+                f"method {method.name!r} needs rankings (a PrefLib "
+                f"{'/'.join(_RANKING_SUFFIXES)} file); "
                 f"{profile.source or profile.title} holds pairwise comparisons: use --method btl"
             )
         return profile.ranks
@@ -414,7 +432,8 @@ def _check_choice(x, name, choices, allow_none=True):
 
 
 def run_method(name, profile, *, epsilon=None, delta=None, model=None, rng=None):
-    "Run method `name` on `profile`, privately when `epsilon` is given; returns (Consensus, seconds)"
+    """Run method `name` on `profile`, privately when `epsilon` is given; returns (Consensus,
+    seconds)"""
     if not isinstance(name, str):
         raise TypeError(f"`name` must be a method name (str); got {type(name).__name__}")
     if not isinstance(profile, Profile):
@@ -455,14 +474,16 @@ def run_method(name, profile, *, epsilon=None, delta=None, model=None, rng=None)
 def printable(
     s: str,  # text that may come from a file
 ) -> str:
-    "`s` with every character Python does not count as printable (control, format, separator) escaped as \\xNN / \\uNNNN"
+    """`s` with every character Python does not count as printable (control, format, separator)
+    escaped as \\xNN / \\uNNNN"""
     if not isinstance(s, str):
         raise TypeError(f"`s` must be a string; got {type(s).__name__}")
     return s if s.isprintable() else "".join(c if c.isprintable() else repr(c)[1:-1] for c in s)
 
 
 def _jsonable(x, where, notes):
-    "`x` with numpy scalars as Python numbers and every non-finite float as None (its place recorded in `notes`)"
+    """`x` with numpy scalars as Python numbers and every non-finite float as None (its place
+    recorded in `notes`)"""
     if isinstance(x, dict):
         return {k: _jsonable(v, f"{where}.{k}" if where else k, notes) for k, v in x.items()}
     if isinstance(x, (list, tuple)):
@@ -476,7 +497,8 @@ def _jsonable(x, where, notes):
 
 
 def _json(d):
-    "One line of strict JSON (no NaN or Infinity token: allow_nan=False fails loudly if one slipped through)"
+    """One line of strict JSON (no NaN or Infinity token: allow_nan=False fails loudly if one
+    slipped through)"""
     notes = []
     d = _jsonable(d, "", notes)
     if notes:
@@ -489,7 +511,8 @@ def _id(x):
 
 
 def _result_dict(res, profile, seconds, *, seed=None, method=None, noise=None):
-    "The JSON-able record of an aggregation; `noise`: the mode in effect, for a result that does not record its own"
+    """The JSON-able record of an aggregation; `noise`: the mode in effect, for a result that
+    does not record its own"""
     private = bool(res.private) and math.isfinite(res.epsilon)
     ids = np.asarray(profile.item_ids)[res.order]
     d = dict(
@@ -545,14 +568,19 @@ def _privacy_text(d):
         per = f"{lo:g}" if lo == hi else f"{lo:g} to {hi:g}"
         ks = f"{k['min']}" if k["min"] == k["max"] else f"{k['min']} to {k['max']}"
         return (
-            f"epsilon = {d['epsilon']:g} per {unit} ({d['model']} model, {d['noise']} noise): each {unit}'s {ks} "
+            f"epsilon = {d['epsilon']:g} per {unit} ({d['model']} model, {d['noise']} "
+            f"noise): each {unit}'s {ks} "
             f"comparisons reported at epsilon/k = {per} each (basic composition)"
         )
-    return f"epsilon = {d['epsilon']:g}, delta = {d['delta']:g} per {unit} ({d['model']} model, {d['noise']} noise)"
+    return (
+        f"epsilon = {d['epsilon']:g}, delta = {d['delta']:g} per {unit} "
+        f"({d['model']} model, {d['noise']} noise)"
+    )
 
 
 def _format_result(d, title=""):
-    "Human-readable consensus: a header line and one line per candidate (text from the file escaped)"
+    """Human-readable consensus: a header line and one line per candidate (text from the file
+    escaped)"""
     lines = [
         f"{d['method']} consensus of {d['n_voters']} voters over {d['n_items']} candidates"
         + (f" ({printable(title)})" if title else "")
@@ -607,7 +635,8 @@ def _add_noise_arg(p):
         "--noise",
         choices=core.NOISE_MODES,
         default=None,
-        help="noise path of the private mechanisms: fast (floating point) or exact (integer noise); default: $PRIVRANK_NOISE, else fast",
+        help="noise path of the private mechanisms: fast (floating point) or exact (integer "
+        "noise); default: $PRIVRANK_NOISE, else fast",
     )
 
 
@@ -652,7 +681,8 @@ def _cmd_aggregate(args):
 
 # %% ../nbs/09_cli.ipynb #60af663e
 def demo_rows(*, epsilon=1.0, delta=1e-6, model=None, rng=None):
-    "The demo profile and rows (method, Consensus, Kendall distance to the non-private consensus); `model`: only that model's rows"
+    """The demo profile and rows (method, Consensus, Kendall distance to the non-private
+    consensus); `model`: only that model's rows"""
     epsilon, delta = check_epsilon(epsilon, scalar=True), check_delta(delta)
     model, rng = _check_choice(model, "model", MODELS), check_rng(rng)
     profile = load_profile(datasets.demo_path())
@@ -700,25 +730,32 @@ def _cmd_demo(args):
         )
     m, pairs = len(ids), len(ids) * (len(ids) - 1) // 2
     lines = [
-        f"privrank demo: AGH course selection, {profile.title} ({profile.ranks.shape[0]} voters, {m} courses; "
-        f"PrefLib 00009-00000001, bundled){'; ' + args.model + ' model only' if args.model else ''}",
-        f"{'method':<9} {'model':<8} {'eps/voter':>9} {'delta':>7} {'Kendall':>8}  consensus (ids, best first)",
+        f"privrank demo: AGH course selection, {profile.title} ({profile.ranks.shape[0]} "
+        f"voters, {m} courses; "
+        "PrefLib 00009-00000001, "
+        f"bundled){'; ' + args.model + ' model only' if args.model else ''}",
+        f"{'method':<9} {'model':<8} {'eps/voter':>9} {'delta':>7} {'Kendall':>8}  "
+        "consensus (ids, best first)",
     ]
     for name, res, k in rows:
         e, dl = (f"{res.epsilon:g}", f"{res.delta:g}") if res.private else ("-", "-")
         lines.append(
-            f"{name:<9} {res.model:<8} {e:>9} {dl:>7} {k:>8}  {' > '.join(str(i) for i in ids[res.order])}"
+            f"{name:<9} {res.model:<8} {e:>9} {dl:>7} {k:>8}  "
+            f"{' > '.join(str(i) for i in ids[res.order])}"
         )
     lines.append(
-        f"Kendall: pairs of courses ordered differently from the same method's non-private consensus (of {pairs}). "
-        f"epsilon is per voter for every method (btl: each voter's {pairs} comparisons at epsilon/{pairs} each); "
+        "Kendall: pairs of courses ordered differently from the same method's non-private "
+        f"consensus (of {pairs}). "
+        f"epsilon is per voter for every method (btl: each voter's {pairs} comparisons at "
+        f"epsilon/{pairs} each); "
         f"noise: {mode}. {time.perf_counter() - t0:.2f}s"
     )
     return "\n".join(lines)
 
 # %% ../nbs/09_cli.ipynb #6656893c
 def load_ratings(path, *, n_items=None):
-    "A `Ratings` from a MovieLens or Jester file, with the item universe 1..n_items if given (see `privrank.datasets`)"
+    """A `Ratings` from a MovieLens or Jester file, with the item universe 1..n_items if given
+    (see `privrank.datasets`)"""
     return datasets.read_ratings(path, n_items=n_items)
 
 
@@ -742,7 +779,8 @@ def _flag_names(e, flags):
 
 
 def _universe(args):
-    "The item universe of the ratings file and where it comes from: --items, Jester dataset 1, or the MovieLens catalogue"
+    """The item universe of the ratings file and where it comes from: --items, Jester dataset
+    1, or the MovieLens catalogue"""
     if args.items is not None:
         return args.items, "--items"
     if datasets.ratings_format(args.file) == "jester":
@@ -750,15 +788,19 @@ def _universe(args):
     n = datasets.item_universe(args.file)
     if n is None:
         raise CLIError(
-            f"{Path(args.file).name}: the number of items is not known: pass --items N, the size of the item catalogue "
-            f"(the items that happen to be rated are not used: their number would reveal whether anyone rated a rare one; "
-            f"a MovieLens catalogue, u.info/u.item/movies.dat/movies.csv, is read from beside the ratings file)"
+            f"{Path(args.file).name}: the number of items is not known: pass --items N, the "
+            "size of the item catalogue "
+            "(the items that happen to be rated are not used: their number would reveal "
+            "whether anyone rated a rare one; "
+            "a MovieLens catalogue, u.info/u.item/movies.dat/movies.csv, is read from "
+            "beside the ratings file)"
         )
     return n, "the MovieLens catalogue beside the ratings file"
 
 
 def _fw_bytes(n_items, n_iter, solver):
-    "Estimated peak memory of private Frank-Wolfe's dense item-side arrays: a (64, n) noise block, the T factors, n x n for 'exact'"
+    """Estimated peak memory of private Frank-Wolfe's dense item-side arrays: a (64, n) noise
+    block, the T factors, n x n for 'exact'"""
     return 8 * n_items * (64 + n_iter + 16) + (24 * n_items * n_items if solver == "exact" else 0)
 
 
@@ -766,7 +808,8 @@ def _cmd_complete(args):
     "privrank complete RATINGS --epsilon E --delta D ...: the text to print"
     if args.test_fraction is not None and not args.evaluate:
         raise CLIError(
-            "--test-fraction needs --evaluate: without it nothing is held out and no evaluation is printed"
+            "--test-fraction needs --evaluate: without it nothing is held out and no "
+            "evaluation is printed"
         )
     try:
         n_items, items_from = _universe(args)
@@ -825,7 +868,8 @@ def _cmd_complete(args):
     if args.evaluate:
         d["evaluation"] = dict(
             private=False,
-            note="computed without noise from the raw held-out ratings: not covered by epsilon/delta",
+            note="computed without noise from the raw held-out ratings: not covered by "
+            "epsilon/delta",
             test_rmse=ev["test_rmse"],
             baseline_rmse_user_mean=ev["baseline_rmse_user_mean"],
             n_test=ev["n_test"],
@@ -835,19 +879,25 @@ def _cmd_complete(args):
     if args.json:
         return _json(d)
     lines = [
-        f"private Frank-Wolfe on {printable(d['file'])}: {d['users']} users x {d['items']} items (items: {d['items_from']})",
-        f"spent epsilon = {d['epsilon']:g}, delta = {d['delta']:g} per {d['privacy_unit']} (joint DP, {mode} noise), "
-        f"{d['n_iter']} iterations, accountant {d['accountant']}, noise multiplier {d['noise_multiplier']:.3g}",
+        f"private Frank-Wolfe on {printable(d['file'])}: {d['users']} users x {d['items']} "
+        f"items (items: {d['items_from']})",
+        f"spent epsilon = {d['epsilon']:g}, delta = {d['delta']:g} per {d['privacy_unit']} "
+        f"(joint DP, {mode} noise), "
+        f"{d['n_iter']} iterations, accountant {d['accountant']}, noise multiplier "
+        f"{d['noise_multiplier']:.3g}",
     ]
     if not args.evaluate:
         lines.append(
-            "no accuracy figure printed: pass --evaluate for a (non-private) test RMSE on held-out ratings"
+            "no accuracy figure printed: pass --evaluate for a (non-private) test RMSE on "
+            "held-out ratings"
         )
     else:
         e = d["evaluation"]
         lines.append(
-            f"non-private evaluation (raw held-out ratings, not covered by epsilon): test RMSE {e['test_rmse']:.4f} on "
-            f"{e['n_test']} held-out ratings (user means: {e['baseline_rmse_user_mean']:.4f}); {e['seconds']:.2f}s"
+            "non-private evaluation (raw held-out ratings, not covered by epsilon): test "
+            f"RMSE {e['test_rmse']:.4f} on "
+            f"{e['n_test']} held-out ratings (user means: "
+            f"{e['baseline_rmse_user_mean']:.4f}); {e['seconds']:.2f}s"
         )
     return "\n".join(lines)
 
@@ -863,7 +913,8 @@ def build_parser():
     a.add_argument(
         "file",
         metavar="FILE",
-        help="a PrefLib .soc/.soi/.toi/.toc file (optionally .gz), or a pairwise CSV user,winner,loser[,tie]",
+        help="a PrefLib .soc/.soi/.toi/.toc file (optionally .gz), or a pairwise CSV "
+        "user,winner,loser[,tie]",
     )
     a.add_argument("--method", required=True, help=f"one of: {', '.join(METHODS)}")
     _add_privacy_args(a)
@@ -873,7 +924,8 @@ def build_parser():
     c.add_argument(
         "file",
         metavar="RATINGS",
-        help="MovieLens u.data / ratings.dat / ratings.csv, or Jester user,joke,rating (optionally .gz)",
+        help="MovieLens u.data / ratings.dat / ratings.csv, or Jester user,joke,rating "
+        "(optionally .gz)",
     )
     c.add_argument(
         "--epsilon",
@@ -886,7 +938,8 @@ def build_parser():
         "--items",
         type=_count("--items", 1),
         default=None,
-        help="number of items of the catalogue, ids 1..N (default: Jester's 100 jokes, or the MovieLens catalogue beside RATINGS)",
+        help="number of items of the catalogue, ids 1..N (default: Jester's 100 jokes, or "
+        "the MovieLens catalogue beside RATINGS)",
     )
     c.add_argument(
         "--rank-bound",
@@ -906,7 +959,8 @@ def build_parser():
     c.add_argument(
         "--solver",
         default="oja",
-        help=f"private top eigenvector, one of {', '.join(mc.METHODS)} (default oja: streaming Oja)",
+        help=f"private top eigenvector, one of {', '.join(mc.METHODS)} (default oja: "
+        "streaming Oja)",
     )
     c.add_argument(
         "--max-per-user", type=_seed, default=80, help="ratings sampled per user (default 80)"
@@ -914,7 +968,8 @@ def build_parser():
     c.add_argument(
         "--evaluate",
         action="store_true",
-        help="hold out ratings and print the test RMSE: a NON-PRIVATE evaluation, not covered by epsilon",
+        help="hold out ratings and print the test RMSE: a NON-PRIVATE evaluation, not "
+        "covered by epsilon",
     )
     c.add_argument(
         "--test-fraction",
@@ -944,7 +999,8 @@ def _say(stream, line):
 
 
 def _silence(out):
-    "After a failed write to the process's stdout: point its descriptor at /dev/null, so that Python's final flush stays quiet"
+    """After a failed write to the process's stdout: point its descriptor at /dev/null, so
+    that Python's final flush stays quiet"""
     if out is None or out is not sys.stdout:
         return
     try:
@@ -964,7 +1020,8 @@ def _check_stream(s, name):
 
 
 def _run(argv, out):
-    "Parse `argv` and run the command: the text to print, or an exit status (after --help / --version)"
+    """Parse `argv` and run the command: the text to print, or an exit status (after --help /
+    --version)"""
     parser = build_parser()
     try:
         with contextlib.redirect_stdout(out) if out is not None else contextlib.nullcontext():
@@ -977,7 +1034,8 @@ def _run(argv, out):
         raise CLIError("choose a command: demo, aggregate or complete (see privrank --help)")
     if out is None:
         raise CLIError(
-            "standard output is closed: the result would be lost; run privrank with a standard output (or redirect it to a file)"
+            "standard output is closed: the result would be lost; run privrank with a "
+            "standard output (or redirect it to a file)"
         )
     core.noise_mode()  # an invalid PRIVRANK_NOISE is refused before any work
     with (
@@ -998,7 +1056,8 @@ def _run(argv, out):
 
 
 def main(argv=None, out=None, err=None):
-    "Entry point of the `privrank` command; returns the exit status (0; 2 refused; 130 interrupted; 141 the pipe's reader went away)"
+    """Entry point of the `privrank` command; returns the exit status (0; 2 refused; 130
+    interrupted; 141 the pipe's reader went away)"""
     if argv is None:
         argv = sys.argv[1:]
     if (
@@ -1031,7 +1090,8 @@ def main(argv=None, out=None, err=None):
             raise
         _say(
             err,
-            f"privrank: unexpected error ({type(e).__name__}): {printable(' '.join(str(e).split()))} "
+            f"privrank: unexpected error ({type(e).__name__}): "
+            f"{printable(' '.join(str(e).split()))} "
             f"(set PRIVRANK_DEBUG=1 for a traceback, and please report it)",
         )
         return EXIT_USAGE
@@ -1049,7 +1109,8 @@ def main(argv=None, out=None, err=None):
         _silence(out)
         _say(
             err,
-            f"privrank: error: cannot write the result to standard output: {printable(' '.join(str(e).split()))}",
+            "privrank: error: cannot write the result to standard output: "
+            f"{printable(' '.join(str(e).split()))}",
         )
         return EXIT_USAGE
     return 0

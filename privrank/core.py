@@ -14,9 +14,11 @@ import fractions
 import math
 import numbers
 import os
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 import numpy as np
+from numpy.typing import ArrayLike
 from scipy import optimize, special
 
 # %% auto #0
@@ -30,7 +32,7 @@ __all__ = ['DEFAULT_MEMORY_LIMIT', 'MAX_ENTRIES', 'NOISE_MODES', 'MAX_NOISE_UNIT
            'privacy_record']
 
 # %% ../nbs/00_core.ipynb #aa59a08c
-def real_array(x, name):
+def real_array(x: ArrayLike, name: str) -> np.ndarray:
     "`x` as a float array, or a TypeError naming `name`"
     if x is None or isinstance(x, (bool, np.bool_, str, bytes)):
         raise TypeError(f"`{name}` must be a real number; got {type(x).__name__} {x!r}")
@@ -41,18 +43,19 @@ def real_array(x, name):
 
 # %% ../nbs/00_core.ipynb #c4f53e09
 def check_epsilon(
-    epsilon,  # privacy parameter: a positive number, or one per user (1-D array)
+    epsilon: ArrayLike,  # privacy parameter: a positive number, or one per user (1-D array)
     *,
-    name="epsilon",  # parameter name used in error messages
-    allow_inf=False,  # accept `inf`, meaning "no privacy"
-    size=None,  # required length when `epsilon` is an array
-    scalar=False,  # require one number (central mechanisms: one budget for the release)
-):
+    name: str = "epsilon",  # parameter name used in error messages
+    allow_inf: bool = False,  # accept `inf`, meaning "no privacy"
+    size: int | None = None,  # required length when `epsilon` is an array
+    scalar: bool = False,  # require one number (central mechanisms: one budget for the release)
+) -> float | np.ndarray:
     "Validated `epsilon`: a float, or a float array with one positive entry per user"
     arr = real_array(epsilon, name)
     if scalar and arr.ndim != 0:
         raise ValueError(
-            f"`{name}` must be a single number here; got shape {arr.shape} (per-user epsilon applies to local randomized response)"
+            f"`{name}` must be a single number here; got shape {arr.shape} (per-user "
+            "epsilon applies to local randomized response)"
         )
     if arr.ndim > 1:
         raise ValueError(f"`{name}` must be a number or a 1-D array; got shape {arr.shape}")
@@ -70,11 +73,11 @@ def check_epsilon(
 
 # %% ../nbs/00_core.ipynb #d533684b
 def check_delta(
-    delta,  # privacy parameter: 0 <= delta < 1
+    delta: float,  # privacy parameter: 0 <= delta < 1
     *,
-    name="delta",  # parameter name used in error messages
-    positive=False,  # require delta > 0 (the Gaussian mechanism does)
-):
+    name: str = "delta",  # parameter name used in error messages
+    positive: bool = False,  # require delta > 0 (the Gaussian mechanism does)
+) -> float:
     "Validated `delta` as a float in [0, 1) (or (0, 1) when `positive`)"
     arr = real_array(delta, name)
     if arr.ndim != 0:
@@ -89,23 +92,29 @@ def check_delta(
     return d
 
 # %% ../nbs/00_core.ipynb #f7a972af
+# what every `rng` parameter accepts (SPEC 7): a seed, a SeedSequence, a BitGenerator or a Generator
+RNGLike = int | np.random.SeedSequence | np.random.BitGenerator | np.random.Generator | None
+
+
 def check_rng(
-    rng=None,  # None, an int seed, a SeedSequence, a BitGenerator or a Generator
+    rng: RNGLike = None,  # None, an int seed, a SeedSequence, a BitGenerator or a Generator
 ) -> np.random.Generator:
     "`np.random.default_rng(rng)`, with a clear error for anything else"
     if isinstance(rng, (bool, np.bool_, float, str, bytes)):
         raise TypeError(
-            f"`rng` must be None, an int seed, a SeedSequence, a BitGenerator or a Generator; got {type(rng).__name__}"
+            "`rng` must be None, an int seed, a SeedSequence, a BitGenerator or a "
+            f"Generator; got {type(rng).__name__}"
         )
     try:
         return np.random.default_rng(rng)
     except (TypeError, ValueError) as e:
         raise TypeError(
-            f"`rng` must be None, a non-negative int seed, a SeedSequence, a BitGenerator or a Generator; got {rng!r}"
+            "`rng` must be None, a non-negative int seed, a SeedSequence, a BitGenerator "
+            f"or a Generator; got {rng!r}"
         ) from e
 
 # %% ../nbs/00_core.ipynb #c943ae49
-def check_int(x, *, name, minimum=0, maximum=None):
+def check_int(x: int, *, name: str, minimum: int | None = 0, maximum: int | None = None) -> int:
     "Validated integer `x` >= `minimum` (and <= `maximum` if given)"
     if isinstance(x, (bool, np.bool_)) or not isinstance(x, numbers.Integral):
         raise TypeError(f"`{name}` must be an integer; got {type(x).__name__} {x!r}")
@@ -126,8 +135,9 @@ def _fmt_bytes(b):
     return f"{b / 2**30:.3g} GiB" if b >= 2**30 else f"{b / 2**20:.3g} MiB"
 
 
-def memory_limit():
-    "Bytes a call may allocate: `set_memory_limit`'s value, else $PRIVRANK_MEMORY_LIMIT (bytes, or with a K/M/G suffix), else 8 GiB"
+def memory_limit() -> int:
+    """Bytes a call may allocate: `set_memory_limit`'s value, else $PRIVRANK_MEMORY_LIMIT
+    (bytes, or with a K/M/G suffix), else 8 GiB"""
     if _MEMORY["limit"] is not None:
         return _MEMORY["limit"]
     env = os.environ.get("PRIVRANK_MEMORY_LIMIT", "").strip()
@@ -140,27 +150,32 @@ def memory_limit():
         v = math.nan
     if not (math.isfinite(v) and v >= 1):
         raise ValueError(
-            f"the environment variable PRIVRANK_MEMORY_LIMIT must be a positive number of bytes (e.g. 8G); got {env!r}"
+            "the environment variable PRIVRANK_MEMORY_LIMIT must be a positive number of "
+            f"bytes (e.g. 8G); got {env!r}"
         )
     return int(v)
 
 
-def set_memory_limit(nbytes):  # bytes (int >= 1), or None to restore the default
+def set_memory_limit(
+    nbytes: int | None,
+) -> None:  # bytes (int >= 1), or None to restore the default
     "Set the memory a call may allocate before it refuses"
     _MEMORY["limit"] = None if nbytes is None else check_int(nbytes, name="nbytes", minimum=1)
 
 
 def check_memory(
-    nbytes,  # estimated bytes the call would allocate
+    nbytes: int,  # estimated bytes the call would allocate
     *,
-    name,  # the argument that determines the size
-    what,  # what would be built, e.g. "the m x m preference matrix"
-):
+    name: str,  # the argument that determines the size
+    what: str,  # what would be built, e.g. "the m x m preference matrix"
+) -> int:
     "Refuse, naming `name` and the estimate, a call whose arrays would exceed `memory_limit()`"
     if nbytes > memory_limit():
         raise ValueError(
-            f"`{name}`: {what} would need about {_fmt_bytes(nbytes)}, over privrank's memory limit of "
-            f"{_fmt_bytes(memory_limit())}; pass less data, or raise the limit with privrank.core.set_memory_limit "
+            f"`{name}`: {what} would need about {_fmt_bytes(nbytes)}, over privrank's "
+            "memory limit of "
+            f"{_fmt_bytes(memory_limit())}; pass less data, or raise the limit with "
+            "privrank.core.set_memory_limit "
             f"or PRIVRANK_MEMORY_LIMIT"
         )
     return nbytes
@@ -177,7 +192,8 @@ def _check_permutations(a, name):
             ) from None
     if a.dtype == object or a.dtype.kind not in "iub" or a.dtype.kind == "b":
         raise TypeError(
-            f"`{name}` must be an integer array; got dtype {a.dtype} (convert with .astype(int) if the values are whole numbers)"
+            f"`{name}` must be an integer array; got dtype {a.dtype} (convert with "
+            ".astype(int) if the values are whole numbers)"
         )
     if a.ndim != 2:
         raise ValueError(f"`{name}` must be 2-D (voters x candidates); got shape {a.shape}")
@@ -193,7 +209,8 @@ def _check_permutations(a, name):
         what = (
             f"values outside 0..{m - 1}"
             if (row.min() < 0 or row.max() >= m)
-            else f"repeated values {np.unique(row[np.bincount(row, minlength=m)[row] > 1]).tolist()}"
+            else "repeated values "
+            f"{np.unique(row[np.bincount(row, minlength=m)[row] > 1]).tolist()}"
         )
         raise ValueError(
             f"`{name}` row {bad[0]} is not a permutation of 0..{m - 1} ({what}); "
@@ -203,19 +220,19 @@ def _check_permutations(a, name):
 
 # %% ../nbs/00_core.ipynb #27c06754
 def check_ranks(
-    ranks,  # (n, m) ints: ranks[i, q] = position of candidate q for voter i, 0 = best
+    ranks: ArrayLike,  # (n, m) ints: ranks[i, q] = position of candidate q for voter i, 0 = best
     *,
-    name="ranks",
-):
+    name: str = "ranks",
+) -> np.ndarray:
     "Validated `ranks` as an int64 (n, m) array whose rows are permutations of 0..m-1"
     return _check_permutations(ranks, name)
 
 
 def check_orders(
-    orders,  # (n, m) ints: orders[i, k] = candidate at position k for voter i
+    orders: ArrayLike,  # (n, m) ints: orders[i, k] = candidate at position k for voter i
     *,
-    name="orders",
-):
+    name: str = "orders",
+) -> np.ndarray:
     "Validated `orders` as an int64 (n, m) array whose rows are permutations of 0..m-1"
     return _check_permutations(orders, name)
 
@@ -227,12 +244,12 @@ def _invert(p):
     return inv
 
 
-def ranks_to_orders(ranks):  # (n, m) ranks
+def ranks_to_orders(ranks: ArrayLike) -> np.ndarray:  # (n, m) ranks
     "Candidates best-first for each voter: orders[i, k] = the candidate voter i puts at position k"
     return _invert(check_ranks(ranks))
 
 
-def orders_to_ranks(orders):  # (n, m) orders, candidates best-first
+def orders_to_ranks(orders: ArrayLike) -> np.ndarray:  # (n, m) orders, candidates best-first
     "Positions of each candidate: ranks[i, q] = position of candidate q for voter i"
     return _invert(check_orders(orders))
 
@@ -243,11 +260,11 @@ MAX_ENTRIES = (
 
 
 def sample_plackett_luce(
-    theta,  # (m,) utilities; larger is better
-    n,  # number of voters
+    theta: ArrayLike,  # (m,) utilities; larger is better
+    n: int,  # number of voters
     *,
-    rng=None,
-):
+    rng: RNGLike = None,
+) -> np.ndarray:
     "Ranks (n, m) of n voters drawn from the Plackett–Luce model with utilities `theta`"
     theta = real_array(theta, "theta")
     if theta.ndim != 1 or theta.size == 0 or not np.isfinite(theta).all():
@@ -255,7 +272,8 @@ def sample_plackett_luce(
     n, rng = check_int(n, name="n", minimum=1), check_rng(rng)
     if n * theta.size > MAX_ENTRIES:
         raise ValueError(
-            f"`n` x m = {n * theta.size:,} entries exceeds the limit {MAX_ENTRIES:,}; sample in chunks"
+            f"`n` x m = {n * theta.size:,} entries exceeds the limit {MAX_ENTRIES:,}; "
+            "sample in chunks"
         )
     orders = np.argsort(-(theta + rng.gumbel(size=(n, theta.size))), axis=1)
     return _invert(orders)
@@ -298,39 +316,42 @@ def _pair(a, b):
         )
     if a2.shape[0] != b2.shape[0] and 1 not in (a2.shape[0], b2.shape[0]):
         raise ValueError(
-            f"`a` has {a2.shape[0]} rankings and `b` has {b2.shape[0]}; expected equal counts or one of them 1"
+            f"`a` has {a2.shape[0]} rankings and `b` has {b2.shape[0]}; expected equal "
+            "counts or one of them 1"
         )
     a2, b2 = np.broadcast_arrays(a2, b2)
     return a2, b2, single
 
 
 def kendall_tau_distance(
-    a,  # ranks, (m,) or (n, m)
-    b,  # ranks, (m,) or (n, m); broadcast against `a`
-):
-    "Number of discordant candidate pairs between `a` and `b`, row by row (an int for two single rankings)"
+    a: ArrayLike,  # ranks, (m,) or (n, m)
+    b: ArrayLike,  # ranks, (m,) or (n, m); broadcast against `a`
+) -> int | np.ndarray:
+    """Number of discordant candidate pairs between `a` and `b`, row by row (an int for two
+    single rankings)"""
     a2, b2, single = _pair(a, b)
     d = _count_inversions(np.take_along_axis(b2, _invert(np.ascontiguousarray(a2)), axis=1))
     return int(d[0]) if single else d
 
 # %% ../nbs/00_core.ipynb #9d9fa995
 def footrule_distance(
-    a,  # ranks, (m,) or (n, m)
-    b,  # ranks, (m,) or (n, m); broadcast against `a`
-):
+    a: ArrayLike,  # ranks, (m,) or (n, m)
+    b: ArrayLike,  # ranks, (m,) or (n, m); broadcast against `a`
+) -> int | np.ndarray:
     "Spearman's footrule sum_q |a[q] - b[q]|, row by row (an int for two single rankings)"
     a2, b2, single = _pair(a, b)
     d = np.abs(a2 - b2).sum(axis=1)
     return int(d[0]) if single else d
 
 # %% ../nbs/00_core.ipynb #ca3e75be
-def preference_counts(ranks):  # (n, m) ranks
+def preference_counts(ranks: ArrayLike) -> np.ndarray:  # (n, m) ranks
     "C[u, v] = number of voters placing candidate u before candidate v (int64)"
     r = check_ranks(ranks)
     n, m = r.shape
     if m * m > MAX_ENTRIES:
         raise ValueError(
-            f"`ranks` has m = {m:,} candidates: the m x m preference matrix would exceed {MAX_ENTRIES:,} entries"
+            f"`ranks` has m = {m:,} candidates: the m x m preference matrix would exceed "
+            f"{MAX_ENTRIES:,} entries"
         )
     block = max(1, (1 << 22) // (m * m))
     check_memory(
@@ -345,7 +366,7 @@ def preference_counts(ranks):  # (n, m) ranks
     return counts
 
 
-def preference_matrix(ranks):  # (n, m) ranks
+def preference_matrix(ranks: ArrayLike) -> np.ndarray:  # (n, m) ranks
     "w[u, v] = fraction of voters placing candidate u before candidate v"
     c = preference_counts(ranks)
     return c / len(np.asarray(ranks))
@@ -362,7 +383,9 @@ class Consensus:
     model: str  # "none" (not private), "central" or "local"
     n_voters: int
     privacy_unit: str = "voter"  # what a neighbouring dataset changes: one voter's whole ranking
-    noise: str = "none"  # the noise path of a private result, "fast" or "exact" (see `use_noise`); "none" if not private
+    # the noise path of a private result, "fast" or "exact" (see `use_noise`); "none" if not
+    # private
+    noise: str = "none"
     scores: np.ndarray | None = None  # the (noisy) scores the order was read from, if any
     diagnostics: dict = field(default_factory=dict)
 
@@ -379,7 +402,7 @@ class Consensus:
         return self.model != "none"
 
 # %% ../nbs/00_core.ipynb #22f45e5b
-def borda_scores(ranks):  # (n, m) ranks
+def borda_scores(ranks: ArrayLike) -> np.ndarray:  # (n, m) ranks
     "Total Borda points sum_i (m - 1 - ranks[i, q]) of each candidate"
     r = check_ranks(ranks)
     return (r.shape[1] - 1) * r.shape[0] - r.sum(axis=0)
@@ -389,7 +412,7 @@ def _order_from_scores(scores):
     return np.argsort(-np.asarray(scores), kind="stable")
 
 
-def borda_aggregate(ranks):  # (n, m) ranks
+def borda_aggregate(ranks: ArrayLike) -> Consensus:  # (n, m) ranks
     "Non-private Borda consensus: candidates by total points, best first (ties to the lower index)"
     s = borda_scores(ranks)
     return Consensus(
@@ -415,10 +438,10 @@ def _check_sensitivity(x, name):
 
 def analytic_gaussian_sigma(
     *,
-    epsilon,  # > 0
-    delta,  # in (0, 1)
-    sensitivity=1.0,  # l2 sensitivity of the released vector
-):
+    epsilon: float,  # > 0
+    delta: float,  # in (0, 1)
+    sensitivity: float = 1.0,  # l2 sensitivity of the released vector
+) -> float:
     "Smallest sigma making the Gaussian mechanism (epsilon, delta)-DP (Balle & Wang 2018, Thm 8)"
     epsilon, delta = check_epsilon(epsilon, scalar=True), check_delta(delta, positive=True)
     sensitivity = _check_sensitivity(sensitivity, "sensitivity")
@@ -442,18 +465,20 @@ def analytic_gaussian_sigma(
         hi += 60.0
     if not (excess(lo) > 0 >= excess(hi)):
         raise ValueError(
-            f"`epsilon`={epsilon!r} and `delta`={delta!r} are outside the range where sigma is representable"
+            f"`epsilon`={epsilon!r} and `delta`={delta!r} are outside the range where sigma "
+            "is representable"
         )
     return sensitivity * math.exp(optimize.brentq(excess, lo, hi, xtol=1e-14, rtol=1e-13))
 
 
 def gaussian_delta(
     *,
-    epsilon,  # >= 0
-    sigma,  # > 0
-    sensitivity=1.0,  # l2 sensitivity, >= 0
-):
-    "The delta at which N(0, sigma^2) noise on an l2-sensitivity query is epsilon-DP (the exact privacy profile)"
+    epsilon: float,  # >= 0
+    sigma: float,  # > 0
+    sensitivity: float = 1.0,  # l2 sensitivity, >= 0
+) -> float:
+    """The delta at which N(0, sigma^2) noise on an l2-sensitivity query is epsilon-DP (the
+    exact privacy profile)"""
     epsilon, sigma, sensitivity = (
         _check_sensitivity(x, k)
         for x, k in ((epsilon, "epsilon"), (sigma, "sigma"), (sensitivity, "sensitivity"))
@@ -481,8 +506,11 @@ def _check_noise(mode, name="noise"):
     return mode
 
 
-def noise_mode(noise=None):  # "fast", "exact", or None: the mode in effect here
-    "The noise path in effect: `noise` if given, else the innermost `use_noise` block, else `set_noise`'s default, else $PRIVRANK_NOISE, else 'fast'"
+def noise_mode(
+    noise: str | None = None,
+) -> str:  # "fast", "exact", or None: the mode in effect here
+    """The noise path in effect: `noise` if given, else the innermost `use_noise` block, else
+    `set_noise`'s default, else $PRIVRANK_NOISE, else 'fast'"""
     if noise is not None:
         return _check_noise(noise)
     for m in (_NOISE_LOCAL.get(), _NOISE_DEFAULT["mode"]):
@@ -493,19 +521,22 @@ def noise_mode(noise=None):  # "fast", "exact", or None: the mode in effect here
         return "fast"
     if env not in NOISE_MODES:
         raise ValueError(
-            f"the environment variable PRIVRANK_NOISE must be one of {', '.join(map(repr, NOISE_MODES))} "
+            "the environment variable PRIVRANK_NOISE must be one of "
+            f"{', '.join(map(repr, NOISE_MODES))} "
             f"(or unset); got {env!r}"
         )
     return env
 
 
-def set_noise(mode):  # "fast" or "exact"; None restores the default ($PRIVRANK_NOISE, else "fast")
+def set_noise(
+    mode: str | None,
+) -> None:  # "fast" or "exact"; None restores the default ($PRIVRANK_NOISE, else "fast")
     "Set the process-wide default noise path (every thread outside a `use_noise` block)"
     _NOISE_DEFAULT["mode"] = None if mode is None else _check_noise(mode, "mode")
 
 
 @contextlib.contextmanager
-def use_noise(mode):  # "fast" or "exact"
+def use_noise(mode: str) -> Iterator[str]:  # "fast" or "exact"
     "Context manager: the noise path inside the block, for this thread (or asyncio task) only"
     token = _NOISE_LOCAL.set(_check_noise(mode, "mode"))
     try:
@@ -518,7 +549,8 @@ def _float_noise(scale, name="scale"):
     scale = _check_sensitivity(scale, name)
     if noise_mode() == "exact":
         raise ValueError(
-            "floating-point noise was requested while the noise mode is 'exact': a mechanism must add its noise "
+            "floating-point noise was requested while the noise mode is 'exact': a "
+            "mechanism must add its noise "
             "through `privrank.core.release` (integer statistic + exact integer noise)"
         )
     return scale
@@ -538,14 +570,18 @@ def sample_gaussian(sigma, size, *, rng):  # sigma >= 0
 # %% ../nbs/00_core.ipynb #e5b2d9ef
 _SMALL = (
     1 << 62
-)  # integer arithmetic stays in int64 while every operand and result is below this; beyond, Python integers
+    # integer arithmetic stays in int64 while every operand and result is below this; beyond,
+    # Python integers
+)
 
 
 def _exact_rational(x, name, upper):
-    "x as an exact positive Fraction (an int, a Fraction, or a finite float: a float is a dyadic rational), at most `upper`"
+    """x as an exact positive Fraction (an int, a Fraction, or a finite float: a float is a
+    dyadic rational), at most `upper`"""
     if isinstance(x, (bool, np.bool_)) or not isinstance(x, (numbers.Rational, float, np.floating)):
         raise TypeError(
-            f"`{name}` must be a positive int, fractions.Fraction or float; got {type(x).__name__} {x!r}"
+            f"`{name}` must be a positive int, fractions.Fraction or float; got "
+            f"{type(x).__name__} {x!r}"
         )
     if isinstance(x, (float, np.floating)) and not math.isfinite(x):
         raise ValueError(f"`{name}` must be finite; got {x!r}")
@@ -556,7 +592,8 @@ def _exact_rational(x, name, upper):
         raise ValueError(f"`{name}` must be positive; got {x!r}")
     if q > upper:
         raise ValueError(
-            f"`{name}` must be at most {float(upper):.4g} (2^{upper.bit_length() - 1}); got {float(q):.4g}"
+            f"`{name}` must be at most {float(upper):.4g} (2^{upper.bit_length() - 1}); got "
+            f"{float(q):.4g}"
         )
     return q
 
@@ -577,7 +614,8 @@ def _size(size):
 
 
 def _uniform_below(high, k, rng):
-    "k exactly uniform integers in [0, high), high a Python int >= 1: int64 when high <= 2^62, else Python ints (object array)"
+    """k exactly uniform integers in [0, high), high a Python int >= 1: int64 when high <=
+    2^62, else Python ints (object array)"""
     if high <= _SMALL:
         return rng.integers(0, high, k, dtype=np.int64)
     nbits = (high - 1).bit_length()
@@ -596,7 +634,8 @@ def _uniform_below(high, k, rng):
 
 
 def _bern_exp_frac(num, den, rng):
-    "Exact Bernoulli(exp(-num/den)) per entry, 0 <= num <= den (CKS Algorithm 1): K = first k with Bernoulli(num/(den k)) = 0; K odd"
+    """Exact Bernoulli(exp(-num/den)) per entry, 0 <= num <= den (CKS Algorithm 1): K = first
+    k with Bernoulli(num/(den k)) = 0; K odd"""
     k, going, res = 1, np.ones(num.shape, bool), np.zeros(num.shape, bool)
     while going.any():
         idx = np.flatnonzero(going)
@@ -611,7 +650,8 @@ def _bern_exp_frac(num, den, rng):
 
 
 def _bern_exp(num, den, rng):
-    "Exact Bernoulli(exp(-num/den)) per entry: num >= 0 integers (int64 or object array), den a Python int >= 1"
+    """Exact Bernoulli(exp(-num/den)) per entry: num >= 0 integers (int64 or object array),
+    den a Python int >= 1"""
     if den > _SMALL and num.dtype != object:
         num = num.astype(object)
     q, r = num // den, num % den
@@ -628,7 +668,8 @@ def _bern_exp(num, den, rng):
 
 
 def _to_int64(z):
-    "An object array of Python ints as int64 when every entry fits (else unchanged: the law stays exact)"
+    """An object array of Python ints as int64 when every entry fits (else unchanged: the law
+    stays exact)"""
     if z.dtype != object or z.size == 0:
         return z
     return z.astype(np.int64) if max(abs(int(z.max())), abs(int(z.min()))) < 2**63 else z
@@ -636,16 +677,20 @@ def _to_int64(z):
 
 MAX_NOISE_UNITS = (
     2**52
-)  # largest Laplace scale / Gaussian sigma in integer units (beyond, draws past 2^63 stop being astronomically rare)
+    # largest Laplace scale / Gaussian sigma in integer units (beyond, draws past 2^63 stop being
+    # astronomically rare)
+)
 
 
 def discrete_laplace(
-    scale,  # t > 0: an int, a fractions.Fraction, or a float (taken exactly), at most 2^52
-    size,  # int or shape
+    # t > 0: an int, a fractions.Fraction, or a float (taken exactly), at most 2^52
+    scale: float | fractions.Fraction,
+    size: int | tuple[int, ...],  # int or shape
     *,
-    rng,
-):
-    "Exact discrete Laplace: P(Z = z) ∝ exp(-|z| / scale) on the integers (CKS Algorithm 2, integer arithmetic only)"
+    rng: RNGLike,
+) -> np.ndarray:
+    """Exact discrete Laplace: P(Z = z) ∝ exp(-|z| / scale) on the integers (CKS Algorithm 2,
+    integer arithmetic only)"""
     q = _exact_rational(scale, "scale", MAX_NOISE_UNITS)
     rng = check_rng(rng)
     shape, n = _size(size)
@@ -653,7 +698,8 @@ def discrete_laplace(
 
 
 def _dlap(t, s, n, rng):
-    "n exact discrete Laplace draws of scale t / s (Python ints >= 1), int64 or (if any operand outgrows int64) object"
+    """n exact discrete Laplace draws of scale t / s (Python ints >= 1), int64 or (if any
+    operand outgrows int64) object"""
     parts, have = [np.zeros(0, np.int64)], 0
     while have < n:
         k = 2 * (n - have) + 16
@@ -683,12 +729,14 @@ def _dlap(t, s, n, rng):
 
 
 def discrete_gaussian(
-    sigma2,  # sigma^2 > 0: an int, a fractions.Fraction, or a float (taken exactly), at most 2^104
-    size,  # int or shape
+    # sigma^2 > 0: an int, a fractions.Fraction, or a float (taken exactly), at most 2^104
+    sigma2: float | fractions.Fraction,
+    size: int | tuple[int, ...],  # int or shape
     *,
-    rng,
-):
-    "Exact discrete Gaussian: P(Z = z) ∝ exp(-z^2 / (2 sigma2)) on the integers (CKS Algorithm 3, integer arithmetic only)"
+    rng: RNGLike,
+) -> np.ndarray:
+    """Exact discrete Gaussian: P(Z = z) ∝ exp(-z^2 / (2 sigma2)) on the integers (CKS
+    Algorithm 3, integer arithmetic only)"""
     q = _exact_rational(sigma2, "sigma2", MAX_NOISE_UNITS**2)
     rng = check_rng(rng)
     shape, n = _size(size)
@@ -715,7 +763,8 @@ def discrete_gaussian(
 
 # %% ../nbs/00_core.ipynb #d5dc8304
 def _log_zcdp_delta(log_rho, epsilon):
-    "log of the smallest delta at which rho-zCDP implies (epsilon, delta)-DP: min over alpha > 1 of (alpha-1)(alpha rho - epsilon) - log(alpha-1) + alpha log(1 - 1/alpha)"
+    """log of the smallest delta at which rho-zCDP implies (epsilon, delta)-DP: min over alpha
+    > 1 of (alpha-1)(alpha rho - epsilon) - log(alpha-1) + alpha log(1 - 1/alpha)"""
     rho = math.exp(min(log_rho, 700.0)) if log_rho > -745 else 0.0
 
     def f(u):  # u = log(alpha - 1); unimodal in u (convex in alpha)
@@ -726,7 +775,8 @@ def _log_zcdp_delta(log_rho, epsilon):
         )  # a log(1 - 1/a) = a (log(a - 1) - log a)
         return min(max(v, -1e200), 1e200)  # overflow: kept finite for the minimiser
 
-    # the optimum lies below alpha = (epsilon + rho) / (2 rho) + 1; capped at alpha = e^700 (a smaller range: a larger delta, never smaller)
+    # the optimum lies below alpha = (epsilon + rho) / (2 rho) + 1; capped at alpha = e^700 (a
+    # smaller range: a larger delta, never smaller)
     hi = min(700.0, math.log(4.0) + float(np.logaddexp(math.log(epsilon) - log_rho, 0.0)))
     res = optimize.minimize_scalar(
         f, bounds=(-60.0, max(hi, -59.0)), method="bounded", options=dict(xatol=1e-10)
@@ -735,11 +785,12 @@ def _log_zcdp_delta(log_rho, epsilon):
 
 
 def zcdp_delta(
-    rho,  # zCDP parameter, > 0
+    rho: float,  # zCDP parameter, > 0
     *,
-    epsilon,  # > 0
-):
-    "The delta at which a rho-zCDP mechanism is (epsilon, delta)-DP (Canonne, Kamath, Steinke 2020, Prop. 12)"
+    epsilon: float,  # > 0
+) -> float:
+    """The delta at which a rho-zCDP mechanism is (epsilon, delta)-DP (Canonne, Kamath,
+    Steinke 2020, Prop. 12)"""
     if not (rho > 0 and math.isfinite(rho)):
         raise ValueError(f"`rho` must be a positive finite number; got {rho!r}")
     epsilon = check_epsilon(epsilon, scalar=True)
@@ -748,11 +799,12 @@ def zcdp_delta(
 
 def zcdp_sigma(
     *,
-    epsilon,  # > 0
-    delta,  # in (0, 1)
-    sensitivity=1.0,  # l2 sensitivity of the released integer vector
-):
-    "Smallest sigma whose Gaussian noise (continuous or discrete) on an l2-sensitivity query is rho = (sensitivity / sigma)^2 / 2 zCDP with zcdp_delta <= delta"
+    epsilon: float,  # > 0
+    delta: float,  # in (0, 1)
+    sensitivity: float = 1.0,  # l2 sensitivity of the released integer vector
+) -> float:
+    """Smallest sigma whose Gaussian noise (continuous or discrete) on an l2-sensitivity query
+    is rho = (sensitivity / sigma)^2 / 2 zCDP with zcdp_delta <= delta"""
     epsilon, delta = check_epsilon(epsilon, scalar=True), check_delta(delta, positive=True)
     sensitivity = _check_sensitivity(sensitivity, "sensitivity")
     if sensitivity == 0:
@@ -765,7 +817,8 @@ def zcdp_sigma(
         hi = min(hi + 40.0, 700.0)
     if not (g(lo) <= 0 < g(hi)):
         raise ValueError(
-            f"`epsilon`={epsilon!r} and `delta`={delta!r} are outside the range where the exact path's sigma is representable"
+            f"`epsilon`={epsilon!r} and `delta`={delta!r} are outside the range where the "
+            "exact path's sigma is representable"
         )
     log_rho = optimize.brentq(g, lo, hi, xtol=1e-13, rtol=1e-13) - 1e-9  # rounded toward more noise
     log_sigma = (
@@ -774,7 +827,8 @@ def zcdp_sigma(
     sigma = math.exp(log_sigma) if -745 < log_sigma < 709 else (0.0 if log_sigma < 0 else math.inf)
     if not math.isfinite(sigma) or sigma == 0:
         raise ValueError(
-            f"`epsilon`={epsilon!r} and `delta`={delta!r}: the exact path's sigma is not a finite positive float"
+            f"`epsilon`={epsilon!r} and `delta`={delta!r}: the exact path's sigma is not a "
+            "finite positive float"
         )
     return sigma
 
@@ -784,13 +838,16 @@ NOISE_LAWS = ("laplace", "gaussian", "none")
 
 def calibrate_noise(
     *,
-    epsilon,  # > 0, or inf (no noise)
-    delta,  # 0: Laplace; > 0: Gaussian
-    l1,  # l1 sensitivity of the query
-    l2,  # l2 sensitivity of the query
-    noise=None,  # "fast", "exact" or None (`noise_mode()`): the exact path's Gaussian is calibrated by zCDP
-):
-    "The noise law that hides one release: ('laplace', l1/epsilon), ('gaussian', sigma) or ('none', 0)"
+    epsilon: float,  # > 0, or inf (no noise)
+    delta: float,  # 0: Laplace; > 0: Gaussian
+    l1: float,  # l1 sensitivity of the query
+    l2: float,  # l2 sensitivity of the query
+    # "fast", "exact" or None (`noise_mode()`): the exact path's Gaussian is calibrated by
+    # zCDP
+    noise: str | None = None,
+) -> tuple[str, float]:
+    """The noise law that hides one release: ('laplace', l1/epsilon), ('gaussian', sigma) or
+    ('none', 0)"""
     epsilon, delta = check_epsilon(epsilon, allow_inf=True, scalar=True), check_delta(delta)
     l1, l2, mode = _check_sensitivity(l1, "l1"), _check_sensitivity(l2, "l2"), noise_mode(noise)
     if math.isinf(epsilon):
@@ -817,15 +874,20 @@ def _check_law(law, scale):
     return law, _check_sensitivity(scale, "scale")
 
 
-def sample_noise(law, scale, size, *, rng):
-    "Floating-point noise of a law from `calibrate_noise` (zeros for 'none'), drawn by `sample_laplace` / `sample_gaussian`"
+def sample_noise(
+    law: str, scale: float, size: int | tuple[int, ...], *, rng: RNGLike
+) -> np.ndarray:
+    """Floating-point noise of a law from `calibrate_noise` (zeros for 'none'), drawn by
+    `sample_laplace` / `sample_gaussian`"""
     law, scale = _check_law(law, scale)
     if law == "none":
         return np.zeros(size)
     return (sample_laplace if law == "laplace" else sample_gaussian)(scale, size, rng=rng)
 
 # %% ../nbs/00_core.ipynb #9d108ab8
-EXACT_BITS = 40  # the exact path rounds a noise scale up to 40 significant bits: at most 2^-39 more noise, never less
+# the exact path rounds a noise scale up to 40 significant bits: at most 2^-39 more noise,
+# never less
+EXACT_BITS = 40
 
 
 def _round_up(q, bits=EXACT_BITS):
@@ -845,22 +907,26 @@ def _check_counts(counts, name):
         raise TypeError(f"`{name}` must be an integer array; got dtype {c.dtype}")
     if not (np.isfinite(c).all() and (np.abs(c) < 2.0**53).all() and (c == np.round(c)).all()):
         raise ValueError(
-            f"`{name}` must hold whole numbers below 2^53 for exact noise: a statistic off the integer grid keeps its "
-            "residue in every release; put it on a grid first (`snap`, with the rounding in the sensitivity)"
+            f"`{name}` must hold whole numbers below 2^53 for exact noise: a statistic off "
+            "the integer grid keeps its "
+            "residue in every release; put it on a grid first (`snap`, with the rounding in "
+            "the sensitivity)"
         )
     return c.astype(np.int64)
 
 
 def _round_up_sigma2(q):
-    "sigma^2 rounded up to a multiple of 2^-(20 - floor(log2 sigma^2)) (an integer from 2^20 on): at most 2^-20 relative"
+    """sigma^2 rounded up to a multiple of 2^-(20 - floor(log2 sigma^2)) (an integer from 2^20
+    on): at most 2^-20 relative"""
     k = max(0, 20 - (q.numerator.bit_length() - q.denominator.bit_length()))
     return fractions.Fraction(-((-q.numerator << k) // q.denominator), 1 << k)
 
 
 def exact_noise(
-    law, scale, size, *, rng
-):  # law from `calibrate_noise`; scale in integer units (any positive real)
-    "Integer noise of `law` at (at least) `scale`: discrete Laplace (scale rounded up to EXACT_BITS bits) or discrete Gaussian (sigma^2 rounded up, `_round_up_sigma2`)"
+    law: str, scale: float, size: int | tuple[int, ...], *, rng: RNGLike
+) -> np.ndarray:  # law from `calibrate_noise`; scale in integer units (any positive real)
+    """Integer noise of `law` at (at least) `scale`: discrete Laplace (scale rounded up to
+    EXACT_BITS bits) or discrete Gaussian (sigma^2 rounded up, `_round_up_sigma2`)"""
     law, scale = _check_law(law, scale)
     if law == "none" or scale == 0:
         return np.zeros(size, np.int64)
@@ -871,15 +937,19 @@ def exact_noise(
 
 
 def release(
-    counts,  # the statistic in integer units: ints, or floats holding whole numbers
-    law,  # "laplace", "gaussian" or "none", from `calibrate_noise`
-    scale,  # Laplace scale or Gaussian sigma, in the units of the released value counts / denom
+    counts: ArrayLike,  # the statistic in integer units: ints, or floats holding whole numbers
+    law: str,  # "laplace", "gaussian" or "none", from `calibrate_noise`
+    # Laplace scale or Gaussian sigma, in the units of the released value counts / denom
+    scale: float,
     *,
-    rng,
-    denom=1,  # the released value is counts / denom (n for a fraction of n voters; 1 / grid for `snap`ped counts)
-    noise=None,  # "fast", "exact" or None (`noise_mode()`)
-):
-    "The one way privrank adds noise: counts / denom + float noise (fast), or (counts + exact integer noise) / denom (exact)"
+    rng: RNGLike,
+    # the released value is counts / denom (n for a fraction of n voters; 1 / grid for
+    # `snap`ped counts)
+    denom: float = 1,
+    noise: str | None = None,  # "fast", "exact" or None (`noise_mode()`)
+) -> np.ndarray:
+    """The one way privrank adds noise: counts / denom + float noise (fast), or (counts +
+    exact integer noise) / denom (exact)"""
     law, scale = _check_law(law, scale)
     if (
         isinstance(denom, (bool, np.bool_))
@@ -903,7 +973,8 @@ def release(
     )  # exact: the noise scale in count units
     if law != "none" and units > MAX_NOISE_UNITS:
         raise ValueError(
-            f"`epsilon` is too small for exact noise: the noise scale is {float(units):.4g} counts, beyond 2^52; "
+            f"`epsilon` is too small for exact noise: the noise scale is {float(units):.4g} "
+            "counts, beyond 2^52; "
             "use a larger epsilon (or the fast path)"
         )
     z = exact_noise(law, units, c.shape, rng=rng)
@@ -917,10 +988,11 @@ def release(
 
 
 def snap(
-    x,  # real statistic
-    grid,  # a power of two
-):
-    "Integer counts round(x / grid): a real statistic put on the grid; each changed entry's rounding moves it by less than one grid step"
+    x: ArrayLike,  # real statistic
+    grid: float,  # a power of two
+) -> np.ndarray:
+    """Integer counts round(x / grid): a real statistic put on the grid; each changed entry's
+    rounding moves it by less than one grid step"""
     g = _check_sensitivity(grid, "grid")
     if g == 0 or math.frexp(g)[0] != 0.5:
         raise ValueError(f"`grid` must be a positive power of two; got {grid!r}")
@@ -931,10 +1003,10 @@ def snap(
 
 
 def snap_grid(
-    l2,  # l2 sensitivity of the real statistic
-    changed,  # most entries one neighbour can change
-    bits=10,  # the rounding adds at most 2^-bits of l2 to the sensitivity
-):
+    l2: float,  # l2 sensitivity of the real statistic
+    changed: int,  # most entries one neighbour can change
+    bits: int = 10,  # the rounding adds at most 2^-bits of l2 to the sensitivity
+) -> float:
     "Largest power-of-two grid g with sqrt(changed) g <= 2^-bits l2"
     l2, changed = _check_sensitivity(l2, "l2"), check_int(changed, name="changed", minimum=1)
     if l2 == 0:
@@ -943,22 +1015,25 @@ def snap_grid(
 
 
 def snapped_sensitivity(
-    l1,
-    l2,  # sensitivities of the exact real statistic
-    changed,  # most entries one neighbour can change
-    grid,  # the grid of `snap`
-    error=0.0,  # a bound on the floating-point error of each computed entry (see `float_sum_error`)
-):
-    "(l1, l2) sensitivity of `snap`ped counts times grid: each changed entry moves by less than |dx| + 2 error + one grid step"
+    l1: float,
+    l2: float,  # sensitivities of the exact real statistic
+    changed: int,  # most entries one neighbour can change
+    grid: float,  # the grid of `snap`
+    # a bound on the floating-point error of each computed entry (see `float_sum_error`)
+    error: float = 0.0,
+) -> tuple[float, float]:
+    """(l1, l2) sensitivity of `snap`ped counts times grid: each changed entry moves by less
+    than |dx| + 2 error + one grid step"""
     step = grid + 2 * _check_sensitivity(error, "error")
     return l1 + changed * step, l2 + math.sqrt(changed) * step
 
 
 def float_sum_error(
-    n_terms,  # terms summed into each entry (products of two floats count as one term)
-    magnitude,  # a data-independent bound on the sum of the terms' absolute values
-):
-    "Bound on |computed - exact| of a floating-point sum of products: gamma_n x magnitude, gamma_n = n u / (1 - n u), u = 2^-53"
+    n_terms: int,  # terms summed into each entry (products of two floats count as one term)
+    magnitude: float,  # a data-independent bound on the sum of the terms' absolute values
+) -> float:
+    """Bound on |computed - exact| of a floating-point sum of products: gamma_n x magnitude,
+    gamma_n = n u / (1 - n u), u = 2^-53"""
     n, M = check_int(n_terms, name="n_terms", minimum=1), _check_sensitivity(magnitude, "magnitude")
     nu = (n + 1) * 2.0**-53  # n additions and one product per term
     if nu >= 0.5:
@@ -969,7 +1044,8 @@ def float_sum_error(
 
 # %% ../nbs/00_core.ipynb #e4bc42b2
 def _exact_expit_flips(e, u, rng):
-    "Exact Bernoulli(1/(1+e^e)) from 64 uniform bits u per entry (uint64), refining the rare undecided entries with `decimal`"
+    """Exact Bernoulli(1/(1+e^e)) from 64 uniform bits u per entry (uint64), refining the rare
+    undecided entries with `decimal`"""
     with np.errstate(over="ignore", under="ignore"):
         p = special.expit(-e)  # within a few ulps of the true p (and p < 1/2)
         lo = np.floor(
@@ -1007,14 +1083,18 @@ def _exact_expit_flips(e, u, rng):
 
 
 def rr_flips(
-    size,  # shape of the draws
+    size: int | tuple[int, ...],  # shape of the draws
     *,
-    epsilon,  # > 0 (inf: never flip), scalar or an array broadcastable to `size`
-    rng,
-    noise=None,  # "fast", "exact" or None (`noise_mode()`)
-    p=None,  # the float flip probabilities expit(-epsilon), when the caller already has them (saves the exp)
-):
-    "Randomized response's coin: Bernoulli(1/(1 + e^epsilon)) per entry, by a float uniform (fast) or exactly (exact)"
+    epsilon: float
+    | np.ndarray,  # > 0 (inf: never flip), scalar or an array broadcastable to `size`
+    rng: RNGLike,
+    noise: str | None = None,  # "fast", "exact" or None (`noise_mode()`)
+    # the float flip probabilities expit(-epsilon), when the caller already has them (saves
+    # the exp)
+    p: np.ndarray | None = None,
+) -> np.ndarray:
+    """Randomized response's coin: Bernoulli(1/(1 + e^epsilon)) per entry, by a float uniform
+    (fast) or exactly (exact)"""
     rng, mode = check_rng(rng), noise_mode(noise)
     e = np.asarray(epsilon, float)
     if np.isnan(e).any() or (e <= 0).any():
@@ -1029,7 +1109,8 @@ def rr_flips(
 def borda_sensitivity(
     n_items: int,  # number of candidates m
 ) -> tuple[int, float]:  # (l1, l2)
-    "(l1, l2) sensitivity of the Borda score vector when one voter's ranking of m candidates is replaced"
+    """(l1, l2) sensitivity of the Borda score vector when one voter's ranking of m candidates
+    is replaced"""
     m = check_int(n_items, name="n_items", minimum=1)
     return m * m // 2, math.sqrt(m * (m * m - 1) / 3)
 
@@ -1041,14 +1122,16 @@ def _borda_noise(m, epsilon, delta, mode=None):
 
 # %% ../nbs/00_core.ipynb #b7bb5054
 def dp_borda_aggregate(
-    ranks,  # (n, m) ranks
+    ranks: ArrayLike,  # (n, m) ranks
     *,
-    epsilon,  # privacy per voter; inf = no noise (a non-private result)
-    delta=0.0,  # 0: Laplace (pure DP); > 0: Gaussian
-    model="central",  # "central": the curator adds noise once; "local": each voter noises her own vector
-    rng=None,
-):
-    "Borda consensus from noisy scores: epsilon-DP (Laplace) or (epsilon, delta)-DP (Gaussian), central or local"
+    epsilon: float,  # privacy per voter; inf = no noise (a non-private result)
+    delta: float = 0.0,  # 0: Laplace (pure DP); > 0: Gaussian
+    # "central": the curator adds noise once; "local": each voter noises her own vector
+    model: str = "central",
+    rng: RNGLike = None,
+) -> Consensus:
+    """Borda consensus from noisy scores: epsilon-DP (Laplace) or (epsilon, delta)-DP
+    (Gaussian), central or local"""
     r = check_ranks(ranks)
     epsilon, delta = check_epsilon(epsilon, allow_inf=True, scalar=True), check_delta(delta)
     if model not in ("central", "local"):
@@ -1097,8 +1180,9 @@ PRIVACY_UNITS = (
 )  # what a neighbouring dataset changes: one comparison, one voter's ranking, one user's data
 
 
-def privacy_record(result):  # any private (or non-private) result of privrank
-    "The privacy record every result carries, checked against the one vocabulary: epsilon, delta, model, privacy_unit, private, noise"
+def privacy_record(result: object) -> dict:  # any private (or non-private) result of privrank
+    """The privacy record every result carries, checked against the one vocabulary: epsilon,
+    delta, model, privacy_unit, private, noise"""
     missing = [
         k
         for k in ("epsilon", "delta", "model", "privacy_unit", "private", "noise")
@@ -1106,7 +1190,8 @@ def privacy_record(result):  # any private (or non-private) result of privrank
     ]
     if missing:
         raise TypeError(
-            f"`result` ({type(result).__name__}) carries no privacy record: missing {', '.join(missing)}"
+            f"`result` ({type(result).__name__}) carries no privacy record: missing "
+            f"{', '.join(missing)}"
         )
     rec = dict(
         epsilon=float(result.epsilon),

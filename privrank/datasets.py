@@ -51,7 +51,8 @@ def find_data_file(
     | os.PathLike,  # file name relative to the data folder (an absolute path is used as is)
     data_home: str | os.PathLike | None = None,  # the data folder; see `data_home`
 ) -> Path:
-    "Path of data file `name` in the data folder; a FileNotFoundError saying where to put it if it is not there."
+    """Path of data file `name` in the data folder; a FileNotFoundError saying where to put it
+    if it is not there."""
     if not isinstance(name, (str, os.PathLike)):
         raise TypeError(f"`name` must be a file name; got {type(name).__name__}")
     home = _home(data_home)
@@ -60,13 +61,15 @@ def find_data_file(
         return path
     raise FileNotFoundError(
         f"data file {str(name)!r} not found: looked for {path}. privrank never downloads data: "
-        f"put the file there, or pass `data_home=` / set $PRIVRANK_DATA to the folder that holds it "
+        "put the file there, or pass `data_home=` / set $PRIVRANK_DATA to the folder that "
+        "holds it "
         f"(the data folder is now {home})"
     )
 
 # %% ../nbs/07_datasets.ipynb #82656f7d
 def shared_data_dir() -> Path | None:
-    "The project's shared folder of real datasets ($PRIVRANK_SHARED_DATA, else ../shared/data from the repo root), or None."
+    """The project's shared folder of real datasets ($PRIVRANK_SHARED_DATA, else
+    ../shared/data from the repo root), or None."""
     env = os.environ.get("PRIVRANK_SHARED_DATA")
     if env:
         return Path(env).expanduser() if Path(env).expanduser().is_dir() else None
@@ -100,7 +103,8 @@ def _parse_bytes(text, name):
 
 
 def max_file_bytes() -> int:
-    "Bytes a reader reads at most: `set_max_file_bytes`'s value, else $PRIVRANK_MAX_FILE_BYTES (bytes, or with a K/M/G suffix), else 1 GiB."
+    """Bytes a reader reads at most: `set_max_file_bytes`'s value, else
+    $PRIVRANK_MAX_FILE_BYTES (bytes, or with a K/M/G suffix), else 1 GiB."""
     if _FILE_CAP["bytes"] is not None:
         return _FILE_CAP["bytes"]
     env = os.environ.get("PRIVRANK_MAX_FILE_BYTES", "").strip()
@@ -147,7 +151,8 @@ _KINDS = (
 
 
 def _open(path: Path, allow_special: bool):
-    "A binary file object for `path` and its stat; refuses a folder, and any other non-regular file unless `allow_special`."
+    """A binary file object for `path` and its stat; refuses a folder, and any other
+    non-regular file unless `allow_special`."""
     flags = (
         os.O_RDONLY
         | getattr(os, "O_NONBLOCK", 0)
@@ -169,8 +174,10 @@ def _open(path: Path, allow_special: bool):
             if not allow_special:
                 link = ", reached through a symbolic link" if os.path.islink(path) else ""
                 raise ValueError(
-                    f"{path}: is {kind}{link}, not a regular file; privrank reads regular files only, so that an "
-                    f"endless or blocking stream cannot hang it: copy the data into a file, or pass "
+                    f"{path}: is {kind}{link}, not a regular file; privrank reads regular "
+                    "files only, so that an "
+                    "endless or blocking stream cannot hang it: copy the data into a file, "
+                    "or pass "
                     f"`allow_special=True` (reads at most `max_bytes`)"
                 )
             if hasattr(os, "set_blocking"):
@@ -183,8 +190,10 @@ def _open(path: Path, allow_special: bool):
 
 def _too_big(path, cap, gz):
     return ValueError(
-        f"{path}: {'decompresses to' if gz else 'is'} more than {cap:,} bytes, privrank's cap on a data file; "
-        f"pass a larger `max_bytes=`, or raise the cap with privrank.datasets.set_max_file_bytes or "
+        f"{path}: {'decompresses to' if gz else 'is'} more than {cap:,} bytes, privrank's "
+        "cap on a data file; "
+        "pass a larger `max_bytes=`, or raise the cap with "
+        "privrank.datasets.set_max_file_bytes or "
         f"PRIVRANK_MAX_FILE_BYTES"
     )
 
@@ -204,7 +213,8 @@ def _check_parse_memory(path, nbytes, factor):
 def _read_bytes(
     path, what="path", *, max_bytes=None, allow_special=False, factor=1
 ) -> tuple[Path, bytes]:
-    "The bytes of file `path` (gunzipped if gzip), read under the size cap, with the parse-memory estimate checked."
+    """The bytes of file `path` (gunzipped if gzip), read under the size cap, with the
+    parse-memory estimate checked."""
     path = _check_path(path, what)
     cap, allow_special = _check_read_options(max_bytes, allow_special)
     f, st = _open(path, allow_special)
@@ -232,7 +242,8 @@ def _read_bytes(
 def _read_text(
     path, what="path", *, max_bytes=None, allow_special=False, factor=1
 ) -> tuple[Path, str]:
-    "The text of file `path`: read by `_read_bytes`, a UTF-8 byte-order mark dropped, decoded as strict UTF-8."
+    """The text of file `path`: read by `_read_bytes`, a UTF-8 byte-order mark dropped,
+    decoded as strict UTF-8."""
     path, data = _read_bytes(
         path, what, max_bytes=max_bytes, allow_special=allow_special, factor=factor
     )
@@ -243,7 +254,8 @@ def _read_text(
     except UnicodeDecodeError as e:
         line = data.count(b"\n", 0, e.start) + 1
         raise ValueError(
-            f"{path} line {line}: byte {data[e.start]:#04x} is not valid UTF-8; save the file as UTF-8"
+            f"{path} line {line}: byte {data[e.start]:#04x} is not valid UTF-8; save the "
+            "file as UTF-8"
         ) from None
 
 # %% ../nbs/07_datasets.ipynb #aca40138
@@ -257,11 +269,13 @@ def _parse_order(
     m: int,  # number of alternatives
     data_type: str,  # 'soc', 'soi', 'toc' or 'toi'
 ) -> tuple[int, tuple]:
-    "Voter count and tiers (0-based item arrays, best first) of one PrefLib order line; ValueError saying what is wrong."
+    """Voter count and tiers (0-based item arrays, best first) of one PrefLib order line;
+    ValueError saying what is wrong."""
     mt = _ORDER.fullmatch(line)
     if not mt:
         raise ValueError(
-            f"expected 'count: a,b,{{c,d}},...' (voter count, then alternatives best first, ties in braces); got {line[:80]!r}"
+            f"expected 'count: a,b,{{c,d}},...' (voter count, then alternatives best first, "
+            f"ties in braces); got {line[:80]!r}"
         )
     count, tiers = (
         int(mt[1]),
@@ -277,7 +291,8 @@ def _parse_order(
         raise ValueError(f"alternative {bad[0]} is out of range 1..{m}")
     if len(set(flat)) < len(flat):
         raise ValueError(
-            f"alternative {next(q for i, q in enumerate(flat) if q in flat[:i])} appears more than once"
+            f"alternative {next(q for i, q in enumerate(flat) if q in flat[:i])} appears "
+            "more than once"
         )
     if data_type in ("soc", "soi") and len(tiers) < len(flat):
         raise ValueError(f"ties ({{...}}) are not allowed in a '{data_type}' file")
@@ -296,7 +311,8 @@ def _preflib_header(
     lines: list,  # the file's lines
     path: Path,  # the file, for messages
 ) -> tuple[dict, dict, int]:
-    "The `# KEY: value` header of a PrefLib file: values by key, line numbers by key, index of the first data line."
+    """The `# KEY: value` header of a PrefLib file: values by key, line numbers by key, index
+    of the first data line."""
     meta, where, i = {}, {}, 0
     while i < len(lines) and lines[i].startswith("#"):
         mt = _HEADER.fullmatch(lines[i])
@@ -344,7 +360,8 @@ def _preflib_meta(meta, where, path) -> tuple[int, int, str, tuple]:
         )
     if given and suffix in _TYPES and given != suffix:
         raise ValueError(
-            f"{path} line {where['DATA TYPE']}: DATA TYPE {given!r} contradicts the file suffix '.{suffix}'"
+            f"{path} line {where['DATA TYPE']}: DATA TYPE {given!r} contradicts the file "
+            f"suffix '.{suffix}'"
         )
     if (data_type := given or suffix) not in _TYPES:
         raise ValueError(
@@ -356,7 +373,8 @@ def _preflib_meta(meta, where, path) -> tuple[int, int, str, tuple]:
             k = key.removeprefix("ALTERNATIVE NAME").strip()
             if not re.fullmatch("[0-9]+", k) or not 1 <= int(k) <= m:
                 raise ValueError(
-                    f"{path} line {where[key]}: expected 'ALTERNATIVE NAME k' with k in 1..{m}; got {key!r}"
+                    f"{path} line {where[key]}: expected 'ALTERNATIVE NAME k' with k in "
+                    f"1..{m}; got {key!r}"
                 )
             names[int(k) - 1] = meta[key]
     return m, n, data_type, tuple(names)
@@ -366,7 +384,8 @@ def _tier_levels(
     orders: tuple,  # per order, its tiers (0-based item arrays), best first
     m: int,  # number of items
 ) -> np.ndarray:
-    "(k, m) ints: the tier (0 = best) of item q in order o; items an order leaves out share the tier after its last."
+    """(k, m) ints: the tier (0 = best) of item q in order o; items an order leaves out share
+    the tier after its last."""
     n_tiers = np.array([len(o) for o in orders], dtype=np.int64)
     tiers = [t for o in orders for t in o]
     sizes = np.array([len(t) for t in tiers], dtype=np.int64)
@@ -377,14 +396,19 @@ def _tier_levels(
     return levels
 
 # %% ../nbs/07_datasets.ipynb #a1483cef
-RANKS_BYTES_PER_ENTRY = 24  # peak bytes per (voter, item) entry of `.ranks` (measured 17) and of `.to_ranks` (measured 25, so 32 there)
+# peak bytes per (voter, item) entry of `.ranks` (measured 17) and of `.to_ranks` (measured
+# 25, so 32 there)
+RANKS_BYTES_PER_ENTRY = 24
 
 
 @dataclass(frozen=True, eq=False)
 class Preferences:
-    "Preference orders read from a PrefLib file: each distinct order as tiers (best first), with its voter count."
+    """Preference orders read from a PrefLib file: each distinct order as tiers (best first),
+    with its voter count."""
 
-    orders: tuple  # per distinct order (one per data line), its tiers best first: int arrays of 0-based item indices
+    # per distinct order (one per data line), its tiers best first: int arrays of 0-based item
+    # indices
+    orders: tuple
     counts: np.ndarray  # number of voters who cast each order
     item_ids: np.ndarray  # each item's number in the file (PrefLib: alternative q+1 is item q)
     item_names: tuple  # each item's ALTERNATIVE NAME (its number if the file gives none)
@@ -412,7 +436,8 @@ class Preferences:
         c = np.asarray(self.counts)
         if c.dtype.kind not in "iu" or c.shape != (len(self.orders),) or (c < 1).any():
             raise ValueError(
-                f"`counts` must hold one positive integer per order ({len(self.orders)}); got dtype {c.dtype}, shape {c.shape}"
+                f"`counts` must hold one positive integer per order ({len(self.orders)}); "
+                f"got dtype {c.dtype}, shape {c.shape}"
             )
         if len(self.item_names) != len(self.item_ids):
             raise ValueError("`item_names` must have one entry per item (`item_ids`)")
@@ -431,11 +456,13 @@ class Preferences:
         self,
         per_entry: int = RANKS_BYTES_PER_ENTRY,  # bytes per (voter, item) entry
     ) -> int:
-        "Estimated peak memory of expanding the orders to one row per voter (n_voters x n_items entries)."
+        """Estimated peak memory of expanding the orders to one row per voter (n_voters x
+        n_items entries)."""
         return check_int(per_entry, name="per_entry", minimum=1) * self.n_voters * self.n_items
 
     def _check_size(self, per_entry, what):
-        "Refuse, naming the file and its largest line, an expansion beyond privrank's memory budget (before allocating)"
+        """Refuse, naming the file and its largest line, an expansion beyond privrank's memory
+        budget (before allocating)"""
         need = self.expanded_bytes(per_entry)
         if need <= memory_limit():
             return
@@ -449,17 +476,21 @@ class Preferences:
             )
         except ValueError as e:
             raise ValueError(
-                f"{self.source or 'the data'}{line} ({int(self.counts[k]):,} voters on this line): {e}; "
+                f"{self.source or 'the data'}{line} ({int(self.counts[k]):,} voters on this "
+                f"line): {e}; "
                 f"or work with `orders` and `counts`, which stay compact"
             ) from None
 
     @property
     def ranks(self) -> np.ndarray:
-        "(n_voters, m) ints, one row per voter in file order: ranks[i, q] = position of item q (0 = best); complete strict data only."
+        """(n_voters, m) ints, one row per voter in file order: ranks[i, q] = position of item
+        q (0 = best); complete strict data only."""
         if not self.is_complete_strict:
             raise ValueError(
-                f"`ranks` needs complete strict orders, but this {self.data_type!r} data has ties or unranked items; "
-                f"use `.to_ranks(tie_break='index' or 'random')`, a lossy conversion (see privrank.datasets)"
+                f"`ranks` needs complete strict orders, but this {self.data_type!r} data "
+                "has ties or unranked items; "
+                "use `.to_ranks(tie_break='index' or 'random')`, a lossy conversion (see "
+                "privrank.datasets)"
             )
         self._check_size(RANKS_BYTES_PER_ENTRY, "expanding the orders to ranks")
         return orders_to_ranks(
@@ -472,7 +503,8 @@ class Preferences:
         tie_break: str = "index",  # how to order a tie or the unranked items: 'index' or 'random'
         rng=None,  # seed or Generator, used by tie_break='random'
     ) -> np.ndarray:
-        "(n_voters, m) ranks with unranked items after the ranked ones and ties broken by `tie_break` (lossy)."
+        """(n_voters, m) ranks with unranked items after the ranked ones and ties broken by
+        `tie_break` (lossy)."""
         if not (isinstance(tie_break, str) and tie_break in ("index", "random")):
             raise (ValueError if isinstance(tie_break, str) else TypeError)(
                 f"`tie_break` must be 'index' or 'random'; got {tie_break!r}"
@@ -494,9 +526,11 @@ def read_preflib(
     path: str | os.PathLike,  # a PrefLib 2022 .soc/.soi/.toc/.toi file (gzip accepted)
     *,
     max_bytes: int | None = None,  # size cap in bytes (None: `max_file_bytes()`)
-    allow_special: bool = False,  # read a FIFO / device too (still capped); by default only regular files
+    # read a FIFO / device too (still capped); by default only regular files
+    allow_special: bool = False,
 ) -> Preferences:
-    "Read a PrefLib file, keeping partial and tied orders as they are; ValueError naming file and line if malformed."
+    """Read a PrefLib file, keeping partial and tied orders as they are; ValueError naming
+    file and line if malformed."""
     path, text = _read_text(
         path, max_bytes=max_bytes, allow_special=allow_special, factor=PREFLIB_PARSE_FACTOR
     )
@@ -520,12 +554,14 @@ def read_preflib(
         raise ValueError(f"{path}: no orders after the header (is the file truncated?)")
     if sum(counts) != n:
         raise ValueError(
-            f"{path}: the orders' counts sum to {sum(counts)} voters, but line {where['NUMBER VOTERS']} "
+            f"{path}: the orders' counts sum to {sum(counts)} voters, but line "
+            f"{where['NUMBER VOTERS']} "
             f"says NUMBER VOTERS: {n} (is the file truncated or edited?)"
         )
     if "NUMBER UNIQUE ORDERS" in meta and meta["NUMBER UNIQUE ORDERS"] != str(len(orders)):
         raise ValueError(
-            f"{path}: {len(orders)} order lines, but line {where['NUMBER UNIQUE ORDERS']} says NUMBER UNIQUE ORDERS: {meta['NUMBER UNIQUE ORDERS']}"
+            f"{path}: {len(orders)} order lines, but line {where['NUMBER UNIQUE ORDERS']} "
+            f"says NUMBER UNIQUE ORDERS: {meta['NUMBER UNIQUE ORDERS']}"
         )
     return Preferences(
         tuple(orders),
@@ -546,7 +582,8 @@ def demo_path() -> Path:
 
 
 def load_demo() -> Preferences:
-    "The bundled demo election: AGH course selection 2003 (PrefLib 00009-00000001; 146 voters rank 9 courses)."
+    """The bundled demo election: AGH course selection 2003 (PrefLib 00009-00000001; 146
+    voters rank 9 courses)."""
     return read_preflib(demo_path())
 
 # %% ../nbs/07_datasets.ipynb #96e1ecfd
@@ -557,7 +594,8 @@ def _table(
     ncol: int,  # fields per line
     path: Path,  # the file, for messages
 ) -> tuple[np.ndarray, np.ndarray]:
-    "(rows, ncol) stripped field strings of the non-blank `lines`, and their line numbers; ValueError naming a bad line."
+    """(rows, ncol) stripped field strings of the non-blank `lines`, and their line numbers;
+    ValueError naming a bad line."""
     keep = np.flatnonzero(
         np.fromiter((bool(l.strip()) for l in lines), dtype=bool, count=len(lines))
     )
@@ -568,19 +606,23 @@ def _table(
     if (bad := np.flatnonzero(nsep != ncol - 1)).size:
         i = bad[0]
         raise ValueError(
-            f"{path} line {first + keep[i]}: expected {ncol} fields separated by {sep!r}; got {nsep[i] + 1}: {lines[i][:80]!r}"
+            f"{path} line {first + keep[i]}: expected {ncol} fields separated by {sep!r}; "
+            f"got {nsep[i] + 1}: {lines[i][:80]!r}"
         )
     parts = sep.join(lines).split(sep)
     widest = max(
         map(len, parts)
-    )  # a fixed-width string array costs 4 bytes x the widest field, for every field (4 copies at the peak)
+        # a fixed-width string array costs 4 bytes x the widest field, for every field (4 copies
+        # at the peak)
+    )
     if 16 * widest * len(parts) > memory_limit():
         i = int(np.argmax(np.fromiter(map(len, parts), dtype=np.int64, count=len(parts)))) // ncol
         try:
             check_memory(
                 16 * widest * len(parts),
                 name="path",
-                what=f"a table of {len(parts):,} fields as wide as the widest ({widest:,} characters)",
+                what=f"a table of {len(parts):,} fields as wide as the widest ({widest:,} "
+                "characters)",
             )
         except ValueError as e:
             raise ValueError(f"{path} line {first + keep[i]}: {e}") from None
@@ -621,7 +663,8 @@ def _numbers(
 def _labels(
     col: np.ndarray,  # stripped field strings
 ) -> np.ndarray:
-    "Labels as strings: the field without enclosing double quotes (and spaces inside them); never converted to numbers."
+    """Labels as strings: the field without enclosing double quotes (and spaces inside them);
+    never converted to numbers."""
     return np.char.strip(np.char.strip(col, '"'))
 
 # %% ../nbs/07_datasets.ipynb #218aa327
@@ -665,7 +708,8 @@ def _columns(
 # %% ../nbs/07_datasets.ipynb #e75c7667
 @dataclass(frozen=True, eq=False)
 class Comparisons:
-    "Pairwise comparisons: `user` preferred `winner` to `loser`, or found them equal where `tie` (0-based indices)."
+    """Pairwise comparisons: `user` preferred `winner` to `loser`, or found them equal where
+    `tie` (0-based indices)."""
 
     user: np.ndarray  # index into `user_ids` of who compared
     winner: np.ndarray  # index into `item_ids` of the preferred item
@@ -702,7 +746,10 @@ class Comparisons:
             raise ValueError("`winner` and `loser` must differ")
 
     def __repr__(self):
-        return f"Comparisons({self.n_comparisons} comparisons, {self.n_users} users, {self.n_items} items, {int(self.tie.sum())} ties)"
+        return (
+            f"Comparisons({self.n_comparisons} comparisons, {self.n_users} users, "
+            f"{self.n_items} items, {int(self.tie.sum())} ties)"
+        )
 
 # %% ../nbs/07_datasets.ipynb #199adfd1
 CSV_PARSE_FACTOR = 24  # bytes of memory per byte of CSV text while parsing (measured 11 to 23)
@@ -713,7 +760,8 @@ def read_pairwise_csv(
     | os.PathLike,  # CSV with header `user,winner,loser` or `user,winner,loser,tie` (gzip accepted)
     *,
     max_bytes: int | None = None,  # size cap in bytes (None: `max_file_bytes()`)
-    allow_special: bool = False,  # read a FIFO / device too (still capped); by default only regular files
+    # read a FIFO / device too (still capped); by default only regular files
+    allow_special: bool = False,
 ) -> Comparisons:
     "Read pairwise comparisons (labels are strings); ValueError naming file and line if malformed."
     path, text = _read_text(
@@ -723,7 +771,8 @@ def read_pairwise_csv(
     head = [h.strip().strip('"').lower() for h in lines[0].split(",")]
     if head not in (["user", "winner", "loser"], ["user", "winner", "loser", "tie"]):
         raise ValueError(
-            f"{path} line 1: expected the header 'user,winner,loser' or 'user,winner,loser,tie'; got {lines[0][:80]!r}"
+            f"{path} line 1: expected the header 'user,winner,loser' or "
+            f"'user,winner,loser,tie'; got {lines[0][:80]!r}"
         )
     cells, lineno = _table(lines[1:], 2, ",", len(head), path)
     labels = _labels(cells[:, :3])
@@ -736,7 +785,8 @@ def read_pairwise_csv(
         t = np.char.lower(_labels(cells[:, 3]))
         if (bad := np.flatnonzero(~np.isin(t, ["0", "1", "true", "false"]))).size:
             raise ValueError(
-                f"{path} line {lineno[bad[0]]}: `tie` must be 0, 1, true or false; got {str(cells[bad[0], 3])!r}"
+                f"{path} line {lineno[bad[0]]}: `tie` must be 0, 1, true or false; got "
+                f"{str(cells[bad[0], 3])!r}"
             )
         tie = np.isin(t, ["1", "true"])
     user_ids, user = np.unique(labels[:, 0], return_inverse=True)
@@ -746,20 +796,23 @@ def read_pairwise_csv(
         same := np.flatnonzero(items[:, 0] == items[:, 1])
     ).size:  # the same string: '1' and '01' are different items
         raise ValueError(
-            f"{path} line {lineno[same[0]]}: `winner` and `loser` are the same item {str(labels[same[0], 1])!r}"
+            f"{path} line {lineno[same[0]]}: `winner` and `loser` are the same item "
+            f"{str(labels[same[0], 1])!r}"
         )
     return Comparisons(
         user, items[:, 0].copy(), items[:, 1].copy(), tie, user_ids, item_ids, str(path)
     )
 
 # %% ../nbs/07_datasets.ipynb #2218f2c8
-JESTER_JOKES = 100  # jokes in Jester dataset 1 (ids 1..100; Goldberg et al. 2001); later Jester datasets have 150
+# jokes in Jester dataset 1 (ids 1..100; Goldberg et al. 2001); later Jester datasets have 150
+JESTER_JOKES = 100
 MAX_N_ITEMS = 2**31 - 1  # largest item universe (column indices stay 32-bit)
 
 
 @dataclass(frozen=True, eq=False)
 class Ratings:
-    "Observed ratings as a sparse users x items matrix; a stored 0 is an observed rating of 0, not a missing one."
+    """Observed ratings as a sparse users x items matrix; a stored 0 is an observed rating of
+    0, not a missing one."""
 
     ratings: (
         sparse.csr_array
@@ -781,7 +834,8 @@ class Ratings:
             )
         if self.ratings.shape != (len(self.user_ids), len(self.item_ids)):
             raise ValueError(
-                f"`ratings` has shape {self.ratings.shape}; expected (len(user_ids), len(item_ids)) = ({len(self.user_ids)}, {len(self.item_ids)})"
+                f"`ratings` has shape {self.ratings.shape}; expected (len(user_ids), "
+                f"len(item_ids)) = ({len(self.user_ids)}, {len(self.item_ids)})"
             )
         if self.ratings.dtype.kind != "f" or not np.isfinite(self.ratings.data).all():
             raise ValueError("`ratings` must hold finite floats")
@@ -802,14 +856,16 @@ def _check_n_items(n_items):
 
 
 def _ratings(user, item, rating, lineno, path, n_items=None) -> Ratings:
-    "Ratings from parallel (user id, item id, value) arrays read from lines `lineno`; a repeated (user, item) is an error."
+    """Ratings from parallel (user id, item id, value) arrays read from lines `lineno`; a
+    repeated (user, item) is an error."""
     user_ids, u = np.unique(user, return_inverse=True)
     if n_items is None:
         item_ids, j = np.unique(item, return_inverse=True)
     else:
         if (bad := np.flatnonzero((item < 1) | (item > n_items))).size:
             raise ValueError(
-                f"{path} line {lineno[bad[0]]}: item {item[bad[0]]} is outside the item universe 1..{n_items:,} "
+                f"{path} line {lineno[bad[0]]}: item {item[bad[0]]} is outside the item "
+                f"universe 1..{n_items:,} "
                 f"(`n_items`); pass the catalogue's true number of items"
             )
         item_ids, j = np.arange(1, n_items + 1), item - 1
@@ -817,20 +873,23 @@ def _ratings(user, item, rating, lineno, path, n_items=None) -> Ratings:
     if (dup := np.flatnonzero((np.diff(u[order]) == 0) & (np.diff(j[order]) == 0))).size:
         a, b = np.sort(order[dup[0] : dup[0] + 2])
         raise ValueError(
-            f"{path} line {lineno[b]}: user {user[b]} rated item {item[b]} again (first on line {lineno[a]})"
+            f"{path} line {lineno[b]}: user {user[b]} rated item {item[b]} again (first on "
+            f"line {lineno[a]})"
         )
     R = sparse.csr_array((rating.astype(np.float64), (u, j)), shape=(len(user_ids), len(item_ids)))
     return Ratings(R, user_ids, item_ids, str(path))
 
 # %% ../nbs/07_datasets.ipynb #4086389e
 def _read_ratings(lines, first, sep, names, lo, hi, path, n_items=None) -> Ratings:
-    "Ratings from data lines whose columns are user, item, rating in [lo, hi] (and an integer 4th column, if any)."
+    """Ratings from data lines whose columns are user, item, rating in [lo, hi] (and an
+    integer 4th column, if any)."""
     (user, item, rating, *_), lineno = _columns(
         lines, first, sep, "iif" + "i" * (len(names) - 3), names, path
     )
     if (bad := np.flatnonzero((rating < lo) | (rating > hi))).size:
         raise ValueError(
-            f"{path} line {lineno[bad[0]]}: `{names[2]}` must be in [{lo}, {hi}]; got {rating[bad[0]]:g}"
+            f"{path} line {lineno[bad[0]]}: `{names[2]}` must be in [{lo}, {hi}]; got "
+            f"{rating[bad[0]]:g}"
         )
     return _ratings(user, item, rating, lineno, path, n_items)
 
@@ -850,8 +909,10 @@ def _movielens(path, text, n_items) -> Ratings:
     if "\t" in lines[0]:
         return _read_ratings(lines, 1, "\t", names, 0.5, 5, path, n_items)
     raise ValueError(
-        f"{path} line 1: not a MovieLens ratings file: expected 'user<TAB>item<TAB>rating<TAB>timestamp' (u.data), "
-        f"'user::item::rating::timestamp' (ratings.dat) or the header '{_ML_HEADER}'; got {lines[0][:80]!r}"
+        f"{path} line 1: not a MovieLens ratings file: expected "
+        "'user<TAB>item<TAB>rating<TAB>timestamp' (u.data), "
+        f"'user::item::rating::timestamp' (ratings.dat) or the header '{_ML_HEADER}'; got "
+        f"{lines[0][:80]!r}"
     )
 
 
@@ -860,9 +921,11 @@ def read_movielens(
     *,
     n_items: int | None = None,  # the item universe: items are 1..n_items (None: the rated ids)
     max_bytes: int | None = None,  # size cap in bytes (None: `max_file_bytes()`)
-    allow_special: bool = False,  # read a FIFO / device too (still capped); by default only regular files
+    # read a FIFO / device too (still capped); by default only regular files
+    allow_special: bool = False,
 ) -> Ratings:
-    "Read MovieLens ratings as a sparse users x movies matrix; ValueError naming file and line if malformed."
+    """Read MovieLens ratings as a sparse users x movies matrix; ValueError naming file and
+    line if malformed."""
     n_items = _check_n_items(n_items)
     path, text = _read_text(
         path, max_bytes=max_bytes, allow_special=allow_special, factor=CSV_PARSE_FACTOR
@@ -885,9 +948,11 @@ def read_jester(
     n_items: int
     | None = None,  # the joke universe: jokes are 1..n_items (Jester dataset 1: `JESTER_JOKES`)
     max_bytes: int | None = None,  # size cap in bytes (None: `max_file_bytes()`)
-    allow_special: bool = False,  # read a FIFO / device too (still capped); by default only regular files
+    # read a FIFO / device too (still capped); by default only regular files
+    allow_special: bool = False,
 ) -> Ratings:
-    "Read Jester joke ratings (-10..10) as a sparse users x jokes matrix; ValueError naming file and line if malformed."
+    """Read Jester joke ratings (-10..10) as a sparse users x jokes matrix; ValueError naming
+    file and line if malformed."""
     n_items = _check_n_items(n_items)
     path, text = _read_text(
         path, max_bytes=max_bytes, allow_special=allow_special, factor=CSV_PARSE_FACTOR
@@ -911,9 +976,11 @@ def read_ratings(
     *,
     n_items: int | None = None,  # the item universe: items are 1..n_items (None: the rated ids)
     max_bytes: int | None = None,  # size cap in bytes (None: `max_file_bytes()`)
-    allow_special: bool = False,  # read a FIFO / device too (still capped); by default only regular files
+    # read a FIFO / device too (still capped); by default only regular files
+    allow_special: bool = False,
 ) -> Ratings:
-    "Read a ratings file, Jester (header `user,joke,rating`) or MovieLens (any other first line), reading it once."
+    """Read a ratings file, Jester (header `user,joke,rating`) or MovieLens (any other first
+    line), reading it once."""
     n_items = _check_n_items(n_items)
     path, text = _read_text(
         path, max_bytes=max_bytes, allow_special=allow_special, factor=CSV_PARSE_FACTOR
@@ -922,7 +989,8 @@ def read_ratings(
 
 
 def _head(path, nbytes=4096, allow_special=False) -> bytes:
-    "The first `nbytes` bytes of file `path` (gunzipped if gzip), under the same rules as `_read_bytes`"
+    """The first `nbytes` bytes of file `path` (gunzipped if gzip), under the same rules as
+    `_read_bytes`"""
     path = _check_path(path)
     f, st = _open(path, _check_read_options(None, allow_special)[1])
     with f:
@@ -939,7 +1007,8 @@ def ratings_format(
     path: str
     | os.PathLike,  # a ratings file (gzip accepted; a regular file, as it reads the head only)
 ) -> str:
-    "'jester' if the ratings file `path` starts with the line `user,joke,rating`, else 'movielens' (what `read_ratings` reads it as)."
+    """'jester' if the ratings file `path` starts with the line `user,joke,rating`, else
+    'movielens' (what `read_ratings` reads it as)."""
     return "jester" if _is_jester(_head(path)[:200].decode("utf-8", "replace")) else "movielens"
 
 # %% ../nbs/07_datasets.ipynb #edbc8298
@@ -955,7 +1024,8 @@ def item_universe(
     *,
     max_bytes: int | None = None,  # size cap of the catalogue file (None: `max_file_bytes()`)
 ) -> int | None:
-    "Items 1..N of the MovieLens catalogue beside `path` (u.info, u.item, movies.dat or movies.csv, gzip accepted): N, or None if there is none."
+    """Items 1..N of the MovieLens catalogue beside `path` (u.info, u.item, movies.dat or
+    movies.csv, gzip accepted): N, or None if there is none."""
     folder = _check_path(path).parent
     present = lambda f: (
         f.exists() or f.is_symlink()
@@ -968,7 +1038,8 @@ def item_universe(
             ) <= MAX_N_ITEMS:
                 return int(mt[1])
             raise ValueError(
-                f"{info}: expected a line 'N items' (MovieLens 100K's u.info) with N in 1..{MAX_N_ITEMS:,}"
+                f"{info}: expected a line 'N items' (MovieLens 100K's u.info) with N in "
+                f"1..{MAX_N_ITEMS:,}"
             )
     for name, sep in _CATALOGUES:
         for f in (folder / name, folder / (name + ".gz")):

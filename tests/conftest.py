@@ -6,7 +6,8 @@ from pathlib import Path
 import pytest
 from hypothesis import settings
 
-# Property tests are deterministic: the same examples on every run (a CI failure is reproducible, never a fluke).
+# Property tests are deterministic: the same examples on every run (a CI failure is
+# reproducible, never a fluke).
 settings.register_profile("privrank", derandomize=True, deadline=None)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "privrank"))
 
@@ -34,19 +35,22 @@ def run_slow(request) -> bool:
 
 @pytest.fixture(scope="session")
 def shared_data() -> Path:
-    """The shared real-data folder (../shared/data or $PRIVRANK_SHARED_DATA); skips the test when absent."""
+    """The shared real-data folder (../shared/data or $PRIVRANK_SHARED_DATA); skips the test when
+    absent."""
     cand = [os.environ.get("PRIVRANK_SHARED_DATA"), ROOT.parent / "shared" / "data"]
     for c in cand:
         if c and Path(c).is_dir():
             return Path(c)
     pytest.skip(
-        "real data folder not found: set PRIVRANK_SHARED_DATA or place shared/data beside the checkout"
+        "real data folder not found: set PRIVRANK_SHARED_DATA or place shared/data beside "
+        "the checkout"
     )
 
 
 @pytest.fixture(scope="session", autouse=True)
 def report_hostile_counts(request):
-    """At the end of a session that ran hostile-input tests (tests/test_hostile*.py), print how many cases they tried,
+    """At the end of a session that ran hostile-input tests (tests/test_hostile*.py), print how
+    many cases they tried,
     per function (shown with -q too: output capture is suspended for the line)."""
     yield
     import contextlib
@@ -56,7 +60,10 @@ def report_hostile_counts(request):
     counts = getattr(mod, "COUNTS", None)
     if not counts:
         return
-    line = f"hostile cases tried per function ({sum(counts.values())} in all, {len(counts)} functions): {dict(sorted(counts.items()))}"
+    line = (
+        f"hostile cases tried per function ({sum(counts.values())} in all, {len(counts)} "
+        f"functions): {dict(sorted(counts.items()))}"
+    )
     cap = request.config.pluginmanager.getplugin("capturemanager")
     with cap.global_and_fixture_disabled() if cap is not None else contextlib.nullcontext():
         print("\n" + line)

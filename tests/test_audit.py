@@ -1,8 +1,11 @@
 """Privacy audits of every privrank mechanism (privrank.audit).
 
-Each audit is a Clopper–Pearson threshold test at confidence 1 - 1e-7 (alpha = 1e-7: a correctly calibrated
-mechanism fails with probability below 1e-7, so the false-failure probability of this file is well below 1e-6),
-with fixed seeds. Each fast test checks both directions: at the calibrated noise the audited lower bound stays
+Each audit is a Clopper–Pearson threshold test at confidence 1 - 1e-7 (alpha = 1e-7: a correctly
+calibrated
+mechanism fails with probability below 1e-7, so the false-failure probability of this file is well
+below 1e-6),
+with fixed seeds. Each fast test checks both directions: at the calibrated noise the audited lower
+bound stays
 at or below the claimed epsilon, and with the noise halved (`scaled_noise(0.5)`) it exceeds it.
 The rows that need many runs are `slow` (run with --slow or PRIVRANK_SLOW=1)."""
 
@@ -128,7 +131,8 @@ def test_replay_check_catches_a_different_calibration():
 
 
 def test_frank_wolfe_first_step_sensitivity_is_sqrt2_L2():
-    """Result 2's 4 sqrt(2) L^2 assumes rows of A of norm 2L; at the first step (A = -R, norm L) the sensitivity is
+    """Result 2's 4 sqrt(2) L^2 assumes rows of A of norm 2L; at the first step (A = -R, norm L)
+    the sensitivity is
     sqrt(2) L^2: noise x1/4 (calibrated to it) still passes, x1/8 is detected."""
     first = next(
         a for a in standard_audits() if a.name.startswith("private Frank") and not a.detect

@@ -1,18 +1,24 @@
 """The `privrank` command as a user runs it: a separate process, its stdout, stderr and exit status.
-Hypothesis throws random argument lists and malformed files at it: every failure is one line on stderr
+Hypothesis throws random argument lists and malformed files at it: every failure is one line on
+stderr
 and exit status 2, never a traceback."""
 
 import json
+import math
 import os
 import shutil
+import signal
 import subprocess
 import sys
+from fractions import Fraction
+from pathlib import Path
 
+import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from privrank import cli, datasets
+from privrank import btl, cli, core, datasets
 
 EXE = shutil.which("privrank") or os.path.join(os.path.dirname(sys.executable), "privrank")
 DEMO = str(datasets.demo_path())
@@ -170,17 +176,8 @@ def test_malformed_files(tmp_path_factory, data, suffix):
         assert "unexpected error" not in err, err
 
 
-# ---------------------------------------------------------------------------------------------------------------------
+# ------------------------------------------------------------------------------------------
 # issue 11: what the command reports and how it meets the shell
-
-import math
-import signal
-from fractions import Fraction
-from pathlib import Path
-
-import numpy as np
-
-from privrank import btl, core
 
 
 def strict_json(text):
@@ -193,7 +190,8 @@ def strict_json(text):
 
 
 def test_btl_epsilon_is_per_voter(monkeypatch):
-    "--epsilon E for btl is E per voter: each of her 36 comparisons goes to randomized response at E/36 (rounded down)"
+    """--epsilon E for btl is E per voter: each of her 36 comparisons goes to randomized
+    response at E/36 (rounded down)"""
     seen = {}
     real = btl.private_btl
 
@@ -231,7 +229,8 @@ def test_btl_epsilon_is_per_voter(monkeypatch):
 
 
 def test_btl_per_user_split_on_comparisons_file(tmp_path):
-    "In a comparisons file each user's budget is split over her own comparisons: 1 and 3 comparisons -> E and E/3"
+    """In a comparisons file each user's budget is split over her own comparisons: 1 and 3
+    comparisons -> E and E/3"""
     f = tmp_path / "p.csv"
     f.write_text("user,winner,loser\na,x,y\nb,x,y\nb,y,z\nb,x,z\n")
     d = strict_json(
@@ -282,7 +281,8 @@ def test_dp_btl_aggregate_refuses_what_it_cannot_honour():
 
 
 def test_infinite_epsilon_prints_as_not_private():
-    "A Consensus whose epsilon is inf (even if its model says otherwise) is formatted as not private, no TypeError"
+    """A Consensus whose epsilon is inf (even if its model says otherwise) is formatted as not
+    private, no TypeError"""
     prof = cli.load_profile(DEMO)
     for model in ("central", "none"):
         res = core.Consensus(
@@ -391,7 +391,8 @@ def test_pairwise_labels_are_strings(tmp_path):
 def test_text_output_escapes_control_characters(tmp_path):
     f = tmp_path / "e\x1bvil.soc"
     f.write_text(
-        "# NUMBER ALTERNATIVES: 2\n# NUMBER VOTERS: 1\n# TITLE: \x1b]0;owned\x07\n# ALTERNATIVE NAME 1: a\x1b[31mred\n"
+        "# NUMBER ALTERNATIVES: 2\n# NUMBER VOTERS: 1\n# TITLE: \x1b]0;owned\x07\n# "
+        "ALTERNATIVE NAME 1: a\x1b[31mred\n"
         "# ALTERNATIVE NAME 2: b\u202eevil\u2028x\n1: 1,2\n"
     )
     code, out, err = run_inproc(["aggregate", str(f), "--method", "borda"])
@@ -500,7 +501,8 @@ def test_complete_evaluation_is_labelled_non_private(tmp_path):
 
 
 def test_complete_output_does_not_depend_on_which_obscure_item_was_rated(tmp_path):
-    "Two files that differ in one user's rating of an item nobody else rated print the same item count (and record)"
+    """Two files that differ in one user's rating of an item nobody else rated print the same
+    item count (and record)"""
     a, b = tmp_path / "a", tmp_path / "b"
     a.mkdir()
     b.mkdir()
@@ -607,7 +609,8 @@ def test_complete_huge_epsilon_answers_or_names_the_parameter(tmp_path, eps):
 
 
 def test_complete_huge_epsilon_is_one_line():
-    "Whatever the library does at epsilon = 1e6 .. 1e300, the command answers a result or one line with exit status 2"
+    """Whatever the library does at epsilon = 1e6 .. 1e300, the command answers a result or
+    one line with exit status 2"""
     import tempfile
 
     with tempfile.TemporaryDirectory() as t:
@@ -645,7 +648,8 @@ def test_tiny_epsilon_demo_without_kemeny():
     assert "unexpected" not in err
 
 
-# ------------------------------------------------------------------ the shell: stdout closed, full, a pipe, Ctrl-C
+# ------------------------------------------------------------------ the shell: stdout closed,
+# full, a pipe, Ctrl-C
 
 
 def test_closed_stdout_fails_with_a_message():
@@ -675,12 +679,14 @@ def test_full_disk_fails_with_a_message():
     assert (
         p.returncode == 2
         and p.stderr
-        == "privrank: error: cannot write the result to standard output: [Errno 28] No space left on device\n"
+        == "privrank: error: cannot write the result to standard output: [Errno 28] No "
+        "space left on device\n"
     )
 
 
 def test_broken_pipe_exits_quietly():
-    "The reader is gone before privrank writes: exit 141 (as a tool killed by SIGPIPE), nothing on stderr"
+    """The reader is gone before privrank writes: exit 141 (as a tool killed by SIGPIPE),
+    nothing on stderr"""
     p = subprocess.Popen(
         [EXE, "aggregate", DEMO, "--method", "borda", "--json"],
         stdout=subprocess.PIPE,

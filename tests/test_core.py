@@ -1,4 +1,5 @@
-"""Property tests for privrank.core: random valid input agrees with the definitions, random malformed input
+"""Property tests for privrank.core: random valid input agrees with the definitions, random
+malformed input
 gets a ValueError/TypeError naming the parameter (never another exception, never a silent NaN)."""
 
 import math

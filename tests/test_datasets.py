@@ -1,8 +1,11 @@
-"""Property tests for `privrank.datasets`: malformed input is refused with ValueError (never another exception,
-never a partial read), valid random files round-trip, and the real shared datasets parse to their documented counts."""
+"""Property tests for `privrank.datasets`: malformed input is refused with ValueError (never
+another exception,
+never a partial read), valid random files round-trip, and the real shared datasets parse to their
+documented counts."""
 
 import gzip
 import hashlib
+import math
 import os
 import re
 from pathlib import Path
@@ -12,20 +15,29 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from privrank import core, datasets
 from privrank.core import orders_to_ranks
 from privrank.datasets import (
+    DEFAULT_MAX_FILE_BYTES,
+    JESTER_JOKES,
     Preferences,
     data_home,
     find_data_file,
+    item_universe,
     load_demo,
+    max_file_bytes,
+    ratings_format,
     read_jester,
     read_movielens,
     read_pairwise_csv,
     read_preflib,
+    read_ratings,
+    set_max_file_bytes,
     shared_data_dir,
 )
 
-# malformed-input fuzzers get N examples each, round trips N // 2 (about 10 s in all); raise N for a longer hunt
+# malformed-input fuzzers get N examples each, round trips N // 2 (about 10 s in all); raise N
+# for a longer hunt
 N = int(os.environ.get("PRIVRANK_FUZZ_EXAMPLES", "60"))
 FUZZ = settings(deadline=None, max_examples=N)
 ROUND_TRIP = settings(deadline=None, max_examples=max(N // 2, 10))
@@ -126,7 +138,8 @@ def check_same(p: Preferences, data_type, m, orders, counts, names):
 
 
 def expected_ranks(orders, counts, m):
-    "Reference for to_ranks(tie_break='index'): tiers in order, sorted by index inside, unranked last by index."
+    """Reference for to_ranks(tie_break='index'): tiers in order, sorted by index inside,
+    unranked last by index."""
     rows = []
     for o, c in zip(orders, counts):
         seen = [q - 1 for t in o for q in sorted(t)]
@@ -155,7 +168,8 @@ def test_preflib_round_trip(tmp, data, how):
     else:
         with pytest.raises(ValueError, match="to_ranks"):
             p.ranks
-    # random tie breaking keeps every tier in place: sorting a voter's items by rank gives non-decreasing tier levels
+    # random tie breaking keeps every tier in place: sorting a voter's items by rank gives
+    # non-decreasing tier levels
     rr = p.to_ranks(tie_break="random", rng=0)
     level = np.full((len(ref), m), 99)
     row = 0
@@ -199,7 +213,8 @@ def data_lines(text):
 @FUZZ
 @given(preflib_data(("soc",)), st.data())
 def test_preflib_line_edits(tmp, data, draw):
-    "Random edits of a valid .soc: some must be refused; any other result must be a complete, consistent read."
+    """Random edits of a valid .soc: some must be refused; any other result must be a
+    complete, consistent read."""
     text = preflib_text(*data)
     lines = text.split("\n")[:-1]
     first_data = next(i for i, l in enumerate(lines) if not l.startswith("#"))
@@ -343,7 +358,8 @@ def test_pairwise_wrong_column_count(tmp, data, draw):
 @FUZZ
 @given(st.binary(max_size=300), st.booleans())
 def test_csv_readers_random_bytes(tmp, data, with_header):
-    "Random bytes (optionally after a valid header) never crash a reader with anything but ValueError."
+    """Random bytes (optionally after a valid header) never crash a reader with anything but
+    ValueError."""
     for reader, head in [
         (read_pairwise_csv, b"user,winner,loser,tie\n"),
         (read_jester, b"user,joke,rating\n"),
@@ -421,7 +437,8 @@ def test_jester_round_trip_keeps_zeros(tmp, rows):
 @FUZZ
 @given(ratings(0.5, 5, 0.5), st.data())
 def test_ratings_malformed_lines(tmp, rows, draw):
-    "A bad line in a rating file: refused with its line number (wrong field count, bad number, duplicate, range)."
+    """A bad line in a rating file: refused with its line number (wrong field count, bad
+    number, duplicate, range)."""
     lines = [f"{u}\t{i}\t{v:g}\t88125" for u, i, v in rows]
     k = draw.draw(st.integers(0, len(lines) - 1))
     op = draw.draw(st.sampled_from(["extra", "missing", "word", "duplicate", "range", "nan"]))
@@ -499,12 +516,14 @@ def test_shared_data_dir_env(tmp, monkeypatch):
     assert shared_data_dir() is None
 
 
-# ---------------------------------------------------------------- real data (shared folder; skipped if absent)
+# ---------------------------------------------------------------- real data (shared folder;
+# skipped if absent)
 def shared(sub):
     d = shared_data_dir()
     if d is None or not (d / sub).exists():
         pytest.skip(
-            f"shared data {sub} not found: set $PRIVRANK_SHARED_DATA to the shared data folder (../shared/data from the repo root)"
+            f"shared data {sub} not found: set $PRIVRANK_SHARED_DATA to the shared data "
+            "folder (../shared/data from the repo root)"
         )
     return d / sub
 
@@ -560,19 +579,9 @@ def test_jester_counts():
     )
 
 
-# ---------------------------------------------------------------- issue 11: caps, special files, memory, labels, universe
-import math
+# ---------------------------------------------------------------- issue 11: caps, special
+# files, memory, labels, universe
 
-from privrank import core, datasets
-from privrank.datasets import (
-    DEFAULT_MAX_FILE_BYTES,
-    JESTER_JOKES,
-    item_universe,
-    max_file_bytes,
-    ratings_format,
-    read_ratings,
-    set_max_file_bytes,
-)
 
 READERS = [read_preflib, read_pairwise_csv, read_movielens, read_jester, read_ratings]
 
@@ -655,7 +664,8 @@ def test_parse_memory_checked_before_reading(tmp):
 
 
 def test_wide_field_table_checked(tmp):
-    "One absurdly wide field would make the fixed-width table of all fields huge: refused, naming its line"
+    """One absurdly wide field would make the fixed-width table of all fields huge: refused,
+    naming its line"""
     f = write(
         tmp, "wide.csv", "user,winner,loser\n" + "1,a,b\n" * 2000 + "1," + "x" * 20_000 + ",b\n"
     )
@@ -663,7 +673,8 @@ def test_wide_field_table_checked(tmp):
         core.set_memory_limit(100 << 20)
         with pytest.raises(
             ValueError,
-            match=r"wide.csv line 2002: `path`: a table of 6,003 fields as wide as the widest \(20,000",
+            match=r"wide.csv line 2002: `path`: a table of 6,003 fields as wide as the "
+            r"widest \(20,000",
         ):
             read_pairwise_csv(f)
     finally:
@@ -671,7 +682,8 @@ def test_wide_field_table_checked(tmp):
 
 
 def test_expansion_memory_estimated_before_allocating(tmp):
-    "4 lines declaring 400,000,000 voters: reading is cheap, expanding is refused with the line and the estimate"
+    """4 lines declaring 400,000,000 voters: reading is cheap, expanding is refused with the
+    line and the estimate"""
     f = write(
         tmp,
         "bomb.soc",
@@ -686,11 +698,14 @@ def test_expansion_memory_estimated_before_allocating(tmp):
     ):
         with pytest.raises(
             ValueError,
-            match=r"bomb.soc line 4 \(400,000,000 voters on this line\): `orders`: expanding the orders to ranks "
+            match=r"bomb.soc line 4 \(400,000,000 voters on this line\): `orders`: "
+            r"expanding the orders to ranks "
             r"\(400,000,000 voters x 2 items\) would need about (17.9|23.8) GiB",
         ):
             expand()
-    try:  # the budget is the settable core.memory_limit(): a small one refuses a small file, raising it lets it through
+    # the budget is the settable core.memory_limit(): a small one refuses a small file,
+    # raising it lets it through
+    try:
         small = read_preflib(
             write(
                 tmp,
@@ -783,7 +798,8 @@ def test_jester_and_movielens_universe_real():
     assert read_ratings(ml, n_items=1682).ratings.shape == (943, 1682)
 
 
-# ---------------------------------------------------------------- every public function validates its arguments ...
+# ---------------------------------------------------------------- every public function
+# validates its arguments ...
 BAD_CALLS = [
     (lambda p: read_preflib(p, max_bytes=math.nan), TypeError, "max_bytes"),
     (lambda p: read_preflib(p, max_bytes=0), ValueError, "max_bytes"),
