@@ -1,15 +1,17 @@
-"""The offline docs site (`tools/build_docs.py`, Sphinx + myst-nb + pydata-sphinx-theme): build, README sync,
-no CDN, and headless-Chromium checks: MathJax typeset the math, every image loaded, search finds a term,
-every page has a contents list, no page shows a machine path or a warning, source links stay in the site,
-figures share one width, and long code scrolls instead of being cut off.
+"""The offline docs site (`tools/build_docs.py`: Sphinx, myst-nb, pydata-sphinx-theme): build,
+README sync, no CDN, and headless-Chromium checks: MathJax typeset the math, every image loaded,
+search finds a term, every page has a contents list, no page shows a machine path or a warning,
+source links stay in the site, figures share one width, long code scrolls instead of being cut off.
 
 The browser tests drive Debian's `/usr/bin/chromium` through the Chrome DevTools Protocol over
-`--remote-debugging-pipe` (stdlib only: no selenium, no playwright, no chromedriver whose version must match).
-They skip when Chromium is missing (`apt-get install -y chromium`); set PRIVRANK_CHROMIUM to use another binary.
+`--remote-debugging-pipe` (stdlib only: no selenium, no playwright, no chromedriver whose version
+must match). They skip when Chromium is missing (`apt-get install -y chromium`); set
+PRIVRANK_CHROMIUM to use another binary.
 
 Two sites are built into temporary folders with `--out`:
-- `demo_site`: a small project made here (math with `$...$`, `$$...$$` and an escaped dollar, a saved PNG
-  output, an exported function with a docstring, hidden cells), so the checks always have something to check;
+- `demo_site`: a small project made here (math with `$...$`, `$$...$$` and an escaped dollar, saved
+  PNG outputs of two sizes, a long code line, an exported function with docments, hidden cells), so
+  the checks always have something to check;
 - `real_site`: the project's own `nbs/` (skipped while it holds no notebooks).
 """
 
@@ -62,7 +64,7 @@ def build(*args, cwd=ROOT, timeout=300):
     )
 
 
-# -----------------------------------------------------------------------------------------------------------
+# --------------------------------------------------------------------------------------------------
 # A small nbdev project with notebooks that have saved outputs
 def _png(w=3, h=2) -> str:
     import matplotlib
@@ -99,18 +101,22 @@ def make_project(root: Path, index_extra: str = "") -> Path:
         cells=[
             code("#| default_exp core"),
             md(
-                "# Core pieces\n\n> Distances between rankings, with $\\varepsilon$ in the description"
+                "# Core pieces\n\n"
+                "> Distances between rankings, with $\\varepsilon$ in the description"
             ),
             code("#| hide\nfrom nbdev.showdoc import *"),
             code("#| export\nimport math"),
             md(
-                "The Kendall distance is $K(\\sigma,\\pi)=\\sum_{i<j} [\\sigma_i<\\sigma_j \\ne \\pi_i<\\pi_j]$, "
-                "and a \\$5 bill is not math.\n\n$$p_\\varepsilon = \\frac{e^\\varepsilon}{1+e^\\varepsilon}$$"
+                "The Kendall distance is "
+                "$K(\\sigma,\\pi)=\\sum_{i<j} [\\sigma_i<\\sigma_j \\ne \\pi_i<\\pi_j]$, "
+                "and a \\$5 bill is not math.\n\n"
+                "$$p_\\varepsilon = \\frac{e^\\varepsilon}{1+e^\\varepsilon}$$"
             ),
             code(
                 "#| export\ndef kendall(\n    a,  # first ranking\n    b,  # second ranking\n"
                 "    normalize: bool = False,  # divide by the number of pairs\n) -> int:\n"
-                '    "Kendall tau distance between rankings `a` and `b`, at most $\\\\binom{m}{2}$"\n    return 0'
+                '    "Kendall tau distance between rankings `a` and `b`, '
+                'at most $\\\\binom{m}{2}$"\n    return 0'
             ),
             md("## Plots and long lines"),
             code("squares = [1, 4, 9]", outputs=[], execution_count=1),
@@ -216,7 +222,7 @@ def real_site(tmp_path_factory):
     return out
 
 
-# -----------------------------------------------------------------------------------------------------------
+# --------------------------------------------------------------------------------------------------
 # Static checks (no browser)
 def _pages(site: Path) -> list[Path]:
     "The notebook pages of a site (Sphinx adds search.html and genindex.html)"
@@ -265,7 +271,8 @@ def _no_remote_refs(site: Path):
     for page in sorted(site.glob("*.html")):
         s = page.read_text()
         for tag, attr, url in re.findall(
-            r'<(script|link|img|iframe|source|embed|object)\b[^>]*?\b(src|href|data)\s*=\s*["\']([^"\']*)',
+            r"<(script|link|img|iframe|source|embed|object)\b[^>]*?"
+            r'\b(src|href|data)\s*=\s*["\']([^"\']*)',
             s,
             re.I,
         ):
@@ -311,7 +318,7 @@ def test_no_cdn_real(real_site):
 
 
 def test_source_links_real(real_site):
-    "show_doc's source links lead to a highlighted copy of the module in the site, at the right line"
+    "show_doc's source links lead to a highlighted copy of the module in the site, at its line"
     n = 0
     for page in _pages(real_site):
         s = page.read_text()
@@ -361,6 +368,23 @@ def test_failing_notebook_fails_the_build(tmp_path):
     assert (out / "keep.txt").exists(), "a failed build must leave the previous site alone"
 
 
+def test_stderr_output_fails_the_build(tmp_path):
+    "A notebook whose saved output went to stderr (a warning, a log line) is refused, by name"
+    import nbformat
+    from nbformat.v4 import new_code_cell as code
+    from nbformat.v4 import new_markdown_cell as md
+    from nbformat.v4 import new_notebook, new_output
+
+    root = make_project(tmp_path / "p")
+    err = new_output("stream", name="stderr", text="UserWarning: something\n")
+    nbformat.write(
+        new_notebook(cells=[md("# Noisy"), code("f()", execution_count=1, outputs=[err])]),
+        root / "nbs" / "01_noisy.ipynb",
+    )
+    r = build("--root", root, "--out", tmp_path / "out")
+    assert r.returncode != 0 and "01_noisy.ipynb" in r.stderr and "stderr" in r.stderr, r.stderr
+
+
 def test_readme_sync(tmp_path):
     root = make_project(tmp_path / "p")
     assert build("--root", root, "--check-readme").returncode == 1  # no README yet
@@ -380,7 +404,7 @@ def test_readme_sync(tmp_path):
     assert r.returncode == 1 and "README.md" in r.stderr
 
 
-# -----------------------------------------------------------------------------------------------------------
+# --------------------------------------------------------------------------------------------------
 # Headless Chromium over the DevTools protocol (pipe transport: fds 3 and 4 of the browser)
 class Chromium:
     def __init__(self, exe=CHROMIUM, timeout=60):
@@ -476,7 +500,8 @@ class Chromium:
             if time.monotonic() > deadline:
                 raise TimeoutError(f"{url} did not load")
             time.sleep(0.05)
-        # MathJax 2: `isReady` once its startup (with the first typeset pass) is over; then wait for its queue
+        # MathJax 2: `isReady` once its startup (with the first typeset pass) is over; then wait for
+        # its queue
         return self.eval("""new Promise(res => {
             const t0 = Date.now();
             const poll = () => {
@@ -566,28 +591,39 @@ def serve():
 CHECK_JS = r"""(() => {
   const main = document.querySelector('main');
   const art = document.querySelector('.bd-article') || main;
-  const imgs = [...document.images].map(i => ({src: i.src.slice(0, 60), ok: i.complete && i.naturalWidth > 0}));
-  const typeset = document.querySelectorAll('.MathJax, .MathJax_Display, .MathJax_CHTML, mjx-container').length;
-  const errors = document.querySelectorAll('.MathJax_Error, .MathJax merror, [data-mjx-error]').length;
+  const imgs = [...document.images].map(
+    i => ({src: i.src.slice(0, 60), ok: i.complete && i.naturalWidth > 0}));
+  const typeset = document.querySelectorAll(
+    '.MathJax, .MathJax_Display, .MathJax_CHTML, mjx-container').length;
+  const errors = document.querySelectorAll(
+    '.MathJax_Error, .MathJax merror, [data-mjx-error]').length;
+  const notText = 'script, code, pre, .MathJax, .MathJax_Display, .MathJax_Preview, '
+    + '.MathJax_CHTML, mjx-container, .tex2jax_ignore';
+  const tex = /\\\(|\\\[|\\(frac|sum|varepsilon|epsilon|sigma|mathbb|binom|ge|le|log)\b/;
   const raw = [];
   for (const el of main.querySelectorAll('p, li, td, th, h1, h2, h3, h4')) {
     const c = el.cloneNode(true);
-    c.querySelectorAll('script, code, pre, .MathJax, .MathJax_Display, .MathJax_Preview, .MathJax_CHTML, mjx-container, .tex2jax_ignore').forEach(n => n.remove());
+    c.querySelectorAll(notText).forEach(n => n.remove());
     const t = c.textContent;
-    if (/\$[^$]+\$/.test(t) || /\\\(|\\\[|\\(frac|sum|varepsilon|epsilon|sigma|mathbb|binom|ge|le|log)\b/.test(t)) raw.push(t.slice(0, 200));
+    if (/\$[^$]+\$/.test(t) || tex.test(t)) raw.push(t.slice(0, 200));
   }
   const jax = (window.MathJax && MathJax.Hub) ? MathJax.Hub.getAllJax().length : -1;
   // the contents list of the page (pydata-sphinx-theme's right sidebar), shown
   const tocNav = document.querySelector('#pst-page-toc-nav');
-  const toc = tocNav && tocNav.getBoundingClientRect().width > 0 ? tocNav.querySelectorAll('a[href^="#"]').length : 0;
+  const toc = tocNav && tocNav.getBoundingClientRect().width > 0
+    ? tocNav.querySelectorAll('a[href^="#"]').length : 0;
   // what the page shows: no machine path anywhere, no warning or traceback in an output
   const text = art.textContent;
-  const paths = [...text.matchAll(/.{0,40}(\/work\/|\/tmp\/|\/home\/|\/root\/|site-packages|file:\/\/|[A-Z]:\\Users\\).{0,40}/g)].map(m => m[0]);
+  const local = new RegExp('.{0,40}(/work/|/tmp/|/home/|/root/|site-packages|file://'
+    + '|[A-Z]:\\\\Users\\\\).{0,40}', 'g');
+  const paths = [...text.matchAll(local)].map(m => m[0]);
   const outs = [...art.querySelectorAll('.cell_output')].map(o => o.textContent).join('\n');
-  const warns = [...outs.matchAll(/.{0,60}(\b\w*Warning\b|Traceback \(most recent call last\)|\bwarn\().{0,40}/g)].map(m => m[0]);
+  const warning = /.{0,60}(\b\w*Warning\b|Traceback \(most recent call last\)|\bwarn\().{0,40}/g;
+  const warns = [...outs.matchAll(warning)].map(m => m[0]);
   const stderr = art.querySelectorAll('.output.stderr, .stderr').length;
   // figures: one width for all; code: fits, scrolls or wraps, and never reaches past the article
-  const figs = [...art.querySelectorAll('.cell_output img')].map(i => Math.round(i.getBoundingClientRect().width));
+  const figs = [...art.querySelectorAll('.cell_output img')].map(
+    i => Math.round(i.getBoundingClientRect().width));
   const ar = art.getBoundingClientRect(), cut = [];
   for (const pre of art.querySelectorAll('pre')) {
     const r = pre.getBoundingClientRect();
@@ -596,9 +632,11 @@ CHECK_JS = r"""(() => {
     const fits = pre.scrollWidth <= pre.clientWidth + 1;
     const scrolls = ['auto', 'scroll'].includes(cs.overflowX);
     const wraps = /pre-wrap|break-spaces|pre-line/.test(cs.whiteSpace);
-    if (!(fits || scrolls || wraps) || r.right > ar.right + 1) cut.push(pre.textContent.slice(0, 80));
+    if (!(fits || scrolls || wraps) || r.right > ar.right + 1)
+      cut.push(pre.textContent.slice(0, 80));
   }
-  return {imgs, typeset, errors, raw, jax, toc, paths, warns, stderr, figs, cut, text: main.innerText};
+  return {imgs, typeset, errors, raw, jax, toc, paths, warns, stderr, figs, cut,
+          text: main.innerText};
 })()"""
 
 

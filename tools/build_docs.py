@@ -1,25 +1,27 @@
 #!/usr/bin/env python
-"""Build the offline documentation site from the notebooks in `nbs/` with Sphinx, without Quarto and without network.
+"""Build the offline documentation site from the notebooks in `nbs/` (Sphinx, no Quarto, offline).
 
-    python tools/build_docs.py                   # site -> _docs/ (every nbs/*.ipynb a page)
-    python tools/build_docs.py --out DIR         # site -> DIR
-    python tools/build_docs.py --readme          # regenerate README.md from nbs/index.ipynb (no site)
-    python tools/build_docs.py --check-readme    # exit 1 if README.md is not what --readme would write
-    options: --root DIR (project root), --nbs DIR (notebooks), --jobs N (worker processes; 0 = in process)
+    python tools/build_docs.py                 # site -> _docs/ (every nbs/*.ipynb a page)
+    python tools/build_docs.py --out DIR       # site -> DIR
+    python tools/build_docs.py --readme        # regenerate README.md from nbs/index.ipynb (no site)
+    python tools/build_docs.py --check-readme  # exit 1 if README.md is not what --readme writes
+    options: --root DIR (project root), --nbs DIR (notebooks),
+             --jobs N (worker processes; 0 = in process)
 
-How it works: each notebook goes through nbdev's own docs processing (`nbdev.processors.FilterDefaults`,
-the processors `nbdev-proc-nbs`/`nbdev-docs` run before handing over to Quarto: frontmatter from the
-`# Title` / `> description` cell, hidden and exported cells dropped, `show_doc` cells inserted after exported
-definitions and executed, links added). Only the cells nbdev executes for that (imports, exported cells,
-`show_doc` calls) run; every other output is the one saved in the notebook. `show_doc` renders a signature
-with the real annotations and, when the function has docments, a parameter table; its source link points to
-a highlighted copy of the module inside the site (`_modules/`).
+How it works: each notebook goes through nbdev's own docs processing
+(`nbdev.processors.FilterDefaults`, the processors `nbdev-proc-nbs`/`nbdev-docs` run before handing
+over to Quarto: frontmatter from the `# Title` / `> description` cell, hidden and exported cells
+dropped, `show_doc` cells inserted after exported definitions and executed, links added). Only the
+cells nbdev executes for that (imports, exported cells, `show_doc` calls) run; every other output is
+the one saved in the notebook. `show_doc` renders a signature with the real annotations and, when
+the function has docments, a parameter table; its source link points to a highlighted copy of the
+module inside the site (`_modules/`).
 
-The processed notebooks are written to a temporary folder (never into `nbs/`) and rendered by Sphinx with
-myst-nb (execution off) and pydata-sphinx-theme, configured by `tools/docs_template/conf.py`: full-text search
-(`search.html`, offline through `searchindex.js`), a contents list on every page, plotting code folded,
-MathJax 2.7 copied from the `jupyter-server-mathjax` package into `<out>/_static/mathjax/`. A warning from
-Sphinx or myst-nb about the content fails the build.
+The processed notebooks are written to a temporary folder (never into `nbs/`) and rendered by Sphinx
+with myst-nb (execution off) and pydata-sphinx-theme, configured by `tools/docs_template/conf.py`:
+full-text search (`search.html`, offline through `searchindex.js`), a contents list on every page,
+plotting code folded, MathJax 2.7 copied from the `jupyter-server-mathjax` package into
+`<out>/_static/mathjax/`. A warning from Sphinx or myst-nb about the content fails the build.
 """
 
 from __future__ import annotations
@@ -39,8 +41,9 @@ from concurrent.futures import ProcessPoolExecutor
 from multiprocessing import get_context
 from pathlib import Path
 
-# jsonschema (imported by nbformat/nbconvert) builds a parser for the optional `rfc3987_syntax` package on import,
-# which takes seconds; its "iri" format check is not used here, so make that optional import fail fast.
+# jsonschema (imported by nbformat/nbconvert) builds a parser for the optional `rfc3987_syntax`
+# package on import, which takes seconds; its "iri" format check is not used here, so make that
+# optional import fail fast.
 sys.modules.setdefault("rfc3987_syntax", None)
 
 HERE = Path(__file__).resolve().parent
@@ -56,7 +59,7 @@ class BuildError(Exception):
     pass
 
 
-# ---------------------------------------------------------------------------------------------------------
+# --------------------------------------------------------------------------------------------------
 # Discovery
 def find_notebooks(nbs: Path) -> list[Path]:
     "Notebooks of the site, in reading order: `index.ipynb` first, then the others by file name"
@@ -64,11 +67,12 @@ def find_notebooks(nbs: Path) -> list[Path]:
     return sorted(nbs_, key=lambda p: (p.name != "index.ipynb", p.name))
 
 
-# ---------------------------------------------------------------------------------------------------------
+# --------------------------------------------------------------------------------------------------
 # Step 1: nbdev's processing (runs in a worker process: it executes the cells show_doc needs)
 def process_notebook(nb_path: str, root: str, site: bool = False) -> dict:
-    """Run nbdev's docs processors on `nb_path` in memory; return the processed notebook as a JSON-able dict.
-    `site`: `show_doc` renders for the site (`SiteRenderer`: parameter table, source link into the site)."""
+    """Run nbdev's docs processors on `nb_path` in memory; return the processed notebook as a
+    JSON-able dict. `site`: `show_doc` renders for the site (`SiteRenderer`: parameter table,
+    source link into the site)."""
     os.chdir(root)  # nbdev's `get_config()` is cwd-based (as in `nbdev.quarto._pre_docs`)
     if root not in sys.path:
         sys.path.insert(0, root)  # the package imports from source even if not installed
@@ -76,8 +80,8 @@ def process_notebook(nb_path: str, root: str, site: bool = False) -> dict:
     import matplotlib
 
     matplotlib.use("Agg")  # never open a window if a processed cell touches pyplot
-    from fastcore.nbio import nb2dict, read_nb
     import nbdev.showdoc
+    from fastcore.nbio import nb2dict, read_nb
     from nbdev.processors import FilterDefaults
 
     if site:  # `show_doc(f)` with no renderer looks this name up when it runs
@@ -99,7 +103,7 @@ def build_notebook(nb_path: str, root: str, site: bool = False) -> dict:
     return dict(nb=process_notebook(nb_path, root, site))
 
 
-# ---------------------------------------------------------------------------------------------------------
+# --------------------------------------------------------------------------------------------------
 # show_doc for the site
 _re_src_url = re.compile(r"/blob/[^/]+/(?P<path>[^#?]+\.py)#L(?P<line>\d+)$")
 
@@ -116,10 +120,10 @@ def _cell(s) -> str:
 
 
 def site_renderer():
-    """The `show_doc` renderer of the site (a subclass of nbdev's `BasicMarkdownRenderer`): a link to the
-    source inside the site, an anchor that nbdev's links (`page.html#name`) land on, the signature with the
-    annotations as written (no types guessed from defaults), the docstring, and a table of the parameters
-    (type, default, details) when the function has docments."""
+    """The `show_doc` renderer of the site (a subclass of nbdev's `BasicMarkdownRenderer`): a link
+    to the source inside the site, an anchor that nbdev's links (`page.html#name`) land on, the
+    signature with the annotations as written (no types guessed from defaults), the docstring, and a
+    table of the parameters (type, default, details) when the function has docments."""
     import inspect
 
     from nbdev.doclinks import NbdevLookup
@@ -212,20 +216,23 @@ def site_renderer():
             src = NbdevLookup().code(self.fn) or ""
             if m := _re_src_url.search(src):
                 mod = m.group("path")[: -len(".py")]
-                head += f'<a class="source-link" href="_modules/{mod}.html#L-{m.group("line")}">source</a>\n\n'
+                href = f"_modules/{mod}.html#L-{m.group('line')}"
+                head += f'<a class="source-link" href="{href}">source</a>\n\n'
             return head + f"{'#' * self.title_level} {self.nm}\n\n" + body
 
     return SiteRenderer
 
 
 def process_all(paths: list[Path], root: Path, jobs: int, site: bool = False) -> list[dict]:
-    "`build_notebook` on each of `paths` in parallel (spawned workers, like `nbdev.serve.proc_nbs`); BuildError on failure"
+    """`build_notebook` on each of `paths` in parallel (spawned workers, like
+    `nbdev.serve.proc_nbs`); BuildError on failure"""
 
     def fail(p, e):
         hint = (
             (
-                "\n(while building docs nbdev runs only the imports, the exported cells and the show_doc calls; "
-                "a cell that mixes an import with other code, even inside an `if`, is run too: move the import "
+                "\n(while building docs nbdev runs only the imports, the exported cells and the "
+                "show_doc calls; a cell that mixes an import with other code, even inside an `if`, "
+                "is run too: move the import "
                 "to an import cell)"
             )
             if "Error in notebook" in str(e) or " in cell " in str(e)
@@ -254,10 +261,12 @@ def process_all(paths: list[Path], root: Path, jobs: int, site: bool = False) ->
         return res
 
 
-# ---------------------------------------------------------------------------------------------------------
-# Step 2: turn the processed notebook (which still carries Quarto cell options) into a plain, valid notebook
+# --------------------------------------------------------------------------------------------------
+# Step 2: turn the processed notebook (which still carries Quarto cell options) into a plain, valid
+# notebook
 _re_opt = re.compile(r"^\s*#\|\s*([\w-]+)\s*:?\s*(.*?)\s*$")
-# Quarto-only attributes after a markdown link, e.g. `[source](url){target="_blank" style="float:right"}`
+# Quarto-only attributes after a markdown link, e.g. `[source](url){target="_blank"
+# style="float:right"}`
 _re_link_attrs = re.compile(r"(\]\([^)\s]*\))\{[^}\n]*\}")
 _re_fm = re.compile(r"^---\s*\n(.*?)\n---\s*$", re.DOTALL)
 _CELL_KEYS = {
@@ -285,7 +294,8 @@ def _false(v):
     return str(v).lower() in ("false", "no", "0")
 
 
-# a cell that draws with matplotlib: its code is folded on the site (`#| code-fold: false` keeps it open)
+# a cell that draws with matplotlib: its code is folded on the site (`#| code-fold: false` keeps it
+# open)
 _re_plot = re.compile(r"(?<![\w.])(plt|fig|figs|ax|axs|axes)(\[[^\]\n]*\])*\.\w")
 
 
@@ -294,10 +304,11 @@ _re_fence = re.compile(r"(?ms)^[ \t]*(```|~~~).*?^[ \t]*\1")
 
 
 def clean_processed(d: dict, doc_url: str = "", html: bool = True) -> tuple[dict, dict]:
-    """Return (notebook dict that nbformat accepts, frontmatter dict); `doc_url` links become relative.
-    `html=False` (for the README) keeps the markdown as nbdev left it, apart from Quarto-only link attributes.
-    For the site (`html=True`): `output: asis` cells (nbdev's show_doc) become markdown cells, so their
-    headings are sections of the page (contents list, search); plotting code gets myst-nb's `hide-input`."""
+    """Return (notebook dict that nbformat accepts, frontmatter dict); `doc_url` links become
+    relative. `html=False` (for the README) keeps the markdown as nbdev left it, apart from
+    Quarto-only link attributes. For the site (`html=True`): `output: asis` cells (nbdev's show_doc)
+    become markdown cells, so their headings are sections of the page (contents list, search);
+    plotting code gets myst-nb's `hide-input`."""
     import yaml
 
     d = copy.deepcopy(d)
@@ -341,7 +352,8 @@ def clean_processed(d: dict, doc_url: str = "", html: bool = True) -> tuple[dict
                     if "text/markdown" in o.get("data", {})
                 ]
                 if mds and len(mds) == len(c.get("outputs", [])):
-                    # a heading one level below the section it sits in (`###` right under the title: `##`)
+                    # a heading one level below the section it sits in (`###` right under the title:
+                    # `##`)
                     h = "#" * min(3, level + 1)
                     mds = [re.sub(r"(?m)^###(?= )", h, m) for m in mds]
                     cells.append(
@@ -381,7 +393,7 @@ _re_inline_math = re.compile(r"(?<![\\$])\$(?!\$)(.+?)(?<![\\$])\$")
 
 
 def _table_math_pipes(s: str) -> str:
-    "In table rows, `|` inside `$...$` would split the cell (and mistune then drops the whole table): use `\\vert`"
+    "In table rows, `|` inside `$...$` would split the cell: use `\\vert`"
 
     def row(line):
         if not line.lstrip().startswith("|"):
@@ -410,7 +422,7 @@ def to_nbformat(d: dict):
     return nb
 
 
-# ---------------------------------------------------------------------------------------------------------
+# --------------------------------------------------------------------------------------------------
 # Step 3: the site, with Sphinx (myst-nb reads the processed notebooks; pydata-sphinx-theme)
 def _exporter(kind: str = "markdown"):
     "nbconvert's markdown exporter, for the README"
@@ -444,9 +456,10 @@ def _md_cell(cid: str, src: str) -> dict:
 
 
 def write_sources(items, src: Path) -> list[dict]:
-    """items: list of (notebook path, processed notebook dict, frontmatter). Writes one notebook per page
-    into `src` (the title and description of the frontmatter as its first cell; the first page holds the
-    hidden table of contents of the site). Returns the pages: dict(src, file, name, title)."""
+    """items: list of (notebook path, processed notebook dict, frontmatter). Writes one notebook per
+    page into `src` (the title and description of the frontmatter as its first cell; the first
+    page holds the hidden table of contents of the site). Returns the pages: dict(src, file, name,
+    title)."""
     pages = [
         dict(src=p, file=_page_name(p, fm), title=_title(p, fm), fm=fm, nb=d) for p, d, fm in items
     ]
@@ -478,7 +491,7 @@ def write_sources(items, src: Path) -> list[dict]:
 
 
 def _source_pages(root: Path, files: list[str]):
-    "Sphinx `html-collect-pages` handler: a highlighted copy of each module, `_modules/<path>.html#L-<line>`"
+    "Sphinx `html-collect-pages` handler: a highlighted copy of each module, `_modules/<path>.html`"
 
     def collect(app):
         from pygments import highlight
@@ -581,11 +594,12 @@ def copy_mathjax(dest: Path):
     shutil.copytree(src / "localization" / "en", dest / "localization" / "en")
 
 
-# ---------------------------------------------------------------------------------------------------------
+# --------------------------------------------------------------------------------------------------
 # README
 def render_readme(path: Path, d: dict, fm: dict) -> tuple[str, dict[str, bytes]]:
-    "GitHub-flavoured markdown for the README from the processed index notebook, and its image files"
-    # show_doc output is kept as the markdown nbdev produced; everything hidden in the notebook stays hidden
+    "GitHub-flavoured markdown for the README from the processed index notebook, and its images"
+    # show_doc output is kept as the markdown nbdev produced; everything hidden in the notebook
+    # stays hidden
     body, res = _exporter("markdown").from_notebook_node(
         to_nbformat(d), resources={"output_files_dir": README_ASSETS}
     )
@@ -597,7 +611,11 @@ def render_readme(path: Path, d: dict, fm: dict) -> tuple[str, dict[str, bytes]]
         if not k.startswith(README_ASSETS):
             body = body.replace(f"]({k})", f"]({README_ASSETS}/{k})")
     head = f"# {_title(path, fm)}\n\n"
-    head += f"<!-- WARNING: THIS FILE WAS AUTOGENERATED from nbs/{path.name} by `python tools/build_docs.py --readme`! DO NOT EDIT! -->\n\n"
+    cmd = "python tools/build_docs.py --readme"
+    head += (
+        f"<!-- WARNING: THIS FILE WAS AUTOGENERATED from nbs/{path.name} by `{cmd}`! "
+        "DO NOT EDIT! -->\n\n"
+    )
     if fm.get("description"):
         head += f"> {fm['description']}\n\n"
     text = head + body.strip("\n") + "\n"
@@ -631,7 +649,7 @@ def write_readme(root: Path, text: str, files: dict):
         (root / k).write_bytes(v)
 
 
-# ---------------------------------------------------------------------------------------------------------
+# --------------------------------------------------------------------------------------------------
 def _config(root: Path):
     cwd = os.getcwd()
     try:
@@ -693,7 +711,8 @@ def main(argv=None) -> int:
                 bad = _readme_diff(root, text, files)
                 if bad:
                     print(
-                        f"build_docs: out of date with {readme_nb.relative_to(root)}: {', '.join(bad)}\n"
+                        f"build_docs: out of date with {readme_nb.relative_to(root)}: "
+                        f"{', '.join(bad)}\n"
                         f"  run: python tools/build_docs.py --readme",
                         file=sys.stderr,
                     )
@@ -714,7 +733,8 @@ def main(argv=None) -> int:
             raise BuildError(f"refusing to write the site inside {nbs}")
         built = process_all(paths, root, a.jobs, site=True)
         items = [(p, *clean_processed(b["nb"], doc_url)) for p, b in zip(paths, built)]
-        # build into a fresh temporary folder next to `out`, then swap: a failed build leaves `out` untouched
+        # build into a fresh temporary folder next to `out`, then swap: a failed build leaves `out`
+        # untouched
         out.parent.mkdir(parents=True, exist_ok=True)
         tmp = Path(tempfile.mkdtemp(prefix=".build_docs-", dir=out.parent))
         tmp.chmod(0o755)
@@ -722,10 +742,11 @@ def main(argv=None) -> int:
         try:
             lib = str(cfg.get("lib_path", "") or "")
             lib = os.path.relpath(lib, root) if os.path.isabs(lib) else lib
-            pages = render_site(items, tmp, work, site_title, root, lib, a.jobs)
+            # Sphinx in `tmp/site`: myst-nb writes its `jupyter_execute/` beside it, in `tmp`
+            pages = render_site(items, tmp / "site", work, site_title, root, lib, a.jobs)
             if out.exists():
                 shutil.rmtree(out)
-            tmp.rename(out)
+            (tmp / "site").rename(out)
         finally:
             shutil.rmtree(work, ignore_errors=True)
             if tmp.exists():
@@ -735,7 +756,8 @@ def main(argv=None) -> int:
             + ", ".join(p["file"] for p in pages)
         )
         i = paths.index(readme_nb) if readme_nb in paths else None
-        # the project's own site: say if the README lags behind (show_doc renders differently on the site)
+        # the project's own site: say if the README lags behind (show_doc renders differently on the
+        # site)
         if (
             i is not None
             and a.out is None
@@ -744,7 +766,8 @@ def main(argv=None) -> int:
             text, files = render_readme(readme_nb, *clean_processed(built[i]["nb"], html=False))
             if _readme_diff(root, text, files):
                 print(
-                    "note: README.md is out of date with the index notebook: python tools/build_docs.py --readme"
+                    "note: README.md is out of date with the index notebook: "
+                    "python tools/build_docs.py --readme"
                 )
         return 0
     except BuildError as e:

@@ -1,6 +1,6 @@
-"""Sphinx configuration of the documentation site, used by `tools/build_docs.py` (which passes `project`
-and `html_title`, and renders the notebooks nbdev processed; see its docstring). Everything the pages load
-is served by the site itself: no CDN, no web font."""
+"""Sphinx configuration of the documentation site, used by `tools/build_docs.py`, which passes
+`project` and `html_title` and renders the notebooks nbdev processed (see its docstring). Everything
+the pages load is served by the site itself: no CDN, no web font."""
 
 project = "privrank"
 html_title = project
