@@ -163,7 +163,7 @@ def site_renderer():
                 else ""
             )
             one = f"{self.nm}({', '.join(parts)}){ret}"
-            if len(one) <= 88 or not parts:
+            if len(one) <= 76 or not parts:  # about the width of the text column
                 return one
             return f"{self.nm}(\n" + "".join(f"    {x},\n" for x in parts) + f"){ret}"
 
