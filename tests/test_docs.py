@@ -1,13 +1,17 @@
-"""The offline docs site (`tools/build_docs.py`): build, README sync, no CDN, and a headless-Chromium check
-that MathJax typeset the math and every image loaded.
+"""The offline docs site (`tools/build_docs.py`: Sphinx, myst-nb, pydata-sphinx-theme): build,
+README sync, no CDN, and headless-Chromium checks: MathJax typeset the math, every image loaded,
+search finds a term, every page has a contents list, no page shows a machine path or a warning,
+source links stay in the site, figures share one width, long code scrolls instead of being cut off.
 
 The browser tests drive Debian's `/usr/bin/chromium` through the Chrome DevTools Protocol over
-`--remote-debugging-pipe` (stdlib only: no selenium, no playwright, no chromedriver whose version must match).
-They skip when Chromium is missing (`apt-get install -y chromium`); set PRIVRANK_CHROMIUM to use another binary.
+`--remote-debugging-pipe` (stdlib only: no selenium, no playwright, no chromedriver whose version
+must match). They skip when Chromium is missing (`apt-get install -y chromium`); set
+PRIVRANK_CHROMIUM to use another binary.
 
 Two sites are built into temporary folders with `--out`:
-- `demo_site`: a small project made here (math with `$...$`, `$$...$$` and an escaped dollar, a saved PNG
-  output, an exported function with a docstring, hidden cells), so the checks always have something to check;
+- `demo_site`: a small project made here (math with `$...$`, `$$...$$` and an escaped dollar, saved
+  PNG outputs of two sizes, a long code line, an exported function with docments, hidden cells), so
+  the checks always have something to check;
 - `real_site`: the project's own `nbs/` (skipped while it holds no notebooks).
 """
 
@@ -46,6 +50,7 @@ CHROME_FLAGS = [
     "--disable-dev-shm-usage",
     "--mute-audio",
     "--hide-scrollbars",
+    "--window-size=1400,1000",  # a desktop layout: both sidebars shown
 ]
 
 
@@ -59,15 +64,15 @@ def build(*args, cwd=ROOT, timeout=300):
     )
 
 
-# -----------------------------------------------------------------------------------------------------------
+# --------------------------------------------------------------------------------------------------
 # A small nbdev project with notebooks that have saved outputs
-def _png() -> str:
+def _png(w=3, h=2) -> str:
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, ax = plt.subplots(figsize=(3, 2), dpi=50)
+    fig, ax = plt.subplots(figsize=(w, h), dpi=50)
     ax.plot([1, 2, 3], [1, 4, 9])
     buf = io.BytesIO()
     fig.savefig(buf, format="png", metadata={"Software": None})
@@ -85,31 +90,38 @@ def make_project(root: Path, index_extra: str = "") -> Path:
     (root / "demo").mkdir()
     (root / "demo" / "__init__.py").write_text('__version__ = "0.0.1"\n')
     (root / "demo" / "core.py").write_text("def kendall(a, b, normalize=False): return 0\n")
+    long_line = "x = " + " + ".join(f"value_{i}" for i in range(40))  # wider than any column
     (root / "pyproject.toml").write_text(
         '[project]\nname = "demo"\nversion = "0.0.1"\ndescription = "demo"\n'
         "[tool.nbdev]\njupyter_hooks = false\ncustom_sidebar = false\n"
     )
     ks = {"name": "python3", "display_name": "Python 3", "language": "python"}
-    png = _png()
+    png, wide = _png(), _png(9, 2)
     core = new_notebook(
         cells=[
             code("#| default_exp core"),
             md(
-                "# Core pieces\n\n> Distances between rankings, with $\\varepsilon$ in the description"
+                "# Core pieces\n\n"
+                "> Distances between rankings, with $\\varepsilon$ in the description"
             ),
             code("#| hide\nfrom nbdev.showdoc import *"),
             code("#| export\nimport math"),
             md(
-                "The Kendall distance is $K(\\sigma,\\pi)=\\sum_{i<j} [\\sigma_i<\\sigma_j \\ne \\pi_i<\\pi_j]$, "
-                "and a \\$5 bill is not math.\n\n$$p_\\varepsilon = \\frac{e^\\varepsilon}{1+e^\\varepsilon}$$"
+                "The Kendall distance is "
+                "$K(\\sigma,\\pi)=\\sum_{i<j} [\\sigma_i<\\sigma_j \\ne \\pi_i<\\pi_j]$, "
+                "and a \\$5 bill is not math.\n\n"
+                "$$p_\\varepsilon = \\frac{e^\\varepsilon}{1+e^\\varepsilon}$$"
             ),
             code(
-                "#| export\ndef kendall(a, b, normalize:bool=False):\n"
-                '    "Kendall tau distance between rankings `a` and `b`, at most $\\\\binom{m}{2}$"\n    return 0'
+                "#| export\ndef kendall(\n    a,  # first ranking\n    b,  # second ranking\n"
+                "    normalize: bool = False,  # divide by the number of pairs\n) -> int:\n"
+                '    "Kendall tau distance between rankings `a` and `b`, '
+                'at most $\\\\binom{m}{2}$"\n    return 0'
             ),
+            md("## Plots and long lines"),
             code("squares = [1, 4, 9]", outputs=[], execution_count=1),
             code(
-                "plot(squares)",
+                "fig, ax = plt.subplots()\nax.plot(squares)",
                 execution_count=2,
                 outputs=[
                     new_output(
@@ -124,12 +136,23 @@ def make_project(root: Path, index_extra: str = "") -> Path:
                 outputs=[new_output("stream", name="stdout", text="only the output shows\n")],
             ),
             code('#| hide\nsecret = "hidden cell"'),
+            code(
+                long_line,
+                execution_count=4,
+                outputs=[new_output("stream", name="stdout", text=long_line)],
+            ),
+            code(
+                "#| code-fold: false\nfig, ax = plt.subplots(1, 3)",
+                execution_count=5,
+                outputs=[new_output("display_data", data={"image/png": wide})],
+            ),
         ]
     )
     index = new_notebook(
         cells=[
             code("#| hide\nfrom demo.core import *"),
             md("# demo\n\n> A demo of the offline docs"),
+            md("## Install"),
             md(
                 "Install with `pip install demo`; privacy loss $\\varepsilon \\ge 0$." + index_extra
             ),
@@ -199,41 +222,57 @@ def real_site(tmp_path_factory):
     return out
 
 
-# -----------------------------------------------------------------------------------------------------------
+# --------------------------------------------------------------------------------------------------
 # Static checks (no browser)
+def _pages(site: Path) -> list[Path]:
+    "The notebook pages of a site (Sphinx adds search.html and genindex.html)"
+    return [
+        p for p in sorted(site.glob("*.html")) if p.name not in ("search.html", "genindex.html")
+    ]
+
+
 def test_pages_and_navigation(demo_site):
-    names = sorted(p.name for p in demo_site.glob("*.html"))
+    names = sorted(p.name for p in _pages(demo_site))
     assert names == ["core.html", "index.html"]  # `_hidden_draft.ipynb` skipped
+    assert (demo_site / "search.html").exists() and (demo_site / "searchindex.js").exists()
     idx, core = (demo_site / "index.html").read_text(), (demo_site / "core.html").read_text()
-    for page in (idx, core):  # sidebar lists every page in order, by the notebooks' `# Title`
-        nav = re.search(r'<ol class="pages">(.*?)</ol>', page, re.S).group(1)
-        assert re.findall(r'href="([^"]+)"[^>]*>([^<]+)<', nav) == [
-            ("index.html", "demo"),
-            ("core.html", "Core pieces"),
-        ]
-    assert 'rel="next" href="core.html"' in idx and 'rel="prev"' not in idx
-    assert 'rel="prev" href="index.html"' in core and 'rel="next"' not in core
-    assert '<h1 class="title">Core pieces</h1>' in core
+    for page in (idx, core):  # the sidebar lists the pages, by the notebooks' `# Title`
+        nav = re.search(r'<nav class="bd-docs-nav[^"]*site-pages.*?</nav>', page, re.S).group(0)
+        assert re.findall(r'href="([^"]+)"[^>]*>([^<]+)<', nav) in (
+            [("core.html", "Core pieces")],
+            [("#", "Core pieces")],
+        )
+    assert re.search(r'class="right-next"\s+href="core.html"', idx) and "left-prev" not in idx
+    assert re.search(r'class="left-prev"\s+href="index.html"', core) and "right-next" not in core
+    assert re.search(r"<h1>Core pieces", core)
 
 
 def test_api_docs_and_hidden_cells(demo_site):
     core = (demo_site / "core.html").read_text()
-    assert re.search(r'<h3 id="kendall">kendall', core), (
-        "show_doc output for the exported function is missing"
-    )
+    assert 'id="kendall"' in core, "show_doc output for the exported function is missing"
     assert "Kendall tau distance between rankings" in core and "normalize" in core
+    # docments become a table of parameters, with the annotations as written
+    table = re.search(r"<table.*?</table>", core[core.find('id="kendall"') :], re.S).group(0)
+    for cell in ("Parameter", "Details", "first ranking", "divide by the number of pairs", "bool"):
+        assert cell in table, cell
     assert "only the output shows" in core and "print(" not in core  # `echo: false`
     assert "hidden cell" not in core and "default_exp" not in core and "#|" not in core
     assert 'target="_blank"' not in core and "{target=" not in core
-    assert "data:image/png;base64," in core
+    assert re.search(r'<img [^>]*src="_images/[^"]+\.png"', core)
+    # plotting code is folded, unless the cell says `code-fold: false`
+    folded = re.findall(r'<details class="[^"]*hide above-input">.*?</details>', core, re.S)
+    folded = [re.sub(r"<[^>]+>", "", f) for f in folded]  # highlighted code: text only
+    assert len(folded) == 1 and "ax.plot(squares)" in folded[0], folded
+    assert "plt.subplots(1, 3)" in re.sub(r"<[^>]+>", "", core)
 
 
 def _no_remote_refs(site: Path):
-    bad = []
+    bad, math_pages = [], 0
     for page in sorted(site.glob("*.html")):
         s = page.read_text()
         for tag, attr, url in re.findall(
-            r'<(script|link|img|iframe|source|embed|object)\b[^>]*?\b(src|href|data)\s*=\s*["\']([^"\']*)',
+            r"<(script|link|img|iframe|source|embed|object)\b[^>]*?"
+            r'\b(src|href|data)\s*=\s*["\']([^"\']*)',
             s,
             re.I,
         ):
@@ -252,18 +291,22 @@ def _no_remote_refs(site: Path):
         ):
             if host in s:
                 bad.append(f"{page.name}: mentions {host}")
-        assert 'src="mathjax/MathJax.js?config=' in s, (
-            f"{page.name} does not load the local MathJax"
-        )
-    for css in site.glob("*.css"):
+        if 'class="math' in s:
+            math_pages += 1
+            assert 'src="_static/mathjax/MathJax.js?config=' in s, (
+                f"{page.name} does not load the local MathJax"
+            )
+    for css in site.rglob("*.css"):
         for url in re.findall(
             r'(?:@import|url\()\s*["\']?((?:https?:)?//[^"\')\s]+)', css.read_text(), re.I
         ):
-            bad.append(f"{css.name}: {url}")
+            bad.append(f"{css.relative_to(site)}: {url}")
     assert not bad, "pages reference network resources:\n" + "\n".join(bad)
-    assert (site / "mathjax" / "MathJax.js").exists()
-    assert (site / "mathjax" / "config" / "TeX-AMS-MML_HTMLorMML-full.js").exists()
-    assert (site / "mathjax" / "jax" / "output" / "HTML-CSS" / "fonts" / "STIX-Web").is_dir()
+    assert math_pages, "no page has math"
+    mj = site / "_static" / "mathjax"
+    assert (mj / "MathJax.js").exists()
+    assert (mj / "config" / "TeX-AMS-MML_HTMLorMML-full.js").exists()
+    assert (mj / "jax" / "output" / "HTML-CSS" / "fonts" / "STIX-Web").is_dir()
 
 
 def test_no_cdn_demo(demo_site):
@@ -272,6 +315,26 @@ def test_no_cdn_demo(demo_site):
 
 def test_no_cdn_real(real_site):
     _no_remote_refs(real_site)
+
+
+def test_source_links_real(real_site):
+    "show_doc's source links lead to a highlighted copy of the module in the site, at its line"
+    n = 0
+    for page in _pages(real_site):
+        s = page.read_text()
+        assert "/blob/main/" not in s, f"{page.name} links to a repository host"
+        for href in re.findall(r'<a class="source-link" href="([^"]+)"', s):
+            n += 1
+            assert not re.match(r"([a-z]+:|/)", href), (
+                f"{page.name}: source link {href} not relative"
+            )
+            path, _, anchor = href.partition("#")
+            target = real_site / path
+            assert target.is_file(), f"{page.name}: source link {href} leads nowhere"
+            assert f'id="{anchor}"' in target.read_text(), (
+                f"{page.name}: no line {anchor} in {path}"
+            )
+    assert n > 0, "no source links at all"
 
 
 def test_deterministic(demo_project, demo_site, tmp_path):
@@ -305,6 +368,23 @@ def test_failing_notebook_fails_the_build(tmp_path):
     assert (out / "keep.txt").exists(), "a failed build must leave the previous site alone"
 
 
+def test_stderr_output_fails_the_build(tmp_path):
+    "A notebook whose saved output went to stderr (a warning, a log line) is refused, by name"
+    import nbformat
+    from nbformat.v4 import new_code_cell as code
+    from nbformat.v4 import new_markdown_cell as md
+    from nbformat.v4 import new_notebook, new_output
+
+    root = make_project(tmp_path / "p")
+    err = new_output("stream", name="stderr", text="UserWarning: something\n")
+    nbformat.write(
+        new_notebook(cells=[md("# Noisy"), code("f()", execution_count=1, outputs=[err])]),
+        root / "nbs" / "01_noisy.ipynb",
+    )
+    r = build("--root", root, "--out", tmp_path / "out")
+    assert r.returncode != 0 and "01_noisy.ipynb" in r.stderr and "stderr" in r.stderr, r.stderr
+
+
 def test_readme_sync(tmp_path):
     root = make_project(tmp_path / "p")
     assert build("--root", root, "--check-readme").returncode == 1  # no README yet
@@ -324,7 +404,7 @@ def test_readme_sync(tmp_path):
     assert r.returncode == 1 and "README.md" in r.stderr
 
 
-# -----------------------------------------------------------------------------------------------------------
+# --------------------------------------------------------------------------------------------------
 # Headless Chromium over the DevTools protocol (pipe transport: fds 3 and 4 of the browser)
 class Chromium:
     def __init__(self, exe=CHROMIUM, timeout=60):
@@ -420,7 +500,8 @@ class Chromium:
             if time.monotonic() > deadline:
                 raise TimeoutError(f"{url} did not load")
             time.sleep(0.05)
-        # MathJax 2: `isReady` once its startup (with the first typeset pass) is over; then wait for its queue
+        # MathJax 2: `isReady` once its startup (with the first typeset pass) is over; then wait for
+        # its queue
         return self.eval("""new Promise(res => {
             const t0 = Date.now();
             const poll = () => {
@@ -508,18 +589,54 @@ def serve():
 
 
 CHECK_JS = r"""(() => {
-  const imgs = [...document.images].map(i => ({src: i.src.slice(0, 60), ok: i.complete && i.naturalWidth > 0}));
-  const typeset = document.querySelectorAll('.MathJax, .MathJax_Display, .MathJax_CHTML, mjx-container').length;
-  const errors = document.querySelectorAll('.MathJax_Error, .MathJax merror, [data-mjx-error]').length;
+  const main = document.querySelector('main');
+  const art = document.querySelector('.bd-article') || main;
+  const imgs = [...document.images].map(
+    i => ({src: i.src.slice(0, 60), ok: i.complete && i.naturalWidth > 0}));
+  const typeset = document.querySelectorAll(
+    '.MathJax, .MathJax_Display, .MathJax_CHTML, mjx-container').length;
+  const errors = document.querySelectorAll(
+    '.MathJax_Error, .MathJax merror, [data-mjx-error]').length;
+  const notText = 'script, code, pre, .MathJax, .MathJax_Display, .MathJax_Preview, '
+    + '.MathJax_CHTML, mjx-container, .tex2jax_ignore';
+  const tex = /\\\(|\\\[|\\(frac|sum|varepsilon|epsilon|sigma|mathbb|binom|ge|le|log)\b/;
   const raw = [];
-  for (const el of document.querySelectorAll('main p, main li, main td, main th, main h1, main h2, main h3, main h4')) {
+  for (const el of main.querySelectorAll('p, li, td, th, h1, h2, h3, h4')) {
     const c = el.cloneNode(true);
-    c.querySelectorAll('script, code, pre, .MathJax, .MathJax_Display, .MathJax_Preview, .MathJax_CHTML, mjx-container, .tex2jax_ignore').forEach(n => n.remove());
+    c.querySelectorAll(notText).forEach(n => n.remove());
     const t = c.textContent;
-    if (/\$[^$]+\$/.test(t) || /\\\(|\\\[|\\(frac|sum|varepsilon|epsilon|sigma|mathbb|binom|ge|le|log)\b/.test(t)) raw.push(t.slice(0, 200));
+    if (/\$[^$]+\$/.test(t) || tex.test(t)) raw.push(t.slice(0, 200));
   }
   const jax = (window.MathJax && MathJax.Hub) ? MathJax.Hub.getAllJax().length : -1;
-  return {imgs, typeset, errors, raw, jax, text: document.querySelector('main').innerText};
+  // the contents list of the page (pydata-sphinx-theme's right sidebar), shown
+  const tocNav = document.querySelector('#pst-page-toc-nav');
+  const toc = tocNav && tocNav.getBoundingClientRect().width > 0
+    ? tocNav.querySelectorAll('a[href^="#"]').length : 0;
+  // what the page shows: no machine path anywhere, no warning or traceback in an output
+  const text = art.textContent;
+  const local = new RegExp('.{0,40}(/work/|/tmp/|/home/|/root/|site-packages|file://'
+    + '|[A-Z]:\\\\Users\\\\).{0,40}', 'g');
+  const paths = [...text.matchAll(local)].map(m => m[0]);
+  const outs = [...art.querySelectorAll('.cell_output')].map(o => o.textContent).join('\n');
+  const warning = /.{0,60}(\b\w*Warning\b|Traceback \(most recent call last\)|\bwarn\().{0,40}/g;
+  const warns = [...outs.matchAll(warning)].map(m => m[0]);
+  const stderr = art.querySelectorAll('.output.stderr, .stderr').length;
+  // figures: one width for all; code: fits, scrolls or wraps, and never reaches past the article
+  const figs = [...art.querySelectorAll('.cell_output img')].map(
+    i => Math.round(i.getBoundingClientRect().width));
+  const ar = art.getBoundingClientRect(), cut = [];
+  for (const pre of art.querySelectorAll('pre')) {
+    const r = pre.getBoundingClientRect();
+    if (r.width === 0) continue;  // inside folded code
+    const cs = getComputedStyle(pre);
+    const fits = pre.scrollWidth <= pre.clientWidth + 1;
+    const scrolls = ['auto', 'scroll'].includes(cs.overflowX);
+    const wraps = /pre-wrap|break-spaces|pre-line/.test(cs.whiteSpace);
+    if (!(fits || scrolls || wraps) || r.right > ar.right + 1)
+      cut.push(pre.textContent.slice(0, 80));
+  }
+  return {imgs, typeset, errors, raw, jax, toc, paths, warns, stderr, figs, cut,
+          text: main.innerText};
 })()"""
 
 
@@ -542,7 +659,28 @@ def _check_page(browser, url, expect_math=True, expect_img=False):
         assert res["jax"] > 0 and res["typeset"] > 0, f"{url}: no typeset math ({res['jax']} jax)"
     assert res["errors"] == 0, f"{url}: MathJax errors"
     assert not res["raw"], f"{url}: raw TeX left in the text: {res['raw']}"
+    assert res["toc"] > 0, f"{url}: no contents list"
+    assert not res["paths"], f"{url}: the page shows a machine path: {res['paths']}"
+    assert not res["warns"] and not res["stderr"], f"{url}: warnings in outputs: {res['warns']}"
+    assert not res["cut"], f"{url}: code cut off on the right: {res['cut']}"
+    assert len(set(res["figs"])) <= 1, f"{url}: figures of different widths {res['figs']}"
+    assert all(w >= 400 for w in res["figs"]), f"{url}: figures narrower than 400px {res['figs']}"
     return res
+
+
+def _search(browser, base, term):
+    "Titles of the pages that the site's own search lists for `term`"
+    browser.goto(base + f"search.html?q={term}")
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        hits = browser.eval(
+            "[...document.querySelectorAll('#search-results li a')].map(a => a.textContent)",
+            await_promise=False,
+        )
+        if hits:
+            return hits
+        time.sleep(0.1)
+    return []
 
 
 @pytest.mark.browser
@@ -551,33 +689,27 @@ def test_browser_demo_site(browser, serve, demo_site):
     res = _check_page(browser, base + "core.html", expect_math=True, expect_img=True)
     assert res["jax"] >= 4  # description, inline, display, and the docstring's math
     assert "$5 bill" in res["text"]  # the escaped dollar is a dollar
+    assert len(res["figs"]) == 2  # a small and a wide figure, at one width
     res = _check_page(browser, base + "index.html", expect_math=True, expect_img=True)
+    assert any("Core pieces" in h for h in _search(browser, base, "Kendall"))
     # the same pages over file:// (a reader who opens _docs/index.html directly)
     _check_page(browser, (demo_site / "core.html").as_uri(), expect_math=True, expect_img=True)
 
 
-def _pages_with(site):
-    "index.html and the first page that has both math and images (else the first other page)"
-    pages = [p for p in sorted(site.glob("*.html")) if p.name != "index.html"]
-
-    def score(p):
-        s = p.read_text()
-        body = s[s.find("<article") :]
-        return ("data:image/" in body or "<img" in body) + ("$" in body or "\\(" in body)
-
-    best = max(pages, key=score, default=None)
-    return ["index.html"] + ([best.name] if best else [])
-
-
 @pytest.mark.browser
 def test_browser_real_site(browser, serve, real_site):
+    "Every page of the project's site, then its search"
     base = serve(real_site)
-    for name in _pages_with(real_site):
-        body = (real_site / name).read_text()
-        art = re.sub(r"<(pre|code)\b.*?</\1>", "", body[body.find("<main") :], flags=re.S)
-        _check_page(
+    widths = {}
+    for page in _pages(real_site):
+        body = page.read_text()
+        res = _check_page(
             browser,
-            base + name,
-            expect_math=("$" in art or "\\(" in art),
-            expect_img=("<img" in art),
+            base + page.name,
+            expect_math='class="math' in body,
+            expect_img="<img" in body[body.find('class="bd-article') :],
         )
+        widths.update({page.name: w for w in res["figs"]})
+    assert len(set(widths.values())) <= 1, f"figures of different widths across pages: {widths}"
+    hits = _search(browser, base, "Kemeny")
+    assert hits, "the search found nothing for 'Kemeny'"
