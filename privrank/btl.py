@@ -141,7 +141,7 @@ def _check_pairdata(s, name="s"):
 
 
 def _check_objective(theta, s, lam, link):
-    "Validated (theta, s, lam, link) of the objective: theta finite with one entry per item, lam >= 0 finite"
+    "Validated (theta, s, lam, link): theta finite with one entry per item, lam >= 0 finite"
     s = _check_pairdata(s)
     return _check_theta(theta, s.n_items), s, _lam_number(lam), _check_link(link)
 
@@ -634,10 +634,8 @@ def ranks_to_comparisons(
 def btl_consensus(
     fit: BTLFit | PrivateBTL,  # from `fit_btl`, `fit_btl_pairs` or `private_btl`
     *,
-    n_voters: int | None = None,  # voters behind the comparisons (default for a PrivateBTL: users
-    # with at least one comparison)
-    epsilon: float | None = None,  # budget per voter to report (PrivateBTL only; default: the
-    # largest per-user spend; it may not be smaller)
+    n_voters: int | None = None,  # voters behind the comparisons (PrivateBTL: default its users)
+    epsilon: float | None = None,  # budget per voter (PrivateBTL; default and minimum: its spend)
     privacy_unit: str = "voter",  # "voter" (a ranking's comparisons) or "user" (a user's rows)
     diagnostics: dict | None = None,  # extra diagnostics to record
 ) -> Consensus:  # items by theta, best first; scores = theta

@@ -141,7 +141,8 @@ def rr_output_probability(
     epsilon: float | np.ndarray,  # privacy parameter(s)
 ) -> np.ndarray:  # P(A_{p_eps}(y) = out), broadcast over the three arguments
     """The exact output law of randomized response: P(A_{p_eps}(y) = out) = 1 - p_eps if out = y,
-    else p_eps. Refuses non-binary `out` or `y`, a bad `epsilon`, and shapes that do not broadcast."""
+    else p_eps. Refuses non-binary `out` or `y`, a bad `epsilon`, and shapes that do not
+    broadcast."""
     p = flip_probability(epsilon=epsilon)
     o, yy = _check_binary(out, "out"), _check_binary(y)
     _broadcast((o.shape, yy.shape, np.shape(p)), ("out", "y", "epsilon"))

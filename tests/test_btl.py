@@ -1,5 +1,6 @@
-"""Property tests for privrank.btl: gradients against finite differences, Lemma 3, agreement between solvers
-and with choix, and bad input refused with an error naming the parameter (never a silent NaN)."""
+"""Property tests for privrank.btl: gradients against finite differences, Lemma 3, agreement
+between solvers and with choix, bad input refused with an error naming the parameter (never a
+silent NaN), and BTL as an aggregator (the same consensus as the CLI's code; its refusals)."""
 
 import math
 
@@ -135,7 +136,7 @@ def test_agrees_with_choix():
     np.testing.assert_allclose(mle, choix.ilsr_pairwise_dense(comp, tol=1e-12), atol=1e-6)
 
 
-# issue 11: NaN in, error out; per-user epsilon arrays at the extremes (finite, converged, or refused by name)
+# NaN in, error out; per-user epsilon arrays at the extremes (finite, converged, or refused by name)
 
 
 def test_win_probability_refuses_nan():

@@ -1,9 +1,10 @@
-"""Property tests and the privacy audit for privrank.rr (randomized response, debiasing, pair statistics).
+"""Property tests and the privacy audit for privrank.rr (randomized response, debiasing, pair
+statistics).
 
-Random shapes and epsilons: the RR output is 0/1 with the input's shape; debias(RR(y)) averages to y; pair
-statistics match a direct computation; malformed input raises ValueError/TypeError naming the parameter.
-The audit checks the exact likelihood ratio e^eps and measures it from the sampler (5 standard errors), and
-shows that a miscalibrated flip probability is detected."""
+Random shapes and epsilons: the RR output is 0/1 with the input's shape; debias(RR(y)) averages to
+y; pair statistics match a direct computation; malformed input raises ValueError/TypeError naming
+the parameter. The audit checks the exact likelihood ratio e^eps and measures it from the sampler
+(5 standard errors), and shows that a miscalibrated flip probability is detected."""
 
 import math
 
@@ -155,7 +156,7 @@ def test_bad_privatize_lengths_and_ids():
         rr.sparse_design(2, 3, 4)
 
 
-# --- the privacy audit -------------------------------------------------------------------------------------
+# --- the privacy audit ---------------------------------------------------------------------------
 
 
 @pytest.mark.parametrize("eps", [1e-3, 0.1, 1.0, 3.0, 10.0, 30.0])
@@ -189,16 +190,16 @@ def test_sampler_likelihood_ratio_and_miscalibration(eps):
     lr, se = _measured_log_ratio(rr.randomized_response, eps)
     assert np.all(np.abs(lr - eps) < 5 * se), (lr, se)
 
-    def too_few_flips(
-        y, *, epsilon, rng
-    ):  # flips with probability p_eps / 2 (the coin of epsilon' = log(2/p - 1)): leaks more than epsilon
-        return rr._flip(np.asarray(y), np.log(2 / rr.flip_probability(epsilon=epsilon) - 1), rng)
+    # flips with probability p_eps / 2 (the coin of epsilon' = log(2/p - 1)): leaks more than eps
+    def too_few_flips(y, *, epsilon, rng):
+        e2 = np.log(2 / rr.flip_probability(epsilon=epsilon) - 1)
+        return rr.randomized_response(np.asarray(y), epsilon=e2, rng=rng)
 
     lr_bad, se_bad = _measured_log_ratio(too_few_flips, eps)
     assert np.any(lr_bad - eps > 5 * se_bad), (lr_bad, se_bad)
 
 
-# extreme budgets (issue 11, item 5): a finite answer, or a refusal naming `epsilon` (never -inf/inf/NaN)
+# extreme budgets: a finite answer, or a refusal naming `epsilon` (never -inf/inf/NaN)
 
 
 @pytest.mark.parametrize(
