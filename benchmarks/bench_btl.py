@@ -2,15 +2,17 @@
 
     python benchmarks/bench_btl.py [--quick]
 
-- The non-private BTL MLE from raw comparison arrays (i, j, y): privrank's `fit_btl` (aggregation by bincount +
-  Newton / Newton-CG) against choix's `ilsr_pairwise_dense` given a win matrix built by `np.bincount` (the fair
-  anchor), and against choix's list-based `ilsr_pairwise` (which needs Python lists of (winner, loser)).
-  ILSR computes the unregularised MLE, so privrank is run with lam=0; `opt_pairwise` (alpha * sum(theta^2), the
-  same penalty as privrank's lam) is compared at a small size, as it loops over comparisons in Python.
-  Accuracy: the largest |theta difference| (both centred) is printed next to each time.
-- The private pipeline: randomized response + debiasing + aggregation + fit of n comparisons, against one
-  `np.bincount` pass over the same pair keys (the issue's target: within 3x). At m = 2000 the fit over ~2e6 distinct
-  pairs (5 Newton iterations, each a few passes over the pairs) dominates, and the target is not met there.
+- The non-private BTL MLE from raw comparison arrays (i, j, y): privrank's `fit_btl` (aggregation
+  by bincount + Newton / Newton-CG) against choix's `ilsr_pairwise_dense` given a win matrix built
+  by `np.bincount` (the fair anchor), and against choix's list-based `ilsr_pairwise` (which needs
+  Python lists of (winner, loser)). ILSR computes the unregularised MLE, so privrank is run with
+  lam=0; `opt_pairwise` (alpha * sum(theta^2), the same penalty as privrank's lam) is compared at a
+  small size, as it loops over comparisons in Python. Accuracy: the largest |theta difference|
+  (both centred) is printed next to each time.
+- The private pipeline: randomized response + debiasing + aggregation + fit of n comparisons,
+  against one `np.bincount` pass over the same pair keys (the target: within 3x). At m = 2000 the
+  fit over ~2e6 distinct pairs (5 Newton iterations, each a few passes over the pairs) dominates,
+  and the target is not met there.
 Absolute times on shared machines are noisy: read the ratios (best of k).
 """
 
@@ -64,7 +66,9 @@ def main(quick=False):
             continue
         t_dense, th_d = best_of(lambda: dense_choix(i, j, y, m), k=1 if m > 500 else 3)
         print(
-            f"{f'MLE m={m} n={n:.0e}: bincount+ilsr_pairwise_dense':<58} {t_ours:>10.3f} {t_dense:>9.3f} {t_dense / t_ours:>9.2f} {np.abs(f.theta - th_d).max():>11.1e}"
+            f"{f'MLE m={m} n={n:.0e}: bincount+ilsr_pairwise_dense':<58} "
+            f"{t_ours:>10.3f} {t_dense:>9.3f} {t_dense / t_ours:>9.2f} "
+            f"{np.abs(f.theta - th_d).max():>11.1e}"
         )
         if n <= 10**6:
             w, l = np.where(y == 1, i, j), np.where(y == 1, j, i)
@@ -76,11 +80,14 @@ def main(quick=False):
 
             t_list, th_l = best_of(listed, k=1)
             print(
-                f"{f'MLE m={m} n={n:.0e}: ilsr_pairwise (lists, incl. building them)':<58} {t_ours:>10.3f} {t_list:>9.3f} {t_list / t_ours:>9.2f} {np.abs(f.theta - th_l).max():>11.1e}"
+                f"{f'MLE m={m} n={n:.0e}: ilsr_pairwise (lists, incl. building them)':<58} "
+                f"{t_ours:>10.3f} {t_list:>9.3f} {t_list / t_ours:>9.2f} "
+                f"{np.abs(f.theta - th_l).max():>11.1e}"
             )
         else:
             print(
-                f"MLE m={m} n={n:.0e}: ilsr_pairwise (lists) skipped: a Python loop over 1e7 comparisons per iteration"
+                f"MLE m={m} n={n:.0e}: ilsr_pairwise (lists) skipped: "
+                "a Python loop over 1e7 comparisons per iteration"
             )
     if choix is not None:  # matched L2 penalty, small size (opt_pairwise loops in Python)
         m, n, lam = 50, 20_000, 2.0
@@ -92,7 +99,9 @@ def main(quick=False):
             k=1,
         )
         print(
-            f"{f'ridge lam=alpha={lam} m={m} n={n:.0e}: opt_pairwise':<58} {t_ours:>10.3f} {t_opt:>9.3f} {t_opt / t_ours:>9.2f} {np.abs(f.theta - (th - th.mean())).max():>11.1e}"
+            f"{f'ridge lam=alpha={lam} m={m} n={n:.0e}: opt_pairwise':<58} "
+            f"{t_ours:>10.3f} {t_opt:>9.3f} {t_opt / t_ours:>9.2f} "
+            f"{np.abs(f.theta - (th - th.mean())).max():>11.1e}"
         )
     # private pipeline vs one bincount pass, at a small and a large number of items
     for m, n in [(100, 10**7), (2000, 10**7)] if not quick else [(100, 10**6), (500, 10**6)]:
@@ -105,7 +114,8 @@ def main(quick=False):
             lambda: btl.private_btl(i, j, y, user, n_items=m, epsilon=1.0, rng=rng), k=2
         )
         print(
-            f"{f'private pipeline m={m} n={n:.0e} vs one np.bincount pass':<58} {t_priv:>10.3f} {t_bc:>9.3f} {t_priv / t_bc:>9.2f} {'(ours/peer)':>11}"
+            f"{f'private pipeline m={m} n={n:.0e} vs one np.bincount pass':<58} "
+            f"{t_priv:>10.3f} {t_bc:>9.3f} {t_priv / t_bc:>9.2f} {'(ours/peer)':>11}"
             f"  target <= 3: {'met' if t_priv / t_bc <= 3 else 'NOT met'}"
         )
         eu = np.where(np.arange(L) % 2 == 0, 0.5, 2.0)
@@ -113,7 +123,8 @@ def main(quick=False):
             lambda: btl.private_btl(i, j, y, user, n_items=m, epsilon=eu, rng=rng), k=1
         )
         print(
-            f"{'  ... with per-user epsilon and inverse-variance weights':<58} {t_het:>10.3f} {t_bc:>9.3f} {t_het / t_bc:>9.2f} {'(ours/peer)':>11}"
+            f"{'  ... with per-user epsilon and inverse-variance weights':<58} "
+            f"{t_het:>10.3f} {t_bc:>9.3f} {t_het / t_bc:>9.2f} {'(ours/peer)':>11}"
         )
 
 

@@ -19,21 +19,22 @@ from scipy.sparse.csgraph import connected_components
 from . import rr
 from privrank.core import (
     MAX_ENTRIES,
-    real_array,
+    Consensus,
+    check_delta,
     check_epsilon,
     check_int,
     check_memory,
     check_ranks,
     check_rng,
-    kendall_tau_distance,
     noise_mode,
+    real_array,
     rr_flips,
 )
 
 # %% auto #0
-__all__ = ['MAX_ITEMS', 'C_LAMBDA', 'win_probability', 'simulate_btl', 'PairData', 'btl_loss', 'btl_grad', 'btl_hessian',
-           'check_comparisons', 'pair_data', 'BTLFit', 'default_lambda', 'fit_btl_pairs', 'fit_btl', 'PrivateBTL',
-           'private_btl', 'ranks_to_comparisons']
+__all__ = ['win_probability', 'simulate_btl', 'btl_loss', 'btl_grad', 'btl_hessian', 'BTLFit', 'default_lambda', 'fit_btl_pairs',
+           'fit_btl', 'PrivateBTL', 'private_btl', 'ranks_to_comparisons', 'btl_consensus', 'per_comparison_epsilon',
+           'btl_aggregate_comparisons', 'dp_btl_aggregate_comparisons', 'btl_aggregate', 'dp_btl_aggregate']
 
 # %% ../nbs/02_btl.ipynb #62aeb53b
 _LINKS = {"logit": special.expit, "probit": special.ndtr}
@@ -79,8 +80,16 @@ def _item_ids(x, name, m):
     return a.astype(np.int64)
 
 
-def win_probability(theta, i, j, *, link="logit"):
-    "P(i beats j) = F(theta_i - theta_j), F the logistic (BTL) or normal (Thurstone) cdf"
+def win_probability(
+    theta: np.ndarray,  # (m,) preference vector
+    i: np.ndarray,  # item ids, any shape
+    j: np.ndarray,  # item ids, the same shape as `i`
+    *,
+    link: str = "logit",  # "logit" (BTL) or "probit" (Thurstone)
+) -> np.ndarray:  # P(i beats j), the shape of `i`
+    """P(i beats j) = F(theta_i - theta_j), F the logistic (BTL) or normal (Thurstone) cdf.
+
+    Refuses a non-finite or empty `theta`, ids outside 0..m-1, shapes that differ, a bad `link`."""
     link, theta = _check_link(link), _check_theta(theta)
     i, j = _item_ids(i, "i", len(theta)), _item_ids(j, "j", len(theta))
     if i.shape != j.shape:
@@ -89,33 +98,22 @@ def win_probability(theta, i, j, *, link="logit"):
 
 
 def simulate_btl(
-    theta,  # (m,) true preferences
-    i,
-    j,  # equal-length int arrays: the pairs compared (i vs j)
+    theta: np.ndarray,  # (m,) true preferences
+    i: np.ndarray,  # item ids of the comparisons
+    j: np.ndarray,  # the other item, the same shape as `i`
     *,
-    link="logit",
-    rng=None,
-):
-    "Outcomes y (int8, 1 = i beat j) of the comparisons (i, j) under BTL (or Thurstone)"
+    link: str = "logit",  # "logit" (BTL) or "probit" (Thurstone)
+    rng: np.random.Generator | int | None = None,  # random generator or seed
+) -> np.ndarray:  # int8 outcomes, 1 = i beat j, the shape of `i`
+    """Outcomes of the comparisons (i, j) drawn under BTL (or Thurstone).
+
+    Refuses what `win_probability` refuses, and a bad `rng`."""
     rng, p = check_rng(rng), win_probability(theta, i, j, link=link)
     return (rng.random(p.shape) < p).astype(np.int8)
 
 # %% ../nbs/02_btl.ipynb #fa2ccfb5
-@dataclass(frozen=True, eq=False)
-class PairData:
-    "Sufficient statistics (R1) of a set of comparisons: unordered pairs i < j, total weight and weighted mean outcome"
-
-    i: np.ndarray  # (P,) first item of each pair, i < j
-    j: np.ndarray  # (P,) second item
-    weight: np.ndarray  # (P,) W_ij = sum of the comparison weights (= count when unweighted)
-    zbar: np.ndarray  # (P,) weighted mean outcome "i beat j"
-    n_items: int
-    n_comparisons: int
-    sum_w2_v: float  # sum_c w_c^2 (2 y_c - 1)^2, the variance proxy used by `default_lambda`
-
-
-def _loss_sigma(theta, s: PairData, lam, link="logit"):
-    "F_lambda(theta) of (R1) (of (T1) for probit) and F(d), F'(d) per pair, d = theta_i - theta_j, from one exp"
+def _loss_sigma(theta, s: rr.PairStats, lam, link="logit"):
+    "F_lambda(theta) of (R1) (of (T1) for probit) and F(d), F'(d) per pair, d = theta_i - theta_j"
     d = theta[s.i] - theta[s.j]
     if link == "logit":  # G(d) = log(1 + e^d) = max(d, 0) + log1p(e^-|d|)
         e = np.exp(-np.abs(d))
@@ -128,20 +126,22 @@ def _loss_sigma(theta, s: PairData, lam, link="logit"):
     return float(s.weight @ (G - s.zbar * d) + lam * theta @ theta), p, q
 
 
-def _grad_sigma(theta, p, s: PairData, lam):
+def _grad_sigma(theta, p, s: rr.PairStats, lam):
     "Gradient (R2) of F_lambda, given F(theta_i - theta_j) per pair"
     r = s.weight * (p - s.zbar)
     return np.bincount(s.i, r, s.n_items) - np.bincount(s.j, r, s.n_items) + 2 * lam * theta
 
 
 def _check_pairdata(s, name="s"):
-    if not isinstance(s, PairData):
-        raise TypeError(f"`{name}` must be a PairData (from `pair_data`); got {type(s).__name__}")
+    if not isinstance(s, rr.PairStats):
+        raise TypeError(
+            f"`{name}` must be a PairStats (from `rr.pair_statistics`); got {type(s).__name__}"
+        )
     return s
 
 
 def _check_objective(theta, s, lam, link):
-    "Validated (theta, s, lam, link) of the objective: theta finite with one entry per item, lam >= 0 finite"
+    "Validated (theta, s, lam, link): theta finite with one entry per item, lam >= 0 finite"
     s = _check_pairdata(s)
     return _check_theta(theta, s.n_items), s, _lam_number(lam), _check_link(link)
 
@@ -156,23 +156,43 @@ def _lam_number(lam):
     return float(a)
 
 
-def btl_loss(theta, s: PairData, lam, link="logit"):
-    "F_lambda(theta) of (R1) (link 'probit': of (T1))"
+def btl_loss(
+    theta: np.ndarray,  # (m,) preference vector
+    s: rr.PairStats,  # pair statistics, from `rr.pair_statistics`
+    lam: float,  # ridge penalty >= 0
+    link: str = "logit",  # "logit" (BTL) or "probit" (Thurstone)
+) -> float:  # the penalised loss
+    """F_lambda(theta) of (R1) (link 'probit': of (T1)).
+
+    Refuses a `theta` that is not finite with one entry per item, a negative or non-finite `lam`,
+    an `s` that is not a PairStats, a bad `link`."""
     return _loss_sigma(*_check_objective(theta, s, lam, link))[0]
 
 
-def btl_grad(theta, s: PairData, lam, link="logit"):
-    "Gradient (R2) of F_lambda"
+def btl_grad(
+    theta: np.ndarray,  # (m,) preference vector
+    s: rr.PairStats,  # pair statistics, from `rr.pair_statistics`
+    lam: float,  # ridge penalty >= 0
+    link: str = "logit",  # "logit" (BTL) or "probit" (Thurstone)
+) -> np.ndarray:  # (m,) the gradient
+    """Gradient (R2) of F_lambda; refuses what `btl_loss` refuses."""
     theta, s, lam, link = _check_objective(theta, s, lam, link)
     return _grad_sigma(theta, _LINKS[link](theta[s.i] - theta[s.j]), s, lam)
 
 # %% ../nbs/02_btl.ipynb #a1f581f2
-def _curvature(theta, s: PairData, link="logit"):
+def _curvature(theta, s: rr.PairStats, link="logit"):
     return s.weight * _loss_sigma(theta, s, 0.0, link)[2]
 
 
-def btl_hessian(theta, s: PairData, lam, link="logit"):
-    "Dense Hessian (R2): the weighted Laplacian L_h plus 2 lam I"
+def btl_hessian(
+    theta: np.ndarray,  # (m,) preference vector
+    s: rr.PairStats,  # pair statistics, from `rr.pair_statistics`
+    lam: float,  # ridge penalty >= 0
+    link: str = "logit",  # "logit" (BTL) or "probit" (Thurstone)
+) -> np.ndarray:  # (m, m) the Hessian
+    """Dense Hessian (R2): the weighted Laplacian L_h plus 2 lam I.
+
+    Refuses what `btl_loss` refuses, and an m x m matrix that would not fit in memory."""
     theta, s, lam, link = _check_objective(theta, s, lam, link)
     check_memory(
         24 * s.n_items**2, name="s", what=f"the dense {s.n_items:,} x {s.n_items:,} Hessian"
@@ -180,7 +200,7 @@ def btl_hessian(theta, s: PairData, lam, link="logit"):
     return _hessian_h(_curvature(theta, s, link), s, lam)
 
 
-def _hessian_h(h, s: PairData, lam):
+def _hessian_h(h, s: rr.PairStats, lam):
     "The weighted Laplacian of curvatures h per pair, plus 2 lam I, as a dense matrix"
     m = s.n_items
     A = np.bincount(s.i * m + s.j, h, m * m).reshape(m, m)
@@ -188,7 +208,7 @@ def _hessian_h(h, s: PairData, lam):
     return np.diag(A.sum(1) + 2 * lam) - A
 
 
-def _hess_vec(h, s: PairData, lam):
+def _hess_vec(h, s: rr.PairStats, lam):
     "v -> (L_h + 2 lam I) v in O(#pairs)"
 
     def mv(v):
@@ -196,161 +216,6 @@ def _hess_vec(h, s: PairData, lam):
         return np.bincount(s.i, t, s.n_items) - np.bincount(s.j, t, s.n_items) + 2 * lam * v
 
     return mv
-
-# %% ../nbs/02_btl.ipynb #abc84230
-def _int_ids(x, name, n_items):
-    a = rr._asarray(x, name) if x is not None and not isinstance(x, (str, bytes)) else None
-    if a is None:
-        raise TypeError(f"`{name}` must be an integer array of item ids; got {type(x).__name__}")
-    if a.ndim != 1:
-        raise ValueError(f"`{name}` must be a 1-D array; got shape {a.shape}")
-    if a.dtype.kind not in "iu" or a.dtype == bool:
-        raise TypeError(f"`{name}` must be an integer array of item ids; got dtype {a.dtype}")
-    a = a.astype(np.int64, copy=False)
-    if (
-        a.size and a.view(np.uint64).max() >= n_items
-    ):  # one pass: a negative id is a huge unsigned one
-        raise ValueError(f"`{name}` has ids outside 0..{n_items - 1}: min {a.min()}, max {a.max()}")
-    return a
-
-
-MAX_ITEMS = (
-    1 << 26
-)  # the solvers keep about 16 vectors of length m (8.6 GB at this m): refuse larger n_items
-
-
-def check_comparisons(i, j, y, *, n_items, binary=False, weights=None):
-    "Validated (i, j, y, weights) of equal length; `binary` requires y in {0, 1}"
-    if not isinstance(binary, (bool, np.bool_)):
-        raise TypeError(f"`binary` must be True or False; got {binary!r}")
-    m = check_int(n_items, name="n_items", minimum=1, maximum=MAX_ITEMS)
-    i, j = _int_ids(i, "i", m), _int_ids(j, "j", m)
-    y = (
-        rr._asarray(y, "y")
-        if y is not None and not isinstance(y, (str, bytes))
-        else np.asarray(None)
-    )
-    if y.dtype == bool:
-        y = y.astype(np.int8)
-    if y.ndim != 1 or y.dtype.kind not in "iuf":
-        raise TypeError(f"`y` must be a 1-D real array; got dtype {y.dtype}, shape {y.shape}")
-    if not (len(i) == len(j) == len(y)):
-        raise ValueError(
-            f"`i`, `j` and `y` must have equal lengths; got {len(i)}, {len(j)}, {len(y)}"
-        )
-    if len(y) == 0:
-        raise ValueError("at least one comparison is needed; `y` is empty")
-    if y.dtype.kind == "f" and not np.isfinite(y).all():
-        raise ValueError("`y` must be finite; it contains NaN or inf")
-    if y.dtype.kind == "f" and np.abs(y).max() > 1e150:
-        raise ValueError(
-            f"`y` must be below 1e150 in size (its squares enter the fit); got {np.abs(y).max():g}"
-        )
-    if binary and (
-        y.min() < 0 or y.max() > 1 or (y.dtype.kind == "f" and not np.isin(y, (0.0, 1.0)).all())
-    ):
-        raise ValueError("`y` must hold raw outcomes 0 or 1 here")
-    if (i == j).any():
-        raise ValueError(
-            f"`i` and `j` must differ: comparison {np.flatnonzero(i == j)[0]} compares an item with itself"
-        )
-    if weights is not None:
-        weights = rr._real(weights, "weights")
-        if weights.shape != y.shape:
-            raise ValueError(
-                f"`weights` must have one entry per comparison ({len(y)}); got shape {weights.shape}"
-            )
-        if not np.isfinite(weights).all() or (weights < 0).any():
-            raise ValueError("`weights` must be finite and non-negative")
-    return i, j, y, weights
-
-# %% ../nbs/02_btl.ipynb #3fc15fbf
-def _pair_keys(lo, hi, m):
-    "Dense key lo*m + hi when m^2 bins fit, else compressed by np.unique: (key, n_bins, decode)"
-    key = lo * m + hi
-    if m * m <= 4 * len(key) + (1 << 22):
-        return key, m * m, None
-    uniq, inv = np.unique(key, return_inverse=True)
-    return inv, len(uniq), uniq
-
-
-def _pair_data_wins(i, j, y, m):
-    "PairData from the win matrix win[a, b] = #(a beat b), built by one bincount over the comparisons"
-    c = np.bincount(
-        (i * m + j) * 2 + y, minlength=2 * m * m
-    )  # c[a, b, y]: listed as (a, b), outcome y
-    return _pair_data_groups(
-        c.reshape(1, m, m, 2), np.zeros(1), np.ones(1), np.ones(1)
-    )  # raw outcomes: z = y
-
-
-def _pair_data_groups(c, z0, z1, w):
-    "PairData from per-group counts c[g, a, b, t] (listed (a, b), outcome t), debiased with group g's (z0, z1), weighted by w[g]"
-    G, m = c.shape[:2]
-    lo, hi = np.triu_indices(m, 1)
-    f, up, dn = (
-        c.reshape(G, m * m, 2),
-        lo * m + hi,
-        hi * m + lo,
-    )  # each pair read where it was listed, both ways
-    win = f[:, up, 1] + f[:, dn, 0]  # (G, pairs): "lo beat hi"
-    N = win + f[:, up, 0] + f[:, dn, 1]  # comparisons of the pair
-    n_g = N.sum(1)
-    w = w * n_g.sum() / (w @ n_g)  # mean weight 1 per comparison, so lambda keeps its scale
-    W, S = w @ N, (w * z0) @ N + (w * (z1 - z0)) @ win
-    k = np.flatnonzero(W > 0)
-    return PairData(
-        i=lo[k],
-        j=hi[k],
-        weight=W[k],
-        zbar=S[k] / W[k],
-        n_items=m,
-        n_comparisons=int(n_g.sum()),
-        sum_w2_v=float((w**2 * n_g) @ (z1 - z0) ** 2),
-    )
-
-
-def pair_data(
-    i,
-    j,
-    y,  # equal-length arrays: comparison c says y_c = "i_c beat j_c" (0/1 or real)
-    *,
-    n_items,  # number of items m
-    weights=None,  # optional non-negative weight per comparison
-):
-    "Sufficient statistics (R1): per unordered pair i<j, total weight W and weighted mean outcome zbar"
-    i, j, y, w = check_comparisons(i, j, y, n_items=n_items, weights=weights)
-    m = int(n_items)
-    if (
-        w is None
-        and y.dtype.kind in "iu"
-        and y.min() >= 0
-        and y.max() <= 1
-        and m * m <= 4 * len(y) + (1 << 22)
-    ):
-        return _pair_data_wins(i, j, y, m)  # 0/1 outcomes, dense: one bincount of (winner, loser)
-    swap = i > j
-    lo, hi = np.where(swap, j, i), np.where(swap, i, j)
-    key, nb, uniq = _pair_keys(lo, hi, m)
-    if w is None and y.dtype.kind in "iu":  # 0/1 outcomes: one bincount of (pair, oriented outcome)
-        t = np.bincount(2 * key + (y != swap), minlength=2 * nb).reshape(nb, 2)
-        W, S, v = t.sum(1).astype(float), t[:, 1].astype(float), float(len(y))
-    else:
-        yo = np.where(swap, 1.0 - y, y)
-        W = np.bincount(key, w, nb)
-        S = np.bincount(key, yo if w is None else w * yo, nb)
-        v = float(((2 * y - 1.0) ** 2).sum() if w is None else (w * w) @ ((2 * y - 1.0) ** 2))
-    k = np.flatnonzero(W > 0)
-    codes = k if uniq is None else uniq[k]
-    return PairData(
-        i=codes // m,
-        j=codes % m,
-        weight=W[k],
-        zbar=S[k] / W[k],
-        n_items=m,
-        n_comparisons=len(y),
-        sum_w2_v=v,
-    )
 
 # %% ../nbs/02_btl.ipynb #4904e0bd
 def _pcg(mv, b, diag, rtol, maxiter=200):
@@ -374,12 +239,12 @@ def _pcg(mv, b, diag, rtol, maxiter=200):
     return x
 
 # %% ../nbs/02_btl.ipynb #78a5b90c
-def _newton_step(h, g, s, lam, method, gn):
+def _newton_step(h, g, s, lam, solver, gn):
     "Newton direction (L_h + 2 lam I + mu 11^T/m)^{-1}(-g), dense or by CG; h = curvature per pair"
     m = s.n_items
     deg = np.bincount(s.i, h, m) + np.bincount(s.j, h, m) + 2 * lam
     mu = max(deg.mean(), 1e-12)
-    if method == "newton":
+    if solver == "newton":
         H = _hessian_h(h, s, lam) + mu / m
         return linalg.cho_solve(linalg.cho_factor(H, check_finite=False), -g, check_finite=False)
     mv0 = _hess_vec(h, s, lam)
@@ -394,18 +259,16 @@ class BTLFit:
 
     theta: np.ndarray  # (m,) estimate, centred (1^T theta = 0, Lemma 3)
     lam: float  # ridge penalty used (sum-over-comparisons scale, see (R1))
-    n_iter: int
-    grad_norm: (
-        float  # ||grad||_inf / (max(1, max_i D_i) max(1, max |zbar| / 1024)) at the returned theta
-    )
+    n_iter: int  # solver iterations
+    # ||grad||_inf / (max(1, max_i D_i) max(1, max |zbar| / 1024)) at the returned theta
+    grad_norm: float
     converged: bool  # grad_norm <= tol
-    method: str  # "newton", "newton-cg" or "lbfgs"
-    tol: float
-    n_components: (
-        int  # connected components of the comparison graph (items never compared count as one each)
-    )
-    n_comparisons: int
-    n_pairs: int
+    solver: str  # "newton", "newton-cg" or "lbfgs"
+    tol: float  # the gradient tolerance
+    # connected components of the comparison graph (items never compared count as one each)
+    n_components: int
+    n_comparisons: int  # comparisons fitted
+    n_pairs: int  # distinct pairs compared
     link: str = "logit"  # "logit" (BTL) or "probit" (Thurstone)
 
     @property
@@ -420,7 +283,7 @@ class BTLFit:
         return self.order[:k]
 
 # %% ../nbs/02_btl.ipynb #50c7226f
-def _solve(s: PairData, lam, tol, method, max_iter, link="logit"):
+def _solve(s: rr.PairStats, lam, tol, solver, max_iter, link="logit"):
     "Minimise (R1) (or (T1)) from theta = 0; returns (theta, n_iter, grad_norm)"
     m = s.n_items
     scale = max(1.0, (np.bincount(s.i, s.weight, m) + np.bincount(s.j, s.weight, m)).max())
@@ -429,7 +292,7 @@ def _solve(s: PairData, lam, tol, method, max_iter, link="logit"):
     )  # outcomes of size |z| >> 1: g resolves only to ~1e-16 |z|
     gnorm = lambda g: float(np.abs(g).max() / scale)
     theta = np.zeros(m)
-    if method == "lbfgs":
+    if solver == "lbfgs":
 
         def fg(t):
             f, p, _ = _loss_sigma(t, s, lam, link)
@@ -452,7 +315,7 @@ def _solve(s: PairData, lam, tol, method, max_iter, link="logit"):
         gn = gnorm(g)
         if gn <= tol or it == max_iter:
             break
-        step, t = _newton_step(s.weight * q, g, s, lam, method, gn), 1.0
+        step, t = _newton_step(s.weight * q, g, s, lam, solver, gn), 1.0
         slope = g @ step
         for _ in range(60):  # Armijo backtracking
             f_new, p_new, q_new = _loss_sigma(theta + t * step, s, lam, link)
@@ -464,12 +327,16 @@ def _solve(s: PairData, lam, tol, method, max_iter, link="logit"):
             raise FloatingPointError("the BTL solver produced a non-finite estimate")
     return theta, it, gn
 
+# %% ../nbs/02_btl.ipynb #9478f9e6
+C_LAMBDA = 0.1  # the constant c of (R3)
+
 # %% ../nbs/02_btl.ipynb #453e20a8
-C_LAMBDA = 0.1
+def default_lambda(
+    s: rr.PairStats,  # pair statistics, from `rr.pair_statistics`
+) -> float:  # the penalty lambda >= 0
+    """lambda = C_LAMBDA * sqrt(Vbar log m), equation (R3), with C_LAMBDA = 0.1.
 
-
-def default_lambda(s: PairData):
-    "lambda = C_LAMBDA * sqrt(Vbar log m), equation (R3)"
+    Refuses an `s` that is not a PairStats."""
     s = _check_pairdata(s)
     return C_LAMBDA * math.sqrt(2 * s.sum_w2_v / s.n_items * math.log(max(s.n_items, 2)))
 
@@ -486,28 +353,31 @@ def _check_lam(lam, s):
 
 # %% ../nbs/02_btl.ipynb #b89d5b50
 def fit_btl_pairs(
-    s: PairData,  # sufficient statistics from `pair_data`
+    s: rr.PairStats,  # sufficient statistics, from `rr.pair_statistics`
     *,
-    lam="auto",  # ridge penalty >= 0 (sum-over-comparisons scale), or "auto" (R3)
-    tol=1e-9,  # stop when ||grad||_inf / max(1, max_i D_i) <= tol
-    method="auto",  # "newton" (dense, m <= 1000 by default), "newton-cg" or "lbfgs"
-    max_iter=200,
-    link="logit",  # "logit" (BTL, equation (3)) or "probit" (Thurstone, (T1))
-):
-    "Regularized BTL M-estimator (equation (3), in the form (R1)) from pair statistics"
+    lam: float | str = "auto",  # ridge penalty >= 0 (sum-over-comparisons scale), or "auto" (R3)
+    tol: float = 1e-9,  # stop when ||grad||_inf / max(1, max_i D_i) <= tol
+    solver: str = "auto",  # "newton" (dense; "auto" takes it for m <= 1000), "newton-cg", "lbfgs"
+    max_iter: int = 200,  # cap on the solver's iterations (it stops at convergence)
+    link: str = "logit",  # "logit" (BTL, equation (3)) or "probit" (Thurstone, (T1))
+) -> BTLFit:  # the centred estimate theta with the solver's diagnostics
+    """Regularized BTL M-estimator (equation (3), in the form (R1)) from pair statistics.
+
+    Refuses (naming the parameter) an `s` that is not a PairStats, a bad `lam`, `tol`, `solver`,
+    `max_iter` or `link`, and `lam` = 0 on a disconnected comparison graph (no unique estimate).
+    Warns (RuntimeWarning) and says `converged=False` when `max_iter` is reached first."""
     s = _check_pairdata(s)
     lam, m, link = _check_lam(lam, s), s.n_items, _check_link(link)
-    if method == "auto":
-        method = "newton" if m <= 1000 else "newton-cg"
-    if method not in ("newton", "newton-cg", "lbfgs"):
+    if solver == "auto":
+        solver = "newton" if m <= 1000 else "newton-cg"
+    if solver not in ("newton", "newton-cg", "lbfgs"):
         raise ValueError(
-            f"`method` must be 'auto', 'newton', 'newton-cg' or 'lbfgs'; got {method!r}"
+            f"`solver` must be 'auto', 'newton', 'newton-cg' or 'lbfgs'; got {solver!r}"
         )
     if isinstance(tol, bool) or not (isinstance(tol, (int, float)) and tol > 0):
         raise ValueError(f"`tol` must be a positive number; got {tol!r}")
-    hub = (
-        np.bincount(s.i, minlength=m) + np.bincount(s.j, minlength=m)
-    ).max() == m - 1  # one item meets all: connected
+    # one item meets all: connected
+    hub = (np.bincount(s.i, minlength=m) + np.bincount(s.j, minlength=m)).max() == m - 1
     ncomp = (
         1
         if hub
@@ -517,16 +387,18 @@ def fit_btl_pairs(
     )
     if lam == 0 and ncomp > 1:
         raise ValueError(
-            f"the comparison graph has {ncomp} connected components: with `lam`=0 the estimate is not unique; use `lam` > 0"
+            f"the comparison graph has {ncomp} connected components: with `lam`=0 the estimate "
+            "is not unique; use `lam` > 0"
         )
     theta, it, gn = _solve(
-        s, lam, tol, method, check_int(max_iter, name="max_iter", minimum=1), link
+        s, lam, tol, solver, check_int(max_iter, name="max_iter", minimum=1), link
     )
     if not np.isfinite(theta).all():
         raise FloatingPointError("the BTL solver produced a non-finite estimate")
     if gn > tol:
         warnings.warn(
-            f"fit_btl did not converge: scaled gradient {gn:.3g} > tol {tol:g} after {it} iterations ({method})",
+            f"fit_btl did not converge: scaled gradient {gn:.3g} > tol {tol:g} after {it} "
+            f"iterations ({solver})",
             RuntimeWarning,
         )
     return BTLFit(
@@ -535,7 +407,7 @@ def fit_btl_pairs(
         n_iter=it,
         grad_norm=gn,
         converged=gn <= tol,
-        method=method,
+        solver=solver,
         tol=tol,
         n_components=int(ncomp),
         n_comparisons=s.n_comparisons,
@@ -545,24 +417,26 @@ def fit_btl_pairs(
 
 # %% ../nbs/02_btl.ipynb #79ed664b
 def fit_btl(
-    i,
-    j,
-    y,  # equal-length arrays: y = outcome "i beat j", 0/1 raw or real (debiased)
+    i: np.ndarray,  # (n,) first item of each comparison
+    j: np.ndarray,  # (n,) second item
+    y: np.ndarray,  # (n,) outcome "i beat j": 0/1 raw, or real (debiased)
     *,
-    n_items,  # number of items m
-    lam="auto",  # ridge penalty >= 0, or "auto" (R3)
-    weights=None,  # optional non-negative weight per comparison
-    tol=1e-9,  # gradient tolerance (scaled, see above)
-    method="auto",  # "auto", "newton", "newton-cg" or "lbfgs"
-    max_iter=200,
-    link="logit",  # "logit" (BTL) or "probit" (Thurstone)
-):
-    "Regularized BTL M-estimator of equation (3) from comparisons (i, j, y): theta centred, with diagnostics"
+    n_items: int,  # number of items m
+    lam: float | str = "auto",  # ridge penalty >= 0, or "auto" (R3)
+    weights: np.ndarray | None = None,  # optional non-negative weight per comparison
+    tol: float = 1e-9,  # gradient tolerance (scaled, see above)
+    solver: str = "auto",  # "auto", "newton", "newton-cg" or "lbfgs"
+    max_iter: int = 200,  # cap on the solver's iterations
+    link: str = "logit",  # "logit" (BTL) or "probit" (Thurstone)
+) -> BTLFit:  # the centred estimate theta with the solver's diagnostics
+    """Regularized BTL M-estimator of equation (3) from comparisons (i, j, y).
+
+    Refuses what `rr.pair_statistics` and `fit_btl_pairs` refuse, each by the parameter's name."""
     return fit_btl_pairs(
-        pair_data(i, j, y, n_items=n_items, weights=weights),
+        rr.pair_statistics(i, j, y, n_items=n_items, weights=weights),
         lam=lam,
         tol=tol,
-        method=method,
+        solver=solver,
         max_iter=max_iter,
         link=link,
     )
@@ -579,9 +453,8 @@ class PrivateBTL:
     weighting: str  # "inverse_variance" or "uniform"
     privacy_unit: str = rr.PRIVACY_UNIT
     model: str = "local"
-    noise: str = (
-        "fast"  # randomized response's coin: "fast" (a float uniform) or "exact" (`core.rr_flips`)
-    )
+    # randomized response's coin: "fast" (a float uniform) or "exact" (`core.rr_flips`)
+    noise: str = "fast"
     # the privacy record (`core.privacy_record`): epsilon per comparison, pure local DP
     epsilon = property(lambda self: self.epsilon_per_comparison)
     delta = property(lambda self: 0.0)
@@ -597,10 +470,11 @@ class PrivateBTL:
 
 # %% ../nbs/02_btl.ipynb #fd35ef68
 def _rr_win_counts(i, j, y, eps, m, rng, groups=None, mode="fast"):
-    "Randomized response and aggregation in one blocked pass: c[g, a, b, t] = #(group g, listed (a, b), released t); None on a bad value"
+    """Randomized response and aggregation in one blocked pass: c[g, a, b, t] = #(group g, listed
+    (a, b), released t); None on a bad value"""
     G = 1 if groups is None else len(eps)  # groups = (group of each user, user of each comparison)
     B, c, y8 = max(1 << 16, 8 * G * m * m), np.zeros(2 * G * m * m, np.int64), y.view(np.uint8)
-    p = rr.flip_probability(eps)  # the float flip probabilities, once (the fast path's coin)
+    p = rr.flip_probability(epsilon=eps)  # the float flip probabilities, once (the fast coin)
     for s in range(0, len(y), B):  # blocks stay in cache: each comparison is read once
         ib, jb, yb = i[s : s + B], j[s : s + B], y8[s : s + B]
         if max(ib.view(np.uint64).max(), jb.view(np.uint64).max()) >= m or yb.max() > 1:
@@ -625,65 +499,71 @@ def _rr_win_counts(i, j, y, eps, m, rng, groups=None, mode="fast"):
     return None if c[:, np.arange(m), np.arange(m)].any() else c  # an item compared with itself
 
 
-def _debiased_pairs(s: PairData, epsilon):
-    "Pair statistics of debiased outcomes for one epsilon, from those of the 0/1 y_tilde: debias per pair"
-    m = s.n_items
+def _debiased_pairs(s: rr.PairStats, epsilon):
+    "Pair statistics of debiased outcomes for one epsilon, from those of the 0/1 y_tilde"
     z0, z1 = rr.debias(np.array([0, 1], np.int8), epsilon=epsilon)
-    return PairData(
+    return rr.PairStats(
         i=s.i,
         j=s.j,
+        count=s.count,
         weight=s.weight,
         zbar=z0 + (z1 - z0) * s.zbar,
-        n_items=m,
+        n_items=s.n_items,
         n_comparisons=s.n_comparisons,
         sum_w2_v=s.n_comparisons * (z1 - z0) ** 2,
     )
 
 # %% ../nbs/02_btl.ipynb #f344cb78
 def private_btl(
-    i,
-    j,
-    y,  # equal-length arrays: raw 0/1 outcomes "i beat j" (held by the users)
-    user,  # user id of each comparison, 0..L-1
+    i: np.ndarray,  # (n,) first item of each comparison
+    j: np.ndarray,  # (n,) second item
+    y: np.ndarray,  # (n,) raw 0/1 outcomes "i beat j" (held by the users)
+    user: np.ndarray,  # (n,) user id of each comparison, 0..L-1
     *,
-    n_items,  # number of items m
-    epsilon,  # per-comparison epsilon: scalar, or one per user (indexed by `user`)
-    rng=None,
-    weighting="inverse_variance",  # or "uniform" (the plain mean of equation (3))
-    lam="auto",
-    tol=1e-9,
-    method="auto",
-    link="logit",  # "logit" (BTL) or "probit" (Thurstone)
-):
-    "Local randomized response on every comparison, debiasing, aggregation and the BTL M-estimator"
+    n_items: int,  # number of items m
+    epsilon: float | np.ndarray,  # per-comparison epsilon: scalar, or one per user (by `user`)
+    rng: np.random.Generator | int | None = None,  # random generator or seed
+    weighting: str = "inverse_variance",  # or "uniform" (the plain mean of equation (3))
+    lam: float | str = "auto",  # ridge penalty >= 0, or "auto" (R3)
+    tol: float = 1e-9,  # gradient tolerance of the solver
+    solver: str = "auto",  # "auto", "newton", "newton-cg" or "lbfgs"
+    link: str = "logit",  # "logit" (BTL) or "probit" (Thurstone)
+) -> PrivateBTL:  # the estimate, with epsilon per comparison and per user
+    """Local randomized response on every comparison, debiasing, aggregation and the BTL
+    M-estimator: epsilon-LDP per comparison, each user's total by basic composition.
+
+    Refuses (naming the parameter) bad ids or lengths, outcomes other than 0/1, a bad `weighting`,
+    an `epsilon` that is not positive and finite (or below 1e-100, or whose per-user total
+    overflows), a bad `rng`, and what `fit_btl_pairs` refuses."""
     if weighting not in ("inverse_variance", "uniform"):
         raise ValueError(f"`weighting` must be 'inverse_variance' or 'uniform'; got {weighting!r}")
     eps, rng = check_epsilon(epsilon), check_rng(rng)
     if np.min(eps) < 1e-100:
         raise ValueError(
-            f"`epsilon` must be >= 1e-100: debiased outcomes have size ~2/epsilon and their squares overflow; got {np.min(eps):g}"
+            "`epsilon` must be >= 1e-100: debiased outcomes have size ~2/epsilon and their "
+            f"squares overflow; got {np.min(eps):g}"
         )
-    m = check_int(n_items, name="n_items", minimum=1, maximum=MAX_ITEMS)
+    m = check_int(n_items, name="n_items", minimum=1, maximum=rr.MAX_ITEMS)
     ready = (
         all(isinstance(a, np.ndarray) and a.ndim == 1 for a in (i, j, y))
         and len(i) == len(j) == len(y) > 0
     )
     if not (ready and i.dtype == j.dtype == np.int64 and y.dtype in (np.bool_, np.int8, np.uint8)):
-        i, j, y, _ = check_comparisons(i, j, y, n_items=m, binary=True)
+        i, j, y, _ = rr.check_comparisons(i, j, y, n_items=m, binary=True)
         y = y.astype(np.int8, copy=False)
-    u = rr._check_ids(user, "user", None if np.ndim(eps) == 0 else np.size(eps))
+    u = rr.check_ids(user, "user", None if np.ndim(eps) == 0 else np.size(eps))
     if len(u) != len(y):
         raise ValueError(f"`user` must have one entry per comparison ({len(y)}); got {len(u)}")
     eu = np.atleast_1d(eps)
     vals, g = np.unique(eu, return_inverse=True)  # the distinct epsilons: each is a group of users
-    k = rr._count_ids(u, 0 if np.ndim(eps) == 0 else eu.size)
+    k = rr.count_ids(u, 0 if np.ndim(eps) == 0 else eu.size)
     with np.errstate(over="ignore"):
         per_user = np.where(k > 0, (eps if np.ndim(eps) == 0 else eu) * k, 0.0)
-    if np.isinf(
-        per_user
-    ).any():  # finite epsilons (inf is refused above) whose sum over a user's comparisons overflows
+    # finite epsilons (inf is refused above) whose sum over a user's comparisons overflows
+    if np.isinf(per_user).any():
         raise ValueError(
-            f"`epsilon`: a user's total over her comparisons overflows a float (largest epsilon {np.max(eu):.3g}); use smaller epsilons"
+            "`epsilon`: a user's total over her comparisons overflows a float "
+            f"(largest epsilon {np.max(eu):.3g}); use smaller epsilons"
         )
     e = float(eps) if np.ndim(eps) == 0 else float(eu[k > 0].max())
     dense = len(vals) <= 64 and len(vals) * m * m <= 4 * len(y) + (1 << 22)
@@ -694,24 +574,29 @@ def private_btl(
         else None
     )
     if c is not None:  # privatised and counted per group: debias and weight per pair
-        z0, z1 = rr._debias_table(vals)
+        z0, z1 = rr.debias_table(vals)
         w = (
-            rr.inverse_variance_weights(vals)
+            rr.inverse_variance_weights(epsilon=vals)
             if weighting == "inverse_variance"
             else np.ones(len(vals))
         )
-        s = _pair_data_groups(c, z0, z1, w)
-    else:  # many pairs or many distinct epsilons (or a bad value: full validation names it): per comparison
-        i, j, y, _ = check_comparisons(i, j, y, n_items=m, binary=True)
+        s = rr.pair_stats_from_counts(c, z0, z1, w)
+    else:  # many pairs or distinct epsilons (or a bad value, named by full validation)
+        i, j, y, _ = rr.check_comparisons(i, j, y, n_items=m, binary=True)
         if len(vals) == 1:
-            s = _debiased_pairs(
-                pair_data(i, j, rr.randomized_response(y, epsilon=e, rng=rng), n_items=m), e
-            )
+            yt = rr.randomized_response(y, epsilon=e, rng=rng)
+            s = _debiased_pairs(rr.pair_statistics(i, j, yt, n_items=m), e)
         else:
             p = rr.privatize(i, j, y, u, epsilon=eps, rng=rng, n_items=m)
-            w = rr.inverse_variance_weights(eu)[u] if weighting == "inverse_variance" else None
-            s = pair_data(i, j, p.z, n_items=m, weights=None if w is None else w / w.mean())
-    f = fit_btl_pairs(s, lam=lam, tol=tol, method=method, link=link)
+            w = (
+                rr.inverse_variance_weights(epsilon=eu)[u]
+                if weighting == "inverse_variance"
+                else None
+            )
+            s = rr.pair_statistics(
+                i, j, p.z, n_items=m, weights=None if w is None else w / w.mean()
+            )
+    f = fit_btl_pairs(s, lam=lam, tol=tol, solver=solver, link=link)
     return PrivateBTL(
         theta=f.theta,
         fit=f,
@@ -722,13 +607,19 @@ def private_btl(
     )
 
 # %% ../nbs/02_btl.ipynb #d38170b5
-def ranks_to_comparisons(ranks):  # (n, m) ranks, 0 = best
-    "All pairwise comparisons (user, i, j, y) implied by complete rankings, i < j, y = 1 if i is ranked above j"
+def ranks_to_comparisons(
+    ranks: np.ndarray,  # (n_voters, n_items) ranks, 0 = best
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:  # (user, i, j, y), i < j
+    """All pairwise comparisons implied by complete rankings: voter `user` compares i < j with
+    y = 1 if she ranks i above j (int8).
+
+    Refuses invalid `ranks` and profiles whose comparisons exceed `MAX_ENTRIES` or the memory."""
     r = check_ranks(ranks)
     n, m = r.shape
     if n * (m * (m - 1) // 2) > MAX_ENTRIES:
         raise ValueError(
-            f"`ranks` implies n m(m-1)/2 = {n * (m * (m - 1) // 2):,} comparisons, beyond the limit {MAX_ENTRIES:,}"
+            f"`ranks` implies n m(m-1)/2 = {n * (m * (m - 1) // 2):,} comparisons, beyond the "
+            f"limit {MAX_ENTRIES:,}"
         )
     check_memory(
         40 * n * (m * (m - 1) // 2) + 8 * n * m,
@@ -738,3 +629,225 @@ def ranks_to_comparisons(ranks):  # (n, m) ranks, 0 = best
     I, J = np.triu_indices(m, 1)
     y = (r[:, I] < r[:, J]).astype(np.int8).ravel()
     return np.repeat(np.arange(n), len(I)), np.tile(I, n), np.tile(J, n), y
+
+# %% ../nbs/02_btl.ipynb #a97fcf40
+def btl_consensus(
+    fit: BTLFit | PrivateBTL,  # from `fit_btl`, `fit_btl_pairs` or `private_btl`
+    *,
+    n_voters: int | None = None,  # voters behind the comparisons (PrivateBTL: default its users)
+    epsilon: float | None = None,  # budget per voter (PrivateBTL; default and minimum: its spend)
+    privacy_unit: str = "voter",  # "voter" (a ranking's comparisons) or "user" (a user's rows)
+    diagnostics: dict | None = None,  # extra diagnostics to record
+) -> Consensus:  # items by theta, best first; scores = theta
+    """A fitted BTL model as a `core.Consensus`: the order of theta, scores = theta; private (local
+    model, pure epsilon-DP, `delta` = 0) for a PrivateBTL, not private for a BTLFit.
+
+    Refuses another type of `fit`, a missing or bad `n_voters` for a BTLFit, an `epsilon` given
+    with a BTLFit or below the largest per-user spend of a PrivateBTL, and a bad `privacy_unit`."""
+    if not isinstance(fit, (BTLFit, PrivateBTL)):
+        raise TypeError(f"`fit` must be a BTLFit or a PrivateBTL; got {type(fit).__name__}")
+    if not (isinstance(privacy_unit, str) and privacy_unit in ("voter", "user")):
+        raise ValueError(f"`privacy_unit` must be 'voter' or 'user'; got {privacy_unit!r}")
+    if diagnostics is not None and not isinstance(diagnostics, dict):
+        raise TypeError(f"`diagnostics` must be a dict; got {type(diagnostics).__name__}")
+    private = isinstance(fit, PrivateBTL)
+    if n_voters is None and not private:
+        raise ValueError("`n_voters` is needed for a BTLFit (a fit does not know its voters)")
+    n = (
+        int(np.count_nonzero(fit.epsilon_per_user > 0))
+        if n_voters is None
+        else check_int(n_voters, name="n_voters", minimum=1)
+    )
+    common = dict(
+        order=fit.order, method="btl", n_voters=n, privacy_unit=privacy_unit, scores=fit.theta
+    )
+    if not private:
+        if epsilon is not None:
+            raise ValueError("`epsilon` applies to a PrivateBTL only; a BTLFit spent no privacy")
+        return Consensus(
+            epsilon=math.inf, delta=0.0, model="none", diagnostics=dict(diagnostics or {}), **common
+        )
+    spent = float(fit.epsilon_per_user.max())
+    e = spent if epsilon is None else check_epsilon(epsilon, scalar=True)
+    if e < spent:
+        raise ValueError(
+            f"`epsilon` = {e:g} is below what a user spent ({spent:g}): a consensus reports at "
+            "least the privacy spent"
+        )
+    return Consensus(
+        epsilon=e,
+        delta=0.0,
+        model="local",
+        noise=fit.noise,
+        diagnostics=dict(diagnostics or {}),
+        **common,
+    )
+
+
+def per_comparison_epsilon(
+    counts: np.ndarray,  # number of comparisons of each voter (each >= 1)
+    *,
+    epsilon: float,  # budget per voter
+) -> np.ndarray:  # each voter's epsilon per comparison
+    """Each voter's epsilon per comparison: epsilon / k rounded down, so that k (epsilon / k) <=
+    epsilon exactly. Refuses a bad `epsilon` and `counts` that are not integers >= 1."""
+    epsilon = check_epsilon(epsilon, scalar=True)
+    k = rr.check_ids(counts, "counts")
+    if k.size == 0 or (k < 1).any():
+        raise ValueError("`counts` must hold counts >= 1")
+    return np.nextafter(epsilon / k, 0)
+
+# %% ../nbs/02_btl.ipynb #4ab436f3
+def _check_btl_privacy(epsilon, delta, model):
+    "(epsilon, delta, model) of the BTL aggregators: randomized response is pure epsilon-LDP"
+    epsilon, delta = check_epsilon(epsilon, allow_inf=True, scalar=True), check_delta(delta)
+    if delta != 0:
+        raise ValueError(
+            "`delta` must be 0 for BTL: randomized response is pure epsilon-local DP and has no "
+            f"use for a delta; got {delta:g}"
+        )
+    if not (isinstance(model, str) and model == "local"):
+        raise ValueError(
+            "`model` must be 'local' for BTL: randomized response is pure epsilon-local DP, each "
+            f"voter privatises her own comparisons; got {model!r}"
+        )
+    return epsilon
+
+
+def _check_user(user, n):
+    u = rr.check_ids(user, "user")
+    if len(u) != n:
+        raise ValueError(f"`user` must have one entry per comparison ({n}); got {len(u)}")
+    return u
+
+
+def _check_outcomes(y):
+    "Outcomes 1 (i won), 0 (j won) or 0.5 (a tie), as floats"
+    a = real_array(y, "y") if y is not None and not isinstance(y, (str, bytes)) else None
+    if a is None:
+        raise TypeError(f"`y` must be an array of outcomes 0, 0.5 or 1; got {type(y).__name__}")
+    if a.ndim != 1:
+        raise ValueError(f"`y` must be 1-D; got shape {a.shape}")
+    if not np.isin(a, (0, 0.5, 1)).all():
+        raise ValueError(
+            f"`y` must hold 0, 0.5 or 1 (NaN is refused); got {a[~np.isin(a, (0, 0.5, 1))][0]!r}"
+        )
+    return a
+
+
+def btl_aggregate_comparisons(
+    i: np.ndarray,  # (n,) first item of each comparison
+    j: np.ndarray,  # (n,) second item
+    y: np.ndarray,  # (n,) 1 if i won, 0 if j won, 0.5 for a tie
+    user: np.ndarray,  # (n,) id of the voter (user) who compared
+    *,
+    n_items: int,  # number of items m
+    privacy_unit: str = "user",  # what a user id stands for: "voter" or "user"
+) -> Consensus:  # non-private: items by the fitted theta
+    """Non-private BTL consensus of a set of comparisons: items by the regularized M-estimate.
+
+    Refuses what `fit_btl` refuses, outcomes other than 0, 0.5, 1, and bad `user` ids."""
+    y = _check_outcomes(y)
+    u = _check_user(user, len(y))
+    fit = fit_btl(i, j, y, n_items=n_items)
+    return btl_consensus(fit, n_voters=len(np.unique(u)), privacy_unit=privacy_unit)
+
+
+def dp_btl_aggregate_comparisons(
+    i: np.ndarray,  # (n,) first item of each comparison
+    j: np.ndarray,  # (n,) second item
+    y: np.ndarray,  # (n,) 1 if i won, 0 if j won, 0.5 for a tie (privatised as a fair coin)
+    user: np.ndarray,  # (n,) id of the voter (user) who compared: the privacy unit
+    *,
+    n_items: int,  # number of items m
+    epsilon: float,  # budget per voter, split evenly over her comparisons; inf = not private
+    delta: float = 0.0,  # must be 0: randomized response is pure epsilon-DP
+    model: str = "local",  # must be "local": each voter privatises her own comparisons
+    rng: np.random.Generator | int | None = None,  # random generator or seed
+    privacy_unit: str = "user",  # what a user id stands for: "voter" or "user"
+) -> Consensus:  # items by the private theta; epsilon per voter, local model
+    """Locally private BTL consensus at `epsilon` per voter (user): randomized response on each of
+    her k comparisons at epsilon/k (`per_comparison_epsilon`), then `private_btl`.
+
+    Refuses a `delta` > 0 and a `model` other than "local" (randomized response is pure
+    epsilon-local DP: it cannot use either), a bad `epsilon` (or one whose split underflows to 0),
+    a bad `rng`, and what `btl_aggregate_comparisons` refuses."""
+    epsilon = _check_btl_privacy(epsilon, delta, model)
+    if math.isinf(epsilon):
+        res = btl_aggregate_comparisons(i, j, y, user, n_items=n_items, privacy_unit=privacy_unit)
+        return Consensus(
+            **{**res.__dict__, "diagnostics": dict(note="epsilon = inf: no noise, not private")}
+        )
+    rng, y = check_rng(rng), _check_outcomes(y)
+    u = _check_user(user, len(y))
+    _, user_index, k = np.unique(u, return_inverse=True, return_counts=True)
+    eps_c = per_comparison_epsilon(k, epsilon=epsilon)  # one per voter, indexed by `user_index`
+    unit = privacy_unit if privacy_unit in ("voter", "user") else "voter"
+    if not (eps_c > 0).all():
+        raise ValueError(
+            f"`epsilon` = {epsilon:g} per {unit} is too small: split over a {unit}'s "
+            f"{k.max():,} comparisons it underflows to 0"
+        )
+    if np.any(y == 0.5):
+        y = np.where(y == 0.5, rng.integers(0, 2, len(y)), y)  # a tie becomes a fair coin
+    try:
+        res = private_btl(
+            i, j, y.astype(np.int8), user_index, n_items=n_items, epsilon=eps_c, rng=rng
+        )
+    except ValueError as e:
+        if "`epsilon`" not in str(e):
+            raise
+        raise ValueError(
+            f"{e} (here the per-comparison `epsilon` is the per-{unit} `epsilon` {epsilon:g} "
+            f"split over each {unit}'s comparisons: {eps_c.min():g} to {eps_c.max():g})"
+        ) from None
+    diag = dict(
+        epsilon_per_comparison_min=float(eps_c.min()),
+        epsilon_per_comparison_max=float(eps_c.max()),
+        comparisons_per_unit_min=int(k.min()),
+        comparisons_per_unit_max=int(k.max()),
+        composition="basic",
+        weighting=res.weighting,
+    )
+    return btl_consensus(
+        res, n_voters=len(k), epsilon=epsilon, privacy_unit=privacy_unit, diagnostics=diag
+    )
+
+
+def _check_ranks2(ranks):
+    r = check_ranks(ranks)
+    if r.shape[1] < 2:
+        raise ValueError(f"`ranks` must rank at least 2 items to compare; got {r.shape[1]}")
+    return r
+
+
+def btl_aggregate(
+    ranks: np.ndarray,  # (n_voters, n_items) ranks, 0 = best
+) -> Consensus:  # items by the fitted theta, best first; scores = theta
+    """Non-private BTL consensus of a profile: BTL fitted on the pairwise comparisons the rankings
+    imply (`ranks_to_comparisons`). Refuses invalid `ranks` and fewer than 2 items."""
+    r = _check_ranks2(ranks)
+    user, i, j, y = ranks_to_comparisons(r)
+    return btl_aggregate_comparisons(i, j, y, user, n_items=r.shape[1], privacy_unit="voter")
+
+
+def dp_btl_aggregate(
+    ranks: np.ndarray,  # (n_voters, n_items) ranks, 0 = best
+    *,
+    epsilon: float,  # privacy per voter, split over her m(m-1)/2 comparisons; inf = not private
+    delta: float = 0.0,  # must be 0: randomized response is pure epsilon-DP
+    model: str = "local",  # must be "local": each voter privatises her own comparisons
+    rng: np.random.Generator | int | None = None,  # random generator or seed
+) -> Consensus:  # items by the private theta; epsilon per voter, local model, delta = 0
+    """Locally private BTL consensus: each voter applies randomized response to each of her
+    m(m-1)/2 comparisons at epsilon / (m(m-1)/2), then `private_btl` fits BTL.
+
+    Refuses a `delta` > 0 and a `model` other than "local" (randomized response is pure
+    epsilon-local DP: it cannot use either), a bad `epsilon` or `rng`, invalid `ranks` and fewer
+    than 2 items."""
+    epsilon = _check_btl_privacy(epsilon, delta, model)
+    rng, r = check_rng(rng), _check_ranks2(ranks)
+    user, i, j, y = ranks_to_comparisons(r)
+    return dp_btl_aggregate_comparisons(
+        i, j, y, user, n_items=r.shape[1], epsilon=epsilon, rng=rng, privacy_unit="voter"
+    )

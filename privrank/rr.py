@@ -15,29 +15,34 @@ from scipy import special
 
 from privrank.core import (
     MAX_ENTRIES,
-    real_array,
     check_epsilon,
     check_int,
     check_rng,
     noise_mode,
+    real_array,
     rr_flips,
 )
 
 # %% auto #0
-__all__ = ['PRIVACY_UNIT', 'flip_probability', 'randomized_response', 'rr_output_probability', 'epsilon_of_comparisons',
-           'composed_user_epsilon', 'privatized_win_probability', 'debias', 'privacy_variance', 'debiased_variance',
-           'variance_inflation', 'g_epsilon', 'complete_design', 'sparse_design', 'PairStats', 'pair_statistics',
-           'PrivatizedComparisons', 'privatize', 'inverse_variance_weights']
+__all__ = ['flip_probability', 'randomized_response', 'rr_output_probability', 'epsilon_of_comparisons', 'composed_user_epsilon',
+           'privatized_win_probability', 'debias', 'privacy_variance', 'debiased_variance', 'variance_inflation',
+           'g_epsilon', 'complete_design', 'sparse_design', 'PairStats', 'pair_statistics', 'PrivatizedComparisons',
+           'privatize', 'inverse_variance_weights']
 
 # %% ../nbs/01_randomized_response.ipynb #a46f912d
-def flip_probability(epsilon):  # privacy parameter(s) > 0; inf = no privacy
-    "p_eps = 1/(1 + e^eps), the flip probability of eps-LDP randomized response (float or array)"
+def flip_probability(
+    *,
+    epsilon: float | np.ndarray,  # privacy parameter(s) > 0, any shape; inf = no privacy
+) -> float | np.ndarray:  # p_eps, a float for a scalar `epsilon`, else an array of its shape
+    """The flip probability p_eps = 1/(1 + e^eps) of eps-LDP randomized response.
+
+    Refuses (ValueError naming `epsilon`) a NaN, zero, negative or empty `epsilon`."""
     e = _check_epsilon_any(epsilon)
     return float(special.expit(-e)) if np.ndim(e) == 0 else special.expit(-e)
 
 # %% ../nbs/01_randomized_response.ipynb #70c55bb3
 def _asarray(x, name):
-    "np.asarray(x), with a ValueError naming `name` for a ragged nesting (numpy's own message names nothing)"
+    "np.asarray(x), with a ValueError naming `name` for a ragged nesting (numpy's names nothing)"
     try:
         return np.asarray(x)
     except ValueError:
@@ -47,7 +52,7 @@ def _asarray(x, name):
 
 
 def _real(x, name):
-    "core's `real_array` (a float array, or a TypeError naming `name`), ragged nestings refused by name too"
+    "core's `real_array` (a float array or a TypeError naming `name`); ragged nestings refused too"
     return real_array(
         x if x is None or isinstance(x, (str, bytes, bool, np.bool_)) else _asarray(x, name), name
     )
@@ -65,7 +70,7 @@ def _check_epsilon_any(epsilon, name="epsilon"):
 
 
 def _finite(x, what, name="epsilon"):
-    "x, or a ValueError naming `name` when an extreme (tiny) epsilon made `what` overflow; inf epsilon never does"
+    "x, or a ValueError naming `name` when a tiny epsilon made `what` overflow (inf never does)"
     if not np.isfinite(x).all():
         raise ValueError(
             f"`{name}` is too small: {what} would not be a finite float; use a larger epsilon"
@@ -100,14 +105,17 @@ def _check_binary(y, name="y"):
 
 # %% ../nbs/01_randomized_response.ipynb #41c8cf4b
 def randomized_response(
-    y,  # 0/1 outcomes (ints or bools), any shape
+    y: np.ndarray,  # 0/1 outcomes (ints or bools), any shape
     *,
-    epsilon,  # > 0, scalar or an array broadcastable to `y`; inf = report the truth
-    rng=None,
-):
-    "A_{p_eps}(y): each outcome flipped independently with probability 1/(1+e^eps); int8, same shape as `y`"
+    epsilon: float | np.ndarray,  # > 0, scalar or broadcastable to `y`; inf = report the truth
+    rng: np.random.Generator | int | None = None,  # random generator or seed
+) -> np.ndarray:  # int8 array of `y`'s shape: each outcome kept, or flipped w.p. 1/(1+e^eps)
+    """A_{p_eps}(y): each outcome flipped independently with probability 1/(1 + e^eps).
+
+    Refuses outcomes other than 0/1 integers or booleans (`y`), a bad `epsilon` or one whose
+    shape does not broadcast to `y`'s, and a bad `rng`."""
     y, rng = _check_binary(y), check_rng(rng)
-    p = flip_probability(epsilon)
+    p = flip_probability(epsilon=epsilon)
     try:
         ok = np.broadcast_shapes(np.shape(p), y.shape) == y.shape
     except ValueError:
@@ -120,53 +128,62 @@ def randomized_response(
 
 
 def _flip(y, e, rng, mode=None):
-    "y XOR Bernoulli(1/(1+e^e)), as int8 (inputs already validated): `core.rr_flips`, floating point or exact by the noise mode"
+    "y XOR Bernoulli(1/(1+e^e)) as int8 (inputs validated): `core.rr_flips`, by the noise mode"
     return (
         y.astype(bool, copy=False) ^ rr_flips(epsilon=e, size=y.shape, rng=rng, noise=mode)
     ).view(np.int8)
 
 # %% ../nbs/01_randomized_response.ipynb #846f6eec
 def rr_output_probability(
-    out,  # 0/1 output value(s)
-    y,  # 0/1 input value(s)
+    out: np.ndarray,  # 0/1 output value(s)
+    y: np.ndarray,  # 0/1 input value(s)
     *,
-    epsilon,  # privacy parameter(s)
-):
-    "P(A_{p_eps}(y) = out), computed from the mechanism's flip probability"
-    p = flip_probability(epsilon)
+    epsilon: float | np.ndarray,  # privacy parameter(s)
+) -> np.ndarray:  # P(A_{p_eps}(y) = out), broadcast over the three arguments
+    """The exact output law of randomized response: P(A_{p_eps}(y) = out) = 1 - p_eps if out = y,
+    else p_eps. Refuses non-binary `out` or `y`, a bad `epsilon`, and shapes that do not
+    broadcast."""
+    p = flip_probability(epsilon=epsilon)
     o, yy = _check_binary(out, "out"), _check_binary(y)
     _broadcast((o.shape, yy.shape, np.shape(p)), ("out", "y", "epsilon"))
     return np.where(o == yy, 1 - p, p)
 
 # %% ../nbs/01_randomized_response.ipynb #3e7f781a
 def epsilon_of_comparisons(
-    epsilon_user,  # (n_users,) one epsilon per user
-    user,  # (n,) user id of each comparison
-):
-    "Each comparison's epsilon, `epsilon_user[user]`, with the user ids validated"
-    eu = check_epsilon(epsilon_user, name="epsilon_user", allow_inf=True)
-    u = _check_ids(user, "user", None if np.ndim(eu) == 0 else np.size(eu))
+    user: np.ndarray,  # (n,) user id of each comparison
+    *,
+    epsilon: float | np.ndarray,  # one epsilon for everybody, or (n_users,) one per user
+) -> np.ndarray:  # (n,) the epsilon of each comparison, `epsilon[user]`
+    """Each comparison's epsilon, `epsilon[user]` (or `epsilon` repeated), with the ids validated.
+
+    Refuses a bad `epsilon` and `user` ids that are not non-negative integers below its length."""
+    eu = check_epsilon(epsilon, allow_inf=True)
+    u = check_ids(user, "user", None if np.ndim(eu) == 0 else np.size(eu))
     return np.full(u.shape, eu) if np.ndim(eu) == 0 else eu[u]
 
 
 def composed_user_epsilon(
-    epsilon,  # scalar, or (n,) epsilon of each comparison
-    user,  # (n,) user id of each comparison
+    user: np.ndarray,  # (n,) user id of each comparison
     *,
-    n_users=None,  # number of users (default: max id + 1)
-):
-    "Epsilon each user spends by basic composition: the sum of her comparisons' epsilons"
+    epsilon: float | np.ndarray,  # scalar, or (n,) the epsilon of each comparison
+    n_users: int | None = None,  # number of users (default: the largest id + 1)
+) -> np.ndarray:  # (n_users,) each user's total epsilon; 0 for a user without comparisons
+    """The epsilon each user spends by basic composition: the sum of her comparisons' epsilons.
+
+    Refuses a bad `epsilon` (or one whose length is not one per comparison), bad `user` ids or
+    `n_users`, and totals that overflow a float."""
     if n_users is not None:
         n_users = check_int(n_users, name="n_users", minimum=1, maximum=MAX_ENTRIES)
-    u = _check_ids(user, "user", n_users)
+    u = check_ids(user, "user", n_users)
     e = _check_epsilon_any(epsilon)
     if np.ndim(e) and e.shape != u.shape:
         raise ValueError(
-            f"`epsilon` must be a scalar or one value per comparison ({len(u)}); got shape {e.shape}"
+            f"`epsilon` must be a scalar or one value per comparison ({len(u)}); "
+            f"got shape {e.shape}"
         )
     n_bins = 0 if n_users is None else n_users
     if np.ndim(e) == 0:  # one epsilon: count, then scale
-        k = _count_ids(u, n_bins)
+        k = count_ids(u, n_bins)
         with np.errstate(over="ignore", invalid="ignore"):
             total = np.where(k > 0, e * k, 0.0)  # (inf * 0 would be NaN)
     else:
@@ -175,8 +192,8 @@ def composed_user_epsilon(
 
 
 def _check_total(total, e, u):
-    "Per-user totals, or a ValueError naming `epsilon` when a total of finite epsilons overflows (a total is inf only for an inf epsilon)"
-    if np.isinf(total).any():
+    "Per-user totals, or a ValueError naming `epsilon` when a total of finite epsilons overflows"
+    if np.isinf(total).any():  # a total is inf legitimately only for an inf epsilon
         inf_in = (
             bool(np.isinf(e))
             if np.ndim(e) == 0
@@ -184,14 +201,15 @@ def _check_total(total, e, u):
         )
         if (np.isinf(total) & ~np.asarray(inf_in)).any():
             raise ValueError(
-                f"`epsilon`: a user's total over her comparisons overflows a float (largest epsilon {np.max(e):.3g}); "
-                "use smaller epsilons (above about 700 randomized response already reports the truth)"
+                "`epsilon`: a user's total over her comparisons overflows a float "
+                f"(largest epsilon {np.max(e):.3g}); use smaller epsilons "
+                "(above about 700 randomized response already reports the truth)"
             )
     return total
 
 # %% ../nbs/01_randomized_response.ipynb #e93051be
-def _check_ids(x, name, upper=None):
-    "Validated 1-D int64 id array with 0 <= x < upper"
+def check_ids(x, name, upper=None):
+    "Validated 1-D int64 id array with 0 <= x < upper (`upper` None: below `MAX_ENTRIES`)"
     if isinstance(x, (str, bytes)) or x is None:
         raise TypeError(f"`{name}` must be an integer array; got {type(x).__name__}")
     a = _asarray(x, name)
@@ -201,21 +219,22 @@ def _check_ids(x, name, upper=None):
         raise ValueError(f"`{name}` must be 1-D; got shape {a.shape}")
     a = a.astype(np.int64, copy=False)
     bound = MAX_ENTRIES if upper is None else upper
-    if (
-        a.size and a.view(np.uint64).max() >= bound
-    ):  # one pass: a negative id is a huge unsigned one
+    # one pass: a negative id is a huge unsigned one
+    if a.size and a.view(np.uint64).max() >= bound:
         if a.min() < 0:
             raise ValueError(f"`{name}` must be non-negative; found {a.min()}")
         if upper is not None:
             raise ValueError(f"`{name}` must be < {upper}; found {a.max()}")
         raise ValueError(
-            f"`{name}` ids must be < {MAX_ENTRIES:,} (they index arrays of that length); found {a.max():,}"
+            f"`{name}` ids must be < {MAX_ENTRIES:,} (they index arrays of that length); "
+            f"found {a.max():,}"
         )
     return a
 
 
-def _count_ids(u, n_bins=0):
-    "np.bincount(u, minlength=n_bins) (length max id + 1 at least); when ids come in runs (users listed together) it counts the runs instead"
+def count_ids(u, n_bins=0):
+    """np.bincount(u, minlength=n_bins) (length max id + 1 at least); when ids come in runs
+    (users listed together) it counts the runs instead"""
     h = u[: 1 << 16]
     if len(u) < 1 << 16 or 4 * np.count_nonzero(h[1:] != h[:-1]) >= len(h):
         return np.bincount(u, minlength=n_bins)
@@ -226,12 +245,14 @@ def _count_ids(u, n_bins=0):
 
 # %% ../nbs/01_randomized_response.ipynb #0665924d
 def privatized_win_probability(
-    p,  # P(y = 1), scalar or array
+    p: float | np.ndarray,  # P(y = 1), scalar or array
     *,
-    epsilon,  # privacy parameter(s)
-):
-    "P(A_{p_eps}(y) = 1) when P(y = 1) = p (Lemma 1): 1/2 + (2p - 1)(1/2 - p_eps)"
-    p, q = _check_probability(p), flip_probability(epsilon)
+    epsilon: float | np.ndarray,  # privacy parameter(s), broadcast against `p`
+) -> float | np.ndarray:  # P(A_{p_eps}(y) = 1)
+    """P(A_{p_eps}(y) = 1) when P(y = 1) = p (Lemma 1): 1/2 + (2p - 1)(1/2 - p_eps).
+
+    Refuses `p` outside [0, 1], a bad `epsilon`, and shapes that do not broadcast."""
+    p, q = _check_probability(p), flip_probability(epsilon=epsilon)
     _broadcast((p.shape, np.shape(q)), ("p", "epsilon"))
     return 0.5 + (2 * p - 1) * (0.5 - q)
 
@@ -244,30 +265,38 @@ def _check_probability(p, name="p"):
 
 # %% ../nbs/01_randomized_response.ipynb #809e3d68
 def debias(
-    y_tilde,  # privatised 0/1 outcomes
+    y_tilde: np.ndarray,  # privatised 0/1 outcomes
     *,
-    epsilon,  # the epsilon(s) they were privatised with, broadcastable to `y_tilde`
-):
-    "Debiased outcomes z = ((e^eps + 1) y_tilde - 1)/(e^eps - 1), with E[z] = E[y] (equation 1)"
+    epsilon: float | np.ndarray,  # the epsilon(s) they were privatised with, broadcast to `y_tilde`
+) -> np.ndarray:  # the debiased outcomes z (floats), with E[z] = E[y]
+    """Debiased outcomes z = ((e^eps + 1) y_tilde - 1)/(e^eps - 1) of equation (1).
+
+    Refuses non-binary `y_tilde`, a bad `epsilon` (or one so small that z overflows), and shapes
+    that do not broadcast."""
     yt = _check_binary(y_tilde, "y_tilde")
     e = _check_epsilon_any(epsilon)
     if np.ndim(e) == 0:
-        return _debias_table(e).take(yt.view(np.int8) if yt.dtype == bool else yt)
+        return debias_table(e).take(yt.view(np.int8) if yt.dtype == bool else yt)
     _broadcast((e.shape, yt.shape), ("epsilon", "y_tilde"))
     with np.errstate(divide="ignore", over="ignore"):
         z = 0.5 + (yt - 0.5) / np.tanh(e / 2)
     return _finite(z, "the debiased outcomes 1/2 +- 1/(2 tanh(eps/2))")
 
-
-def _debias_table(epsilon):
+# %% ../nbs/01_randomized_response.ipynb #3ff0d14a
+def debias_table(epsilon):
     "The two values (z for y_tilde = 0, z for y_tilde = 1) of equation (1); shape (2,) or (2, k)"
     with np.errstate(divide="ignore", over="ignore"):
         c = 0.5 / np.tanh(np.asarray(epsilon, float) / 2)
     return _finite(np.stack([0.5 - c, 0.5 + c]), "the debiased outcomes 1/2 +- 1/(2 tanh(eps/2))")
 
 # %% ../nbs/01_randomized_response.ipynb #6193ecef
-def privacy_variance(epsilon):  # privacy parameter(s); inf gives 0
-    "The p-free part of Var(z) added by RR + debiasing: e^eps/(e^eps - 1)^2 = 1/(4 sinh^2(eps/2))"
+def privacy_variance(
+    *,
+    epsilon: float | np.ndarray,  # privacy parameter(s); inf gives 0
+) -> float | np.ndarray:  # e^eps/(e^eps - 1)^2
+    """The p-free part of Var(z) added by randomized response and debiasing:
+    e^eps/(e^eps - 1)^2 = 1/(4 sinh^2(eps/2)). Refuses a bad `epsilon`, or one so small that the
+    variance overflows."""
     e = _check_epsilon_any(epsilon)
     with np.errstate(divide="ignore", over="ignore"):
         v = 0.25 / np.sinh(e / 2) ** 2
@@ -275,39 +304,47 @@ def privacy_variance(epsilon):  # privacy parameter(s); inf gives 0
 
 
 def debiased_variance(
-    p,  # P(y = 1), scalar or array
+    p: float | np.ndarray,  # P(y = 1), scalar or array
     *,
-    epsilon,  # privacy parameter(s), broadcast against `p`
-):
-    "Var(z) of the debiased outcome when P(y = 1) = p (Lemma 2): p(1 - p) + e^eps/(e^eps - 1)^2"
-    p, pv = _check_probability(p), privacy_variance(epsilon)
+    epsilon: float | np.ndarray,  # privacy parameter(s), broadcast against `p`
+) -> float | np.ndarray:  # Var(z) = p(1 - p) + e^eps/(e^eps - 1)^2
+    """Var(z) of the debiased outcome when P(y = 1) = p (Lemma 2).
+
+    Refuses `p` outside [0, 1], a bad `epsilon`, and shapes that do not broadcast."""
+    p, pv = _check_probability(p), privacy_variance(epsilon=epsilon)
     _broadcast((p.shape, np.shape(pv)), ("p", "epsilon"))
     v = p * (1 - p) + pv
     return float(v) if np.ndim(v) == 0 else v
 
 # %% ../nbs/01_randomized_response.ipynb #10259be7
-def variance_inflation(epsilon):  # privacy parameter(s); inf gives 1
-    "((e^eps + 1)/(e^eps - 1))^2 = 1/tanh^2(eps/2): worst-case (p = 1/2) Var(z) over the non-private 1/4"
+def variance_inflation(
+    *,
+    epsilon: float | np.ndarray,  # privacy parameter(s); inf gives 1
+) -> float | np.ndarray:  # ((e^eps + 1)/(e^eps - 1))^2
+    """((e^eps + 1)/(e^eps - 1))^2 = 1/tanh^2(eps/2): the worst-case (p = 1/2) Var(z) over the
+    non-private 1/4. Refuses a bad `epsilon`, or one so small that the ratio overflows."""
     e = _check_epsilon_any(epsilon)
     with np.errstate(divide="ignore", over="ignore"):
         v = 1 / np.tanh(e / 2) ** 2
     return _finite(v, "the variance inflation 1/tanh^2(eps/2)")
 
 
-def g_epsilon(epsilon):  # one epsilon per user (or a scalar for all users)
-    "G(eps) = mean over users of ((e^eps_l + 1)/(e^eps_l - 1))^2, the averaged privacy factor of Theorem 1"
-    v = variance_inflation(epsilon)
+def g_epsilon(
+    *,
+    epsilon: float | np.ndarray,  # one epsilon per user (or a scalar for all users)
+) -> float:  # G(eps)
+    """G(eps) = the mean over users of ((e^eps_l + 1)/(e^eps_l - 1))^2, the averaged privacy factor
+    of Theorem 1. Refuses a bad or empty `epsilon`."""
+    v = variance_inflation(epsilon=epsilon)
     with np.errstate(over="ignore"):
         g = float(np.mean(v))
-    if not math.isfinite(g):
-        g = float(
-            np.mean(v / v.max()) * v.max()
-        )  # the sum overflowed: average in units of the largest
+    if not math.isfinite(g):  # the sum overflowed: average in units of the largest
+        g = float(np.mean(v / v.max()) * v.max())
     return _finite(g, "the mean inflation G")
 
 # %% ../nbs/01_randomized_response.ipynb #780c9731
 def _pair_index(a, b, m):
-    "Row-major index of the unordered pair (a, b), a < b, among the m(m-1)/2 pairs (exact while m(m-1)/2 < 2**63)"
+    "Row-major index of the pair (a, b), a < b, among the m(m-1)/2 pairs (exact below 2**63)"
     h = 2 * m - a - 1  # halve the even factor first, so no product exceeds the result
     return np.where(a % 2 == 0, (a // 2) * h, a * (h // 2)) + (b - a - 1)
 
@@ -324,30 +361,36 @@ def _pair_from_index(k, m):
 
 # %% ../nbs/01_randomized_response.ipynb #f351073a
 def complete_design(
-    n_users,  # L
-    n_items,  # m
-):
-    "(user, i, j) of the complete design: every user compares every pair i < j once"
+    n_users: int,  # L
+    n_items: int,  # m
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:  # (user, i, j), each of length L m(m-1)/2
+    """(user, i, j) of the complete design: every user compares every pair i < j once.
+
+    Refuses non-integer or too small `n_users` / `n_items`, and designs beyond `MAX_ENTRIES`."""
     L, m = (
         check_int(n_users, name="n_users", minimum=1),
         check_int(n_items, name="n_items", minimum=2),
     )
     if L * (m * (m - 1) // 2) > MAX_ENTRIES:
         raise ValueError(
-            f"`n_users` x m(m-1)/2 = {L * (m * (m - 1) // 2):,} comparisons exceeds the limit {MAX_ENTRIES:,}"
+            f"`n_users` x m(m-1)/2 = {L * (m * (m - 1) // 2):,} comparisons exceeds the limit "
+            f"{MAX_ENTRIES:,}"
         )
     I, J = np.triu_indices(m, 1)
     return np.repeat(np.arange(L), len(I)), np.tile(I, L), np.tile(J, L)
 
 # %% ../nbs/01_randomized_response.ipynb #5ce43d37
 def sparse_design(
-    n_users,  # L
-    n_items,  # m
-    pairs_per_user,  # k distinct pairs per user, 1 <= k <= m(m-1)/2
+    n_users: int,  # L
+    n_items: int,  # m
+    pairs_per_user: int,  # k distinct pairs per user, 1 <= k <= m(m-1)/2
     *,
-    rng=None,
-):
-    "(user, i, j), i < j: each user compares `pairs_per_user` distinct pairs drawn uniformly at random"
+    rng: np.random.Generator | int | None = None,  # random generator or seed
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:  # (user, i, j), i < j, each of length L k
+    """(user, i, j): each user compares `pairs_per_user` distinct pairs drawn uniformly at random.
+
+    Refuses non-integer or out-of-range sizes (naming the parameter) and designs beyond
+    `MAX_ENTRIES`."""
     L, m = (
         check_int(n_users, name="n_users", minimum=1),
         check_int(n_items, name="n_items", minimum=2, maximum=1 << 32),
@@ -358,7 +401,8 @@ def sparse_design(
         raise ValueError(f"`pairs_per_user` must be <= m(m-1)/2 = {P}; got {k}")
     if L * k > MAX_ENTRIES:
         raise ValueError(
-            f"`n_users` x `pairs_per_user` = {L * k:,} comparisons exceeds the limit {MAX_ENTRIES:,}; draw them in batches"
+            f"`n_users` x `pairs_per_user` = {L * k:,} comparisons exceeds the limit "
+            f"{MAX_ENTRIES:,}; draw them in batches"
         )
     if L * P <= 1 << 22 or 2 * k > P:
         keys = (
@@ -381,14 +425,16 @@ def sparse_design(
 # %% ../nbs/01_randomized_response.ipynb #5b96c1ca
 @dataclass(frozen=True, eq=False)
 class PairStats:
-    "Sufficient statistics of comparisons per compared unordered pair (i < j)"
+    "Sufficient statistics of a set of comparisons, per compared unordered pair i < j"
 
-    i: np.ndarray  # first item of each compared pair
-    j: np.ndarray  # second item, i < j
-    count: np.ndarray  # number of comparisons of the pair
-    zbar: np.ndarray  # weighted mean outcome, oriented "i beats j"
-    weight_sum: np.ndarray  # sum of the weights (= count when unweighted)
-    n_items: int = 0  # m
+    i: np.ndarray  # (P,) first item of each compared pair
+    j: np.ndarray  # (P,) second item, i < j
+    count: np.ndarray  # (P,) n_ij, the number of comparisons of the pair
+    weight: np.ndarray  # (P,) W_ij, the sum of their weights (= count when unweighted)
+    zbar: np.ndarray  # (P,) weighted mean outcome, oriented "i beats j"
+    n_items: int  # m
+    n_comparisons: int  # number of comparisons aggregated
+    sum_w2_v: float  # sum_c w_c^2 (2 y_c - 1)^2, the variance proxy of `btl.default_lambda`
 
     @property
     def n_pairs(self):
@@ -408,79 +454,175 @@ def _check_same_length(**arrays):
 def _check_pairs(i, j, n_items):
     "Validated item arrays: same length, ids in [0, n_items), no self-comparison"
     m = check_int(n_items, name="n_items", minimum=2) if n_items is not None else None
-    i, j = _check_ids(i, "i", m), _check_ids(j, "j", m)
+    i, j = check_ids(i, "i", m), check_ids(j, "j", m)
     _check_same_length(i=i, j=j)
     if (i == j).any():
         raise ValueError(
-            f"`i` and `j` must differ (an item cannot be compared with itself); row {np.flatnonzero(i == j)[0]}"
+            "`i` and `j` must differ (an item cannot be compared with itself); "
+            f"row {np.flatnonzero(i == j)[0]}"
         )
     return i, j
 
 
-def _check_real(x, name, n):
-    "Validated finite real 1-D float64 array of length n (no copy when it already is one)"
-    a = _asarray(x, name) if not isinstance(x, (str, bytes, bool)) and x is not None else None
-    if a is None or a.dtype.kind not in "iuf":
-        raise TypeError(f"`{name}` must be an array of real numbers; got {type(x).__name__}")
-    a = a.astype(float, copy=False)
+# the solvers keep about 16 vectors of length m (8.6 GB at this m): larger `n_items` are refused
+MAX_ITEMS = 1 << 26
+
+
+def _item_ids(x, name, n_items):
+    "Validated 1-D int64 item ids in 0..n_items-1"
+    a = _asarray(x, name) if x is not None and not isinstance(x, (str, bytes)) else None
+    if a is None:
+        raise TypeError(f"`{name}` must be an integer array of item ids; got {type(x).__name__}")
     if a.ndim != 1:
-        raise ValueError(f"`{name}` must be 1-D; got shape {a.shape}")
-    if len(a) != n:
-        raise ValueError(f"`{name}` has {len(a)} entries; expected {n} (one per comparison)")
-    if not np.isfinite(a).all():
-        raise ValueError(f"`{name}` must be finite (no NaN or inf)")
+        raise ValueError(f"`{name}` must be a 1-D array; got shape {a.shape}")
+    if a.dtype.kind not in "iu" or a.dtype == bool:
+        raise TypeError(f"`{name}` must be an integer array of item ids; got dtype {a.dtype}")
+    a = a.astype(np.int64, copy=False)
+    if a.size and a.view(np.uint64).max() >= n_items:  # a negative id is a huge unsigned one
+        raise ValueError(f"`{name}` has ids outside 0..{n_items - 1}: min {a.min()}, max {a.max()}")
     return a
 
-# %% ../nbs/01_randomized_response.ipynb #4757b1fc
-def pair_statistics(
-    i,  # (n,) first item of each comparison
-    j,  # (n,) second item
-    z,  # (n,) outcome that i beat j: 0/1, or debiased (any real)
-    *,
-    n_items,  # m; ids must lie in [0, m)
-    weights=None,  # (n,) positive weights, e.g. inverse_variance_weights(epsilon)
-):
-    "Counts, weighted mean outcome (oriented i < j) and weight sums per compared pair, vectorised"
-    m = check_int(n_items, name="n_items", minimum=2)
-    i, j = _check_pairs(i, j, m)
-    z = _check_real(z, "z", len(i))
-    swap = i > j
-    if swap.any():
-        i, j, z = np.minimum(i, j), np.maximum(i, j), np.where(swap, 1 - z, z)
-    if m * m >= 1 << 63:  # i*m + j would overflow int64: number the compared pairs directly
-        uniq, key = np.unique(np.stack([i, j], 1), axis=0, return_inverse=True)
-        P = len(uniq)
-        key = key.ravel()
-    else:
-        key, P, uniq = i * m + j, m * m, None
-        if P > 1 << 23:
-            uniq, key = np.unique(key, return_inverse=True)
-            P = len(uniq)  # large m: compared pairs only
-    count = np.bincount(key, minlength=P)
-    if weights is None:
-        wsum, wz = count.astype(float), np.bincount(key, weights=z, minlength=P)
-    else:
-        w = _check_real(weights, "weights", len(i))
-        if (w <= 0).any():
-            raise ValueError("`weights` must be positive")
-        wsum, wz = (
-            np.bincount(key, weights=w, minlength=P),
-            np.bincount(key, weights=w * z, minlength=P),
+
+def check_comparisons(i, j, y, *, n_items, binary=False, weights=None):
+    "Validated (i, j, y, weights) of equal length; `binary` requires y in {0, 1}"
+    if not isinstance(binary, (bool, np.bool_)):
+        raise TypeError(f"`binary` must be True or False; got {binary!r}")
+    m = check_int(n_items, name="n_items", minimum=1, maximum=MAX_ITEMS)
+    i, j = _item_ids(i, "i", m), _item_ids(j, "j", m)
+    y = _asarray(y, "y") if y is not None and not isinstance(y, (str, bytes)) else np.asarray(None)
+    if y.dtype == bool:
+        y = y.astype(np.int8)
+    if y.ndim != 1 or y.dtype.kind not in "iuf":
+        raise TypeError(f"`y` must be a 1-D real array; got dtype {y.dtype}, shape {y.shape}")
+    if not (len(i) == len(j) == len(y)):
+        raise ValueError(
+            f"`i`, `j` and `y` must have equal lengths; got {len(i)}, {len(j)}, {len(y)}"
         )
-    nz = np.flatnonzero(count)
-    a, b = (
-        np.divmod(nz if uniq is None else uniq[nz], m)
-        if uniq is None or uniq.ndim == 1
-        else uniq[nz].T
+    if len(y) == 0:
+        raise ValueError("at least one comparison is needed; `y` is empty")
+    if y.dtype.kind == "f" and not np.isfinite(y).all():
+        raise ValueError("`y` must be finite; it contains NaN or inf")
+    if y.dtype.kind == "f" and np.abs(y).max() > 1e150:
+        raise ValueError(
+            f"`y` must be below 1e150 in size (its squares enter the fit); got {np.abs(y).max():g}"
+        )
+    if binary and (
+        y.min() < 0 or y.max() > 1 or (y.dtype.kind == "f" and not np.isin(y, (0.0, 1.0)).all())
+    ):
+        raise ValueError("`y` must hold raw outcomes 0 or 1 here")
+    if (i == j).any():
+        raise ValueError(
+            f"`i` and `j` must differ: comparison {np.flatnonzero(i == j)[0]} compares an item "
+            "with itself"
+        )
+    if weights is not None:
+        weights = _real(weights, "weights")
+        if weights.shape != y.shape:
+            raise ValueError(
+                f"`weights` must have one entry per comparison ({len(y)}); "
+                f"got shape {weights.shape}"
+            )
+        if not np.isfinite(weights).all() or (weights < 0).any():
+            raise ValueError("`weights` must be finite and non-negative")
+    return i, j, y, weights
+
+# %% ../nbs/01_randomized_response.ipynb #4757b1fc
+def _pair_keys(lo, hi, m):
+    "Dense key lo*m + hi when m^2 bins fit, else compressed by np.unique: (key, n_bins, decode)"
+    key = lo * m + hi
+    if m * m <= 4 * len(key) + (1 << 22):
+        return key, m * m, None
+    uniq, inv = np.unique(key, return_inverse=True)
+    return inv, len(uniq), uniq
+
+
+def _pair_stats_wins(i, j, y, m):
+    "PairStats from c[a, b, y] = #(listed (a, b), outcome y), one bincount over the comparisons"
+    c = np.bincount((i * m + j) * 2 + y, minlength=2 * m * m)
+    return pair_stats_from_counts(  # raw outcomes: z = y
+        c.reshape(1, m, m, 2), np.zeros(1), np.ones(1), np.ones(1)
     )
+
+
+def pair_stats_from_counts(c, z0, z1, w):
+    """PairStats from per-group counts c[g, a, b, t] (listed (a, b), released t), debiased with
+    group g's (z0, z1) and weighted by w[g] (rescaled to a mean weight of 1 per comparison)"""
+    G, m = c.shape[:2]
+    lo, hi = np.triu_indices(m, 1)
+    # each pair read where it was listed, both ways
+    f, up, dn = c.reshape(G, m * m, 2), lo * m + hi, hi * m + lo
+    win = f[:, up, 1] + f[:, dn, 0]  # (G, pairs): "lo beat hi"
+    N = win + f[:, up, 0] + f[:, dn, 1]  # comparisons of the pair
+    n_g = N.sum(1)
+    w = w * n_g.sum() / (w @ n_g)  # mean weight 1 per comparison, so lambda keeps its scale
+    W, S = w @ N, (w * z0) @ N + (w * (z1 - z0)) @ win
+    k = np.flatnonzero(W > 0)
     return PairStats(
-        i=a, j=b, count=count[nz], zbar=wz[nz] / wsum[nz], weight_sum=wsum[nz], n_items=m
+        i=lo[k],
+        j=hi[k],
+        count=N.sum(0)[k],
+        weight=W[k],
+        zbar=S[k] / W[k],
+        n_items=m,
+        n_comparisons=int(n_g.sum()),
+        sum_w2_v=float((w**2 * n_g) @ (z1 - z0) ** 2),
     )
+
+# %% ../nbs/01_randomized_response.ipynb #c21bbeb0
+def pair_statistics(
+    i: np.ndarray,  # (n,) first item of each comparison
+    j: np.ndarray,  # (n,) second item
+    y: np.ndarray,  # (n,) outcome "i beat j": 0/1 (ints or bools), or real (debiased)
+    *,
+    n_items: int,  # m; ids must lie in 0..m-1
+    weights: np.ndarray | None = None,  # (n,) non-negative weights, e.g. inverse-variance ones
+) -> PairStats:  # the compared pairs (with a positive total weight), i < j
+    """The sufficient statistics of comparisons: per unordered pair i < j its count, total weight
+    and weighted mean outcome oriented "i beats j", in O(n) vectorised passes.
+
+    Refuses (naming the parameter) item ids outside 0..m-1 or equal within a comparison, arrays of
+    unequal lengths, no comparison, a non-finite or huge `y`, negative or non-finite `weights`,
+    and `n_items` above `MAX_ITEMS`."""
+    i, j, y, w = check_comparisons(i, j, y, n_items=n_items, weights=weights)
+    m = int(n_items)
+    binary = w is None and y.dtype.kind in "iu"
+    if binary and y.min() >= 0 and y.max() <= 1 and m * m <= 4 * len(y) + (1 << 22):
+        return _pair_stats_wins(i, j, y, m)  # 0/1 outcomes, dense: one bincount
+    swap = i > j
+    lo, hi = np.where(swap, j, i), np.where(swap, i, j)
+    key, nb, uniq = _pair_keys(lo, hi, m)
+    if binary:  # integer outcomes: one bincount of (pair, oriented outcome)
+        t = np.bincount(2 * key + (y != swap), minlength=2 * nb).reshape(nb, 2)
+        N = t.sum(1)
+        W, S, v = N.astype(float), t[:, 1].astype(float), float(len(y))
+        if y.min() < 0 or y.max() > 1:  # integers other than 0/1: sum them
+            yo = np.where(swap, 1 - y, y).astype(float)
+            S, v = np.bincount(key, yo, nb), float(((2 * y - 1.0) ** 2).sum())
+    else:
+        yo = np.where(swap, 1.0 - y, y)
+        N = np.bincount(key, minlength=nb)
+        W = N.astype(float) if w is None else np.bincount(key, w, nb)
+        S = np.bincount(key, yo if w is None else w * yo, nb)
+        v = float(((2 * y - 1.0) ** 2).sum() if w is None else (w * w) @ ((2 * y - 1.0) ** 2))
+    k = np.flatnonzero(W > 0)
+    codes = k if uniq is None else uniq[k]
+    return PairStats(
+        i=codes // m,
+        j=codes % m,
+        count=N[k],
+        weight=W[k],
+        zbar=S[k] / W[k],
+        n_items=m,
+        n_comparisons=len(y),
+        sum_w2_v=v,
+    )
+
+# %% ../nbs/01_randomized_response.ipynb #ce9c58ec
+# each reported outcome is epsilon-LDP; a user reporting k comparisons is protected at the sum of
+# their epsilons (basic composition, tight here)
+PRIVACY_UNIT = "comparison"
 
 # %% ../nbs/01_randomized_response.ipynb #3c15f991
-PRIVACY_UNIT = "comparison"  # each reported outcome is epsilon-LDP; a user reporting k comparisons is protected at the sum of their epsilons (basic composition, tight here)
-
-
 @dataclass(frozen=True, eq=False)
 class PrivatizedComparisons:
     "Comparisons after local randomized response and debiasing, with the privacy they spent"
@@ -509,37 +651,41 @@ class PrivatizedComparisons:
 
 # %% ../nbs/01_randomized_response.ipynb #5e1ca9f1
 def privatize(
-    i,  # (n,) first item of each comparison
-    j,  # (n,) second item
-    y,  # (n,) 0/1 outcome: 1 if i beat j
-    user,  # (n,) user id of each comparison
+    i: np.ndarray,  # (n,) first item of each comparison
+    j: np.ndarray,  # (n,) second item
+    y: np.ndarray,  # (n,) 0/1 outcome: 1 if i beat j
+    user: np.ndarray,  # (n,) user id of each comparison
     *,
-    epsilon,  # scalar, or one value per user (indexed by `user`); inf = no privacy
-    rng=None,
-    n_items=None,  # if given, item ids are checked to lie in [0, n_items)
-):
-    "Local randomized response on every comparison (per-user epsilon), then debiasing"
+    epsilon: float | np.ndarray,  # scalar, or one per user (indexed by `user`); inf = no privacy
+    rng: np.random.Generator | int | None = None,  # random generator or seed
+    n_items: int | None = None,  # if given, item ids are checked to lie in 0..n_items-1
+) -> PrivatizedComparisons:  # released and debiased outcomes, with the privacy spent
+    """Local randomized response on every comparison (per-user epsilon), then debiasing.
+
+    Refuses bad item or user ids, unequal lengths, outcomes other than 0/1, a bad `epsilon` (or a
+    user total that overflows a float) and a bad `rng`, each by name."""
     i, j = _check_pairs(i, j, n_items)
     y, rng = _check_binary(y), check_rng(rng)
     eu = check_epsilon(epsilon, allow_inf=True)
-    u = _check_ids(user, "user", None if np.ndim(eu) == 0 else np.size(eu))
+    u = check_ids(user, "user", None if np.ndim(eu) == 0 else np.size(eu))
     if y.ndim != 1:
         raise ValueError(f"`y` must be 1-D; got shape {y.shape}")
     _check_same_length(i=i, j=j, y=y, user=u)
     mode = noise_mode()
     if np.ndim(eu) == 0:  # one epsilon: scalars all the way
         e, yt = np.broadcast_to(eu, u.shape), _flip(y, eu, rng, mode)
-        z, k = _debias_table(eu).take(yt), _count_ids(u)
+        z, k = debias_table(eu).take(yt), count_ids(u)
     else:  # per user: per-user constants, gathered by `user`
         e, yt = eu[u], _flip(y, eu[u], rng, mode)
-        table, k = _debias_table(eu), np.bincount(u, minlength=len(eu))
+        table, k = debias_table(eu), np.bincount(u, minlength=len(eu))
         z = np.where(yt.view(bool), table[1][u], table[0][u])
     used = eu if np.ndim(eu) == 0 else eu[k > 0]
     with np.errstate(over="ignore"):
         per_user = k * np.where(k > 0, eu, 0.0)
     if (np.isinf(per_user) & np.isfinite(eu)).any():
         raise ValueError(
-            f"`epsilon`: a user's total over her comparisons overflows a float (largest epsilon {np.max(eu):.3g}); use smaller epsilons"
+            "`epsilon`: a user's total over her comparisons overflows a float "
+            f"(largest epsilon {np.max(eu):.3g}); use smaller epsilons"
         )
     return PrivatizedComparisons(
         i=i,
@@ -556,17 +702,20 @@ def privatize(
 
 # %% ../nbs/01_randomized_response.ipynb #7c2c24ec
 def inverse_variance_weights(
-    epsilon,  # epsilon of each comparison (or user); inf = no privacy
     *,
-    p=0.5,  # P(y = 1) assumed for the variance; 1/2 is the worst case
-):
-    "Weights 1/Var(z) (Lemma 2) at outcome probability p; at p = 1/2 this is 4 tanh^2(eps/2)"
+    epsilon: float | np.ndarray,  # epsilon of each comparison (or user); inf = no privacy
+    p: float | np.ndarray = 0.5,  # P(y = 1) assumed for the variance; 1/2 is the worst case
+) -> float | np.ndarray:  # 1/Var(z), one weight per epsilon
+    """Weights 1/Var(z) (Lemma 2) at outcome probability p; at p = 1/2 this is 4 tanh^2(eps/2).
+
+    Refuses a bad `epsilon`, `p` outside [0, 1] (or at 0 or 1 where the variance is 0), and
+    shapes that do not broadcast."""
     p, e = _check_probability(p), _check_epsilon_any(epsilon)
     _broadcast((np.shape(e), p.shape), ("epsilon", "p"))
     v = debiased_variance(p, epsilon=e)
     if np.any(np.asarray(v) == 0):
         raise ValueError(
-            "`p` must lie strictly inside (0, 1) where `epsilon` is so large (or inf) that the privacy variance "
-            "e^eps/(e^eps - 1)^2 is 0: the weight 1/Var(z) would be infinite"
+            "`p` must lie strictly inside (0, 1) where `epsilon` is so large (or inf) that the "
+            "privacy variance e^eps/(e^eps - 1)^2 is 0: the weight 1/Var(z) would be infinite"
         )
     return 1 / v

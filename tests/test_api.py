@@ -48,6 +48,10 @@ RECORDS = {  # one call per public function that spends privacy; each must retur
     ),
     "rr.privatize": lambda: rr.privatize(I, J, Y, USER, epsilon=1.0, rng=0),
     "btl.private_btl": lambda: btl.private_btl(I, J, Y, USER, n_items=5, epsilon=1.0, rng=0),
+    "btl.dp_btl_aggregate": lambda: btl.dp_btl_aggregate(R, epsilon=1.0, rng=0),
+    "btl.dp_btl_aggregate_comparisons": lambda: btl.dp_btl_aggregate_comparisons(
+        I, J, Y, USER, n_items=5, epsilon=1.0, rng=0
+    ),
     "cli.dp_btl_aggregate": lambda: cli.dp_btl_aggregate(
         cli.Pairs(USER, I, J, Y.astype(float), 5), epsilon=1.0, rng=0
     ),

@@ -1,5 +1,8 @@
-"""Property tests for privrank.btl: gradients against finite differences, Lemma 3, agreement between solvers
-and with choix, and bad input refused with an error naming the parameter (never a silent NaN)."""
+"""Property tests for privrank.btl: gradients against finite differences, Lemma 3, agreement
+between solvers and with choix, bad input refused with an error naming the parameter (never a
+silent NaN), and BTL as an aggregator (the same consensus as the CLI's code; its refusals)."""
+
+import math
 
 import numpy as np
 import pytest
@@ -28,7 +31,7 @@ def problems(draw, real=True):
 @given(problems())
 def test_gradient_and_lemma3(prob):
     m, i, j, y, rng = prob
-    s = btl.pair_data(i, j, y, n_items=m, weights=rng.random(len(y)) + 0.1)
+    s = rr.pair_statistics(i, j, y, n_items=m, weights=rng.random(len(y)) + 0.1)
     th = rng.normal(0, 1, m)
     g = btl.btl_grad(th, s, 0.7)
     assert check_grad(
@@ -45,7 +48,7 @@ def test_gradient_and_lemma3(prob):
 def test_solvers_agree(prob):
     m, i, j, y, _ = prob
     fits = [
-        btl.fit_btl(i, j, y, n_items=m, lam=0.5, method=k, tol=1e-7)
+        btl.fit_btl(i, j, y, n_items=m, lam=0.5, solver=k, tol=1e-7)
         for k in ("newton", "newton-cg", "lbfgs")
     ]
     for f in fits:
@@ -81,7 +84,7 @@ bad_inputs = st.sampled_from(
         (dict(lam=np.nan), "`lam` must be"),
         (dict(weights=[1.0, -2.0]), "`weights`"),
         (dict(n_items=0), "`n_items`"),
-        (dict(method="gd"), "`method`"),
+        (dict(solver="gd"), "`solver`"),
     ]
 )
 
@@ -133,13 +136,13 @@ def test_agrees_with_choix():
     np.testing.assert_allclose(mle, choix.ilsr_pairwise_dense(comp, tol=1e-12), atol=1e-6)
 
 
-# issue 11: NaN in, error out; per-user epsilon arrays at the extremes (finite, converged, or refused by name)
+# NaN in, error out; per-user epsilon arrays at the extremes (finite, converged, or refused by name)
 
 
 def test_win_probability_refuses_nan():
     with pytest.raises(ValueError, match="`theta` must be finite"):
         btl.win_probability([0, np.nan], [0], [1])
-    with pytest.raises(TypeError, match="`s` must be a PairData"):
+    with pytest.raises(TypeError, match="`s` must be a PairStats"):
         btl.btl_loss(np.zeros(3), {"i": [0]}, 0.1)
 
 
@@ -166,3 +169,108 @@ def test_per_user_epsilon_overflow_refused():
         btl.private_btl(i, j, y, user, n_items=6, epsilon=np.array([1.0, 1e308, 1.0, 1.0]), rng=0)
     with pytest.raises(ValueError, match="`epsilon` must be >= 1e-100"):
         btl.private_btl(i, j, y, user, n_items=6, epsilon=np.array([1.0, 5e-324, 1.0, 1.0]), rng=0)
+
+
+# BTL as an aggregator: the same consensus as the CLI's code on the same data and seed
+R6 = np.argsort(np.random.default_rng(0).random((60, 6)) + np.linspace(0, 1, 6), axis=1)
+R6 = np.argsort(R6, axis=1)  # ranks of a noisy common order
+
+
+def _same(a, b):
+    for k in ("method", "epsilon", "delta", "model", "n_voters", "privacy_unit", "noise"):
+        assert getattr(a, k) == getattr(b, k), k
+    assert np.array_equal(a.order, b.order) and np.array_equal(a.scores, b.scores)
+    assert a.diagnostics == b.diagnostics
+
+
+@pytest.mark.parametrize("mode", ["fast", "exact"])
+def test_aggregators_match_the_cli(mode):
+    from privrank import cli, core
+
+    user, i, j, y = btl.ranks_to_comparisons(R6)
+    pairs = cli.Pairs(user, i, j, y.astype(float), 6, unit="voter")
+    with core.use_noise(mode):
+        ours = btl.btl_aggregate(R6)
+        theirs = cli.btl_aggregate(pairs)
+        for k in ("order", "scores"):
+            assert np.array_equal(getattr(ours, k), getattr(theirs, k))
+        assert (ours.model, ours.epsilon, ours.n_voters) == ("none", math.inf, 60)
+        for eps, seed in [(1.0, 0), (5.0, 3)]:
+            _same(
+                btl.dp_btl_aggregate(R6, epsilon=eps, rng=seed),
+                cli.dp_btl_aggregate(pairs, epsilon=eps, rng=seed),
+            )
+
+
+def test_comparisons_aggregator_matches_the_cli_with_ties_and_users():
+    from privrank import cli
+
+    rng = np.random.default_rng(4)
+    n, m = 400, 5
+    i = rng.integers(0, m, n)
+    j = (i + rng.integers(1, m, n)) % m
+    y = rng.choice([0.0, 0.5, 1.0], n)
+    user = rng.integers(3, 40, n)
+    pairs = cli.Pairs(user, i, j, y, m, unit="user")
+    for seed in range(3):
+        _same(
+            btl.dp_btl_aggregate_comparisons(i, j, y, user, n_items=m, epsilon=2.0, rng=seed),
+            cli.dp_btl_aggregate(pairs, epsilon=2.0, rng=seed),
+        )
+    ours = btl.btl_aggregate_comparisons(i, j, y, user, n_items=m)
+    theirs = cli.btl_aggregate(pairs)
+    assert np.array_equal(ours.order, theirs.order) and np.array_equal(ours.scores, theirs.scores)
+    assert ours.n_voters == theirs.n_voters
+
+
+@pytest.mark.parametrize(
+    "kwargs, name",
+    [
+        (dict(epsilon=1.0, delta=1e-6), "`delta` must be 0"),
+        (dict(epsilon=1.0, model="central"), "`model` must be 'local'"),
+        (dict(epsilon=1.0, model="joint"), "`model` must be 'local'"),
+        (dict(epsilon=-1.0), "`epsilon`"),
+        (dict(epsilon=math.nan), "`epsilon`"),
+        (dict(epsilon=[1.0, 2.0]), "`epsilon`"),
+        (dict(epsilon=1.0, delta=-0.1), "`delta`"),
+        (dict(epsilon=1.0, rng="seed"), "`rng`"),
+        (dict(epsilon=1e-320), "`epsilon`"),
+    ],
+)
+def test_dp_btl_aggregate_refuses(kwargs, name):
+    with pytest.raises((ValueError, TypeError), match=name):
+        btl.dp_btl_aggregate(R6, **kwargs)
+
+
+def test_dp_btl_aggregate_refuses_pure_dp_violations_by_saying_why():
+    with pytest.raises(ValueError, match="pure epsilon-local DP"):
+        btl.dp_btl_aggregate(R6, epsilon=1.0, delta=1e-5)
+    with pytest.raises(ValueError, match="pure epsilon-local DP"):
+        btl.dp_btl_aggregate(R6, epsilon=1.0, model="central")
+
+
+@pytest.mark.parametrize("bad", [[[0, 0, 1]], [[0, 1, 3]], "ranks", None, np.zeros((2, 1), int)])
+def test_btl_aggregators_refuse_bad_ranks(bad):
+    for f in (btl.btl_aggregate, lambda r: btl.dp_btl_aggregate(r, epsilon=1.0, rng=0)):
+        with pytest.raises((ValueError, TypeError), match="`ranks`"):
+            f(bad)
+
+
+def test_btl_consensus():
+    user, i, j, y = btl.ranks_to_comparisons(R6)
+    fit = btl.fit_btl(i, j, y, n_items=6)
+    c = btl.btl_consensus(fit, n_voters=60)
+    assert np.array_equal(c.order, fit.order) and np.array_equal(c.scores, fit.theta)
+    assert (c.private, c.model, c.epsilon) == (False, "none", math.inf)
+    p = btl.private_btl(i, j, y, user, n_items=6, epsilon=0.1, rng=0)
+    cp = btl.btl_consensus(p)
+    assert cp.private and cp.model == "local" and cp.delta == 0.0
+    assert cp.n_voters == 60 and math.isclose(cp.epsilon, 1.5)  # 15 comparisons at 0.1 each
+    with pytest.raises(ValueError, match="`n_voters`"):
+        btl.btl_consensus(fit)
+    with pytest.raises(ValueError, match="`epsilon`"):
+        btl.btl_consensus(fit, n_voters=60, epsilon=1.0)
+    with pytest.raises(ValueError, match="`epsilon`"):
+        btl.btl_consensus(p, epsilon=1.0)
+    with pytest.raises(TypeError, match="`fit`"):
+        btl.btl_consensus(c)

@@ -130,12 +130,12 @@ PRIVATE = {  # name -> f(epsilon, delta); the mode is set around the call
     "privatize": lambda e, d: rr.privatize(I5, J5, Y5, U5, epsilon=e, rng=0),
     "randomized_response": lambda e, d: rr.randomized_response(Y5, epsilon=e, rng=0),
     "debias": lambda e, d: rr.debias([0, 1], epsilon=e),
-    "privacy_variance": lambda e, d: rr.privacy_variance(e),
-    "variance_inflation": lambda e, d: rr.variance_inflation(e),
-    "g_epsilon": lambda e, d: rr.g_epsilon([e, 1.0]),
+    "privacy_variance": lambda e, d: rr.privacy_variance(epsilon=e),
+    "variance_inflation": lambda e, d: rr.variance_inflation(epsilon=e),
+    "g_epsilon": lambda e, d: rr.g_epsilon(epsilon=[e, 1.0]),
     "debiased_variance": lambda e, d: rr.debiased_variance(0.3, epsilon=e),
-    "inverse_variance_weights": lambda e, d: rr.inverse_variance_weights([e, 2.0]),
-    "composed_user_epsilon": lambda e, d: rr.composed_user_epsilon(e, U5),
+    "inverse_variance_weights": lambda e, d: rr.inverse_variance_weights(epsilon=[e, 2.0]),
+    "composed_user_epsilon": lambda e, d: rr.composed_user_epsilon(U5, epsilon=e),
     "privatized_win_probability": lambda e, d: rr.privatized_win_probability(0.7, epsilon=e),
 }
 EXTREME_EPS = [
@@ -208,10 +208,10 @@ def test_per_user_epsilon_arrays_at_the_extremes(eu, w):
         "privatize", lambda: rr.privatize(I5, J5, Y5, U5, epsilon=eu, rng=1), "epsilon"
     )
     finite_or_refused(
-        "composed_user_epsilon", lambda: rr.composed_user_epsilon(eu[U5], U5), "epsilon"
+        "composed_user_epsilon", lambda: rr.composed_user_epsilon(U5, epsilon=eu[U5]), "epsilon"
     )
     finite_or_refused(
-        "inverse_variance_weights", lambda: rr.inverse_variance_weights(eu), "epsilon"
+        "inverse_variance_weights", lambda: rr.inverse_variance_weights(epsilon=eu), "epsilon"
     )
 
 
@@ -219,12 +219,12 @@ ENDS = {
     "debias-1e-320": ("debias", lambda: rr.debias([0, 1], epsilon=1e-320), ("epsilon",)),
     "privacy_variance-1e-200": (
         "privacy_variance",
-        lambda: rr.privacy_variance(1e-200),
+        lambda: rr.privacy_variance(epsilon=1e-200),
         ("epsilon",),
     ),
     "composed-overflow": (
         "composed_user_epsilon",
-        lambda: rr.composed_user_epsilon(1e308, [0, 0]),
+        lambda: rr.composed_user_epsilon([0, 0], epsilon=1e308),
         ("epsilon",),
     ),
     "privatize-1e-320": (
@@ -239,7 +239,7 @@ ENDS = {
     ),
     "ivw-p0-eps800": (
         "inverse_variance_weights",
-        lambda: rr.inverse_variance_weights(800.0, p=0.0),
+        lambda: rr.inverse_variance_weights(epsilon=800.0, p=0.0),
         ("p",),
     ),
     "btl-total-overflow": (
@@ -282,7 +282,8 @@ def test_named_refusals_at_the_ends(case):
 # item 7: every public function validates every argument
 
 GOOD_R = np.array([[0, 1, 2], [2, 0, 1], [1, 2, 0]])
-PD = btl.pair_data([0, 1, 2], [1, 2, 0], [1, 0, 1], n_items=3)
+PD = rr.pair_statistics([0, 1, 2], [1, 2, 0], [1, 0, 1], n_items=3)
+FIT3 = btl.fit_btl([0, 1, 2], [1, 2, 0], [1, 0, 1], n_items=3)
 TREE13 = tree.range_count_tree([0, 5, 12], 13, epsilon=1.0, rng=0)
 NODES4 = tree.tree_node_values(tree.position_histograms(np.array([[0, 1, 2, 3], [3, 2, 1, 0]])), 2)
 REPORTS4 = tree.local_reports(np.array([0, 1, 2, 3]), 4, "laplace", np.ones(2), rng=0)
@@ -337,8 +338,8 @@ SPEC = {
     ),
     "epsilon_of_comparisons": (
         rr.epsilon_of_comparisons,
-        dict(epsilon_user=[1.0, 2.0], user=[0, 1, 1]),
-        dict(epsilon_user=EPS_BAD, user=IDS_BAD + [[0, 2]]),
+        dict(user=[0, 1, 1], epsilon=[1.0, 2.0]),
+        dict(user=IDS_BAD + [[0, 2]], epsilon=EPS_BAD),
     ),
     "composed_user_epsilon": (
         rr.composed_user_epsilon,
@@ -388,12 +389,12 @@ SPEC = {
     ),
     "pair_statistics": (
         rr.pair_statistics,
-        dict(i=[0, 1], j=[1, 2], z=[1.0, 0.5], n_items=3, weights=None),
+        dict(i=[0, 1], j=[1, 2], y=[1.0, 0.5], n_items=3, weights=None),
         dict(
             i=IDS_BAD + [[0, 3]],
             j=IDS_BAD + [[0, 1]],
-            z=REAL_BAD + [[1.0]],
-            n_items=INT_BAD + [1],
+            y=REAL_BAD + [[1.0]],
+            n_items=INT_BAD + [10**10],
             weights=[[1.0, NAN], [1.0, -1.0], [1.0], "ab"],
         ),
     ),
@@ -451,38 +452,15 @@ SPEC = {
         dict(theta=np.zeros(3), s=PD, lam=0.1, link="logit"),
         dict(theta=REAL_BAD, s=[None, PD.__dict__], lam=[-1.0, INF], link=[1]),
     ),
-    "check_comparisons": (
-        btl.check_comparisons,
-        dict(i=[0, 1], j=[1, 2], y=[1, 0], n_items=3, binary=False, weights=None),
-        dict(
-            i=IDS_BAD + [[0, 3]],
-            j=IDS_BAD + [[0, 1]],
-            y=[[1.0, NAN], "ab", None, OBJ, [1]],
-            n_items=INT_BAD + [0],
-            binary=["yes", None, 1.5],
-            weights=[[1.0, NAN], [1.0, -1.0], [1.0]],
-        ),
-    ),
-    "pair_data": (
-        btl.pair_data,
-        dict(i=[0, 1], j=[1, 2], y=[1, 0], n_items=3, weights=None),
-        dict(
-            i=IDS_BAD,
-            j=IDS_BAD,
-            y=[[1.0, NAN], [1.0, INF], None],
-            n_items=INT_BAD,
-            weights=[[NAN, 1.0], "ab"],
-        ),
-    ),
     "default_lambda": (btl.default_lambda, dict(s=PD), dict(s=[None, "s", PD.__dict__])),
     "fit_btl_pairs": (
         btl.fit_btl_pairs,
-        dict(s=PD, lam="auto", tol=1e-9, method="auto", max_iter=200, link="logit"),
+        dict(s=PD, lam="auto", tol=1e-9, solver="auto", max_iter=200, link="logit"),
         dict(
             s=[None, "s"],
             lam=[-1.0, NAN, "x", None, [0.1]],
             tol=[0, -1.0, NAN, "1e-9", None, True],
-            method=["x", None, 3, ["newton"]],
+            solver=["x", None, 3, ["newton"]],
             max_iter=INT_BAD + [0],
             link=["x", None],
         ),
@@ -497,7 +475,7 @@ SPEC = {
             lam="auto",
             weights=None,
             tol=1e-9,
-            method="auto",
+            solver="auto",
             max_iter=200,
             link="logit",
         ),
@@ -509,7 +487,7 @@ SPEC = {
             lam=[-1.0, NAN],
             weights=[[1, NAN, 1]],
             tol=[NAN],
-            method=["x"],
+            solver=["x"],
             max_iter=[0, 1.5],
             link=["x"],
         ),
@@ -527,7 +505,7 @@ SPEC = {
             weighting="inverse_variance",
             lam="auto",
             tol=1e-9,
-            method="auto",
+            solver="auto",
             link="logit",
         ),
         dict(
@@ -541,11 +519,80 @@ SPEC = {
             weighting=["x", None, 1],
             lam=[-1.0, NAN],
             tol=[NAN, 0],
-            method=["x"],
+            solver=["x"],
             link=["x"],
         ),
     ),
     "ranks_to_comparisons": (btl.ranks_to_comparisons, dict(ranks=GOOD_R), dict(ranks=RANKS_BAD)),
+    "btl_consensus": (
+        btl.btl_consensus,
+        dict(fit=FIT3, n_voters=3, epsilon=None, privacy_unit="voter", diagnostics=None),
+        dict(
+            fit=[None, "x", PD],
+            n_voters=INT_BAD + [0],
+            epsilon=[1.0, -1.0, NAN],
+            privacy_unit=["x", None, 1, "comparison"],
+            diagnostics=["x", [1]],
+        ),
+    ),
+    "per_comparison_epsilon": (
+        btl.per_comparison_epsilon,
+        dict(counts=[1, 3], epsilon=1.0),
+        dict(counts=IDS_BAD + [[0, 1], []], epsilon=EPS_BAD_SCALAR),
+    ),
+    "btl_aggregate": (btl.btl_aggregate, dict(ranks=GOOD_R), dict(ranks=RANKS_BAD)),
+    "dp_btl_aggregate": (
+        btl.dp_btl_aggregate,
+        dict(ranks=GOOD_R, epsilon=1.0, delta=0.0, model="local", rng=0),
+        dict(
+            ranks=RANKS_BAD,
+            epsilon=EPS_BAD + [[1.0, 2.0]],
+            delta=[1e-6, -1.0, NAN, "0"],
+            model=["central", "joint", None, 1],
+            rng=RNG_BAD,
+        ),
+    ),
+    "btl_aggregate_comparisons": (
+        btl.btl_aggregate_comparisons,
+        dict(
+            i=[0, 1, 2], j=[1, 2, 0], y=[1, 0.5, 0], user=[0, 0, 1], n_items=3, privacy_unit="user"
+        ),
+        dict(
+            i=IDS_BAD,
+            j=IDS_BAD,
+            y=[[1, NAN, 0], [1, 2, 0], None, "ab", OBJ],
+            user=IDS_BAD + [[0, 1]],
+            n_items=INT_BAD + [0],
+            privacy_unit=["x", None],
+        ),
+    ),
+    "dp_btl_aggregate_comparisons": (
+        btl.dp_btl_aggregate_comparisons,
+        dict(
+            i=[0, 1, 2],
+            j=[1, 2, 0],
+            y=[1, 0.5, 0],
+            user=[0, 0, 1],
+            n_items=3,
+            epsilon=1.0,
+            delta=0.0,
+            model="local",
+            rng=0,
+            privacy_unit="user",
+        ),
+        dict(
+            i=IDS_BAD,
+            j=IDS_BAD,
+            y=[[1, NAN, 0], [1, 2, 0], None, "ab", OBJ],
+            user=IDS_BAD + [[0, 1]],
+            n_items=INT_BAD + [0],
+            epsilon=EPS_BAD + [[1.0, 2.0]],
+            delta=[1e-6, -1.0, NAN],
+            model=["central", None],
+            rng=RNG_BAD,
+            privacy_unit=["x", None],
+        ),
+    ),
     # tree
     "tree_depth": (tree.tree_depth, dict(m=5), dict(m=INT_BAD + [0])),
     "position_histograms": (tree.position_histograms, dict(ranks=GOOD_R), dict(ranks=RANKS_BAD)),
@@ -746,19 +793,19 @@ ALSO = {  # a bad value of one argument may be reported through the argument it 
     ("privatize", "j"): ("j", "n_items", "i"),
     ("pair_statistics", "j"): ("j", "i", "n_items"),
     ("pair_statistics", "i"): ("i", "n_items"),
-    ("pair_statistics", "z"): ("z", "i"),
+    ("pair_statistics", "y"): ("y", "i"),
     ("pair_statistics", "n_items"): ("n_items", "i", "j"),
     ("composed_user_epsilon", "user"): ("user", "n_users"),
     ("composed_user_epsilon", "n_users"): ("n_users", "user"),
-    ("check_comparisons", "j"): ("j", "i"),
-    ("check_comparisons", "y"): ("y", "i"),
-    ("check_comparisons", "n_items"): ("n_items", "i", "j"),
-    ("check_comparisons", "i"): ("i", "j"),
+    ("btl_aggregate_comparisons", "i"): ("i", "j"),
+    ("btl_aggregate_comparisons", "j"): ("j", "i"),
+    ("btl_aggregate_comparisons", "n_items"): ("n_items", "i", "j"),
+    ("dp_btl_aggregate_comparisons", "i"): ("i", "j"),
+    ("dp_btl_aggregate_comparisons", "j"): ("j", "i"),
+    ("dp_btl_aggregate_comparisons", "n_items"): ("n_items", "i", "j"),
     ("fit_btl", "n_items"): ("n_items", "i", "j"),
     ("fit_btl", "i"): ("i", "j"),
     ("fit_btl", "j"): ("j", "i"),
-    ("pair_data", "n_items"): ("n_items", "i", "j"),
-    ("pair_data", "j"): ("j", "i"),
     ("private_btl", "n_items"): ("n_items", "i", "j"),
     ("private_btl", "user"): ("user", "y"),
     ("private_btl", "j"): ("j", "i"),
@@ -927,7 +974,7 @@ BIG = [  # (function, call, parameter named, budget)
     (
         "btl_hessian",
         lambda: btl.btl_hessian(
-            np.zeros(20_000), btl.pair_data([0], [1], [1], n_items=20_000), 0.1
+            np.zeros(20_000), rr.pair_statistics([0], [1], [1], n_items=20_000), 0.1
         ),
         "s",
         1 << 30,
@@ -1029,7 +1076,7 @@ def _valid(name, a):
         a["H"],
         a["x"],
     )
-    pd_ = btl.pair_data(i, j, y, n_items=m)
+    pd_ = rr.pair_statistics(i, j, y, n_items=m)
     t = tree.range_count_tree(x, m, epsilon=1.0, rng=0)
     law, sc = tree.level_noise_scales(
         *tree.tree_sensitivity(m, scope="value"), epsilon=1.0, delta=0.0
@@ -1039,7 +1086,7 @@ def _valid(name, a):
         "flip_probability": dict(epsilon=a["eu"]),
         "randomized_response": dict(y=y, epsilon=a["eu"][u], rng=1),
         "rr_output_probability": dict(out=y, y=1 - y, epsilon=a["eu"][u]),
-        "epsilon_of_comparisons": dict(epsilon_user=a["eu"], user=u),
+        "epsilon_of_comparisons": dict(user=u, epsilon=a["eu"]),
         "composed_user_epsilon": dict(epsilon=a["eu"][u], user=u, n_users=3),
         "privatized_win_probability": dict(p=a["gamma"], epsilon=1.0),
         "debias": dict(y_tilde=y, epsilon=a["eu"][u]),
@@ -1049,7 +1096,7 @@ def _valid(name, a):
         "g_epsilon": dict(epsilon=a["eu"]),
         "complete_design": dict(n_users=2, n_items=m),
         "sparse_design": dict(n_users=2, n_items=m, pairs_per_user=2, rng=0),
-        "pair_statistics": dict(i=i, j=j, z=a["z"], n_items=m, weights=a["w"]),
+        "pair_statistics": dict(i=i, j=j, y=a["z"], n_items=m, weights=a["w"]),
         "privatize": dict(i=i, j=j, y=y, user=u, epsilon=a["eu"], rng=0, n_items=m),
         "inverse_variance_weights": dict(epsilon=a["eu"], p=a["gamma"][0, :3] * 0.9 + 0.05),
         "win_probability": dict(theta=a["theta"], i=i, j=j, link="probit"),
@@ -1057,10 +1104,8 @@ def _valid(name, a):
         "btl_loss": dict(theta=a["theta"], s=pd_, lam=0.2, link="logit"),
         "btl_grad": dict(theta=a["theta"], s=pd_, lam=0.2, link="logit"),
         "btl_hessian": dict(theta=a["theta"], s=pd_, lam=0.2, link="logit"),
-        "check_comparisons": dict(i=i, j=j, y=a["z"], n_items=m, binary=False, weights=a["w"]),
-        "pair_data": dict(i=i, j=j, y=a["z"], n_items=m, weights=a["w"]),
         "default_lambda": dict(s=pd_),
-        "fit_btl_pairs": dict(s=pd_, lam=0.5, tol=1e-9, method="auto", max_iter=200, link="logit"),
+        "fit_btl_pairs": dict(s=pd_, lam=0.5, tol=1e-9, solver="auto", max_iter=200, link="logit"),
         "fit_btl": dict(
             i=i,
             j=j,
@@ -1069,7 +1114,7 @@ def _valid(name, a):
             lam=0.5,
             weights=None,
             tol=1e-9,
-            method="newton-cg",
+            solver="newton-cg",
             max_iter=200,
             link="logit",
         ),
@@ -1084,10 +1129,16 @@ def _valid(name, a):
             weighting="inverse_variance",
             lam="auto",
             tol=1e-9,
-            method="auto",
+            solver="auto",
             link="logit",
         ),
         "ranks_to_comparisons": dict(ranks=R),
+        "btl_consensus": dict(fit=btl.fit_btl(i, j, y, n_items=m), n_voters=3),
+        "per_comparison_epsilon": dict(counts=np.bincount(u) + 1, epsilon=1.0),
+        "btl_aggregate": dict(ranks=R),
+        "dp_btl_aggregate": dict(ranks=R, epsilon=1.0, rng=0),
+        "btl_aggregate_comparisons": dict(i=i, j=j, y=y, user=u, n_items=m),
+        "dp_btl_aggregate_comparisons": dict(i=i, j=j, y=y, user=u, n_items=m, epsilon=1.0, rng=0),
         "tree_depth": dict(m=m),
         "position_histograms": dict(ranks=R),
         "costs_from_histograms": dict(H=H, n=n),

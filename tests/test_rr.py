@@ -1,9 +1,10 @@
-"""Property tests and the privacy audit for privrank.rr (randomized response, debiasing, pair statistics).
+"""Property tests and the privacy audit for privrank.rr (randomized response, debiasing, pair
+statistics).
 
-Random shapes and epsilons: the RR output is 0/1 with the input's shape; debias(RR(y)) averages to y; pair
-statistics match a direct computation; malformed input raises ValueError/TypeError naming the parameter.
-The audit checks the exact likelihood ratio e^eps and measures it from the sampler (5 standard errors), and
-shows that a miscalibrated flip probability is detected."""
+Random shapes and epsilons: the RR output is 0/1 with the input's shape; debias(RR(y)) averages to
+y; pair statistics match a direct computation; malformed input raises ValueError/TypeError naming
+the parameter. The audit checks the exact likelihood ratio e^eps and measures it from the sampler
+(5 standard errors), and shows that a miscalibrated flip probability is detected."""
 
 import math
 
@@ -47,7 +48,7 @@ def test_debiased_rr_averages_to_y(eps, p, seed):
     for v in (0, 1):
         zv = z[y == v]
         if len(zv) > 100:
-            assert abs(zv.mean() - v) < 5 * math.sqrt(rr.privacy_variance(eps) / len(zv))
+            assert abs(zv.mean() - v) < 5 * math.sqrt(rr.privacy_variance(epsilon=eps) / len(zv))
 
 
 @SETTINGS
@@ -70,7 +71,7 @@ def test_pair_statistics_match_direct_computation(m, n, seed, weighted):
     assert [(a, b) for a, b in zip(ps.i, ps.j)] == sorted(num)
     assert np.allclose(ps.zbar, [num[k] / den[k] for k in sorted(num)])
     assert np.array_equal(ps.count, [cnt[k] for k in sorted(num)])
-    assert np.allclose(ps.weight_sum, [den[k] for k in sorted(num)])
+    assert np.allclose(ps.weight, [den[k] for k in sorted(num)])
 
 
 @SETTINGS
@@ -95,7 +96,8 @@ def test_privatize_accounting(L, m, seed):
     res = rr.privatize(i, j, y, user, epsilon=eu, rng=rng)
     assert np.allclose(res.epsilon_per_user, eu * m * (m - 1) / 2)
     assert np.allclose(
-        res.epsilon_per_user, rr.composed_user_epsilon(res.comparison_epsilon, user, n_users=L)
+        res.epsilon_per_user,
+        rr.composed_user_epsilon(user, epsilon=res.comparison_epsilon, n_users=L),
     )
     assert res.epsilon_per_comparison == eu.max()
     assert np.allclose(res.z, rr.debias(res.y_tilde, epsilon=eu[user]))
@@ -129,13 +131,13 @@ def test_bad_outcomes_are_named(y):
 @pytest.mark.parametrize(
     "kwargs, name",
     [
-        (dict(i=[0, 1], j=[1, 5], z=[1, 0]), "`j`"),
-        (dict(i=[-1, 1], j=[1, 2], z=[1, 0]), "`i`"),
-        (dict(i=[0, 1], j=[1], z=[1, 0]), "equal lengths"),
-        (dict(i=[0, 1], j=[1, 2], z=[1.0]), "`z`"),
-        (dict(i=[0, 1], j=[1, 2], z=[1.0, math.inf]), "`z`"),
-        (dict(i=[0.0, 1.0], j=[1, 2], z=[1, 0]), "`i`"),
-        (dict(i=[1, 1], j=[1, 2], z=[1, 0]), "must differ"),
+        (dict(i=[0, 1], j=[1, 5], y=[1, 0]), "`j`"),
+        (dict(i=[-1, 1], j=[1, 2], y=[1, 0]), "`i`"),
+        (dict(i=[0, 1], j=[1], y=[1, 0]), "equal lengths"),
+        (dict(i=[0, 1], j=[1, 2], y=[1.0]), "equal lengths"),
+        (dict(i=[0, 1], j=[1, 2], y=[1.0, math.inf]), "`y`"),
+        (dict(i=[0.0, 1.0], j=[1, 2], y=[1, 0]), "`i`"),
+        (dict(i=[1, 1], j=[1, 2], y=[1, 0]), "must differ"),
     ],
 )
 def test_bad_pairs(kwargs, name):
@@ -154,7 +156,7 @@ def test_bad_privatize_lengths_and_ids():
         rr.sparse_design(2, 3, 4)
 
 
-# --- the privacy audit -------------------------------------------------------------------------------------
+# --- the privacy audit ---------------------------------------------------------------------------
 
 
 @pytest.mark.parametrize("eps", [1e-3, 0.1, 1.0, 3.0, 10.0, 30.0])
@@ -165,7 +167,7 @@ def test_exact_likelihood_ratio(eps):
         for o in (0, 1)
     ]
     assert math.isclose(float(np.max(np.abs(np.log(ratios)))), eps, rel_tol=1e-10)
-    p = rr.flip_probability(eps)
+    p = rr.flip_probability(epsilon=eps)
     assert math.isclose((1 - p) / p, math.exp(eps), rel_tol=1e-10)
 
 
@@ -188,16 +190,16 @@ def test_sampler_likelihood_ratio_and_miscalibration(eps):
     lr, se = _measured_log_ratio(rr.randomized_response, eps)
     assert np.all(np.abs(lr - eps) < 5 * se), (lr, se)
 
-    def too_few_flips(
-        y, *, epsilon, rng
-    ):  # flips with probability p_eps / 2 (the coin of epsilon' = log(2/p - 1)): leaks more than epsilon
-        return rr._flip(np.asarray(y), np.log(2 / rr.flip_probability(epsilon) - 1), rng)
+    # flips with probability p_eps / 2 (the coin of epsilon' = log(2/p - 1)): leaks more than eps
+    def too_few_flips(y, *, epsilon, rng):
+        e2 = np.log(2 / rr.flip_probability(epsilon=epsilon) - 1)
+        return rr.randomized_response(np.asarray(y), epsilon=e2, rng=rng)
 
     lr_bad, se_bad = _measured_log_ratio(too_few_flips, eps)
     assert np.any(lr_bad - eps > 5 * se_bad), (lr_bad, se_bad)
 
 
-# extreme budgets (issue 11, item 5): a finite answer, or a refusal naming `epsilon` (never -inf/inf/NaN)
+# extreme budgets: a finite answer, or a refusal naming `epsilon` (never -inf/inf/NaN)
 
 
 @pytest.mark.parametrize(
@@ -205,13 +207,13 @@ def test_sampler_likelihood_ratio_and_miscalibration(eps):
     [
         lambda: rr.debias([0, 1], epsilon=1e-320),
         lambda: rr.debias([0, 1], epsilon=[1.0, 5e-324]),
-        lambda: rr.privacy_variance(1e-200),
-        lambda: rr.variance_inflation(1e-160),
-        lambda: rr.g_epsilon([1e-160, 1.0]),
+        lambda: rr.privacy_variance(epsilon=1e-200),
+        lambda: rr.variance_inflation(epsilon=1e-160),
+        lambda: rr.g_epsilon(epsilon=[1e-160, 1.0]),
         lambda: rr.debiased_variance(0.3, epsilon=1e-200),
         lambda: rr.privatize([0], [1], [1], [0], epsilon=1e-320, rng=0),
-        lambda: rr.composed_user_epsilon(1e308, [0, 0]),
-        lambda: rr.composed_user_epsilon([1e308, 1e308], [0, 0]),
+        lambda: rr.composed_user_epsilon([0, 0], epsilon=1e308),
+        lambda: rr.composed_user_epsilon([0, 0], epsilon=[1e308, 1e308]),
         lambda: rr.privatize([0, 1], [1, 2], [1, 0], [0, 0], epsilon=1e308, rng=0),
     ],
 )
@@ -223,15 +225,18 @@ def test_extreme_epsilon_refused_by_name(call):
 def test_extreme_epsilon_answers_where_finite():
     for e in (6e-309, 1e-300, 1e300, 1.7e308):
         assert np.isfinite(rr.debias([0, 1], epsilon=e)).all()
-    assert np.isfinite(rr.privacy_variance(1e-153)) and rr.privacy_variance(1e300) == 0.0
-    assert rr.composed_user_epsilon(np.inf, [0, 0], n_users=2).tolist() == [
+    assert (
+        np.isfinite(rr.privacy_variance(epsilon=1e-153))
+        and rr.privacy_variance(epsilon=1e300) == 0.0
+    )
+    assert rr.composed_user_epsilon([0, 0], epsilon=np.inf, n_users=2).tolist() == [
         np.inf,
         0.0,
     ]  # inf = no privacy, kept
     with pytest.raises(
         ValueError, match="`p` must lie strictly inside"
     ):  # the variance underflows to 0
-        rr.inverse_variance_weights(800.0, p=1.0)
+        rr.inverse_variance_weights(epsilon=800.0, p=1.0)
 
 
 @pytest.mark.parametrize(
