@@ -1,14 +1,16 @@
-"""Time the private footrule consensus (Algorithm 2) end to end against one pass over the ranking matrix.
+"""Time the private footrule consensus (Algorithm 2) end to end against one pass over the ranking
+matrix.
 
-    python benchmarks/bench_footrule.py
+python benchmarks/bench_footrule.py
 
-The floor: any method must read the n x m ranking matrix once; the cheapest useful pass is the per-candidate
-position histograms (one np.bincount of q*m + position), which is exactly the sufficient statistic of the
-footrule costs. Algorithm 2 = that pass + the m parallel noisy trees (O(m^2)) + the matching (O(m^3)).
-- n = 1e6, m = 100: target within 2x of the pass.
-- n = 1e4, m = 1000: the matching dominates; its share of the end-to-end time is printed.
-Generation of the rankings is excluded from the timings. Absolute times on shared machines are noisy:
-read the ratios (best of k each).
+The floor: any method must read the n x m ranking matrix once; the cheapest useful pass is the per-
+candidate position histograms (one np.bincount of q*m + position), which is exactly the sufficient
+statistic of the footrule costs. Algorithm 2 = that pass + the m parallel noisy trees (O(m^2)) + the
+matching (O(m^3)). - n = 1e6, m = 100: target within 2x of the pass. - n = 1e4, m = 1000: the
+matching dominates; its share of the end-to-end time is printed. Generation of the rankings is
+excluded from the timings. Absolute times on shared machines are noisy: read the ratios (best of k
+each).
+
 """
 
 import time
@@ -38,7 +40,8 @@ def one_pass(R):
 def main():
     rng = np.random.default_rng(0)
     print(
-        f"{'task':<34} {'pass s':>8} {'validate s':>11} {'costs s':>8} {'matching s':>11} {'total s':>8} "
+        f"{'task':<34} {'pass s':>8} {'validate s':>11} {'costs s':>8} {'matching s':>11}"
+        f" {'total s':>8} "
         f"{'total/pass':>11} {'matching share':>15}"
     )
     for n, m, k in [(1_000_000, 100, 3), (10_000, 1000, 2)]:
@@ -51,12 +54,15 @@ def main():
         t_match = best_of(lambda: linear_sum_assignment(G), k)
         t_total = best_of(lambda: dp_footrule_aggregate(R, epsilon=1.0, rng=1), k)
         print(
-            f"{f'Algorithm 2, n={n:.0e}, m={m}':<34} {t_pass:>8.3f} {t_check:>11.3f} {t_costs:>8.3f} {t_match:>11.3f} "
+            f"{f'Algorithm 2, n={n:.0e}, m={m}':<34} {t_pass:>8.3f} {t_check:>11.3f}"
+            f" {t_costs:>8.3f} {t_match:>11.3f} "
             f"{t_total:>8.3f} {t_total / t_pass:>11.2f} {t_match / t_total:>15.1%}"
         )
     print(
-        "costs = private_position_costs (validation + histograms + noisy trees); total = dp_footrule_aggregate "
-        "(costs + matching; the ranks are validated once, by the tree). Shared machines: compare ratios, not seconds."
+        """costs = private_position_costs (validation + histograms + noisy trees); total =
+        dp_footrule_aggregate"""
+        """(costs + matching; the ranks are validated once, by the tree). Shared machines: compare
+        ratios, not seconds."""
     )
 
 

@@ -1,13 +1,16 @@
-"""Exact Kemeny: privrank's subset DP (kemeny_exact) against corankco's exact ILP (PuLP + CBC), pref_voting's exact
-Kemeny-Young (`pref_voting.other_methods.kemeny_young_rankings`, brute force over all m! orders) and scipy's HiGHS ILP,
-and local search at m = 500 against KwikSort and in-degree sorting.
+"""Exact Kemeny: privrank's subset DP (kemeny_exact) against corankco's exact ILP (PuLP + CBC),
+pref_voting's exact Kemeny-Young (`pref_voting.other_methods.kemeny_young_rankings`, brute force
+over all m! orders) and scipy's HiGHS ILP, and local search at m = 500 against KwikSort and in-
+degree sorting.
 
-    python benchmarks/bench_kemeny.py
+python benchmarks/bench_kemeny.py
 
-Same optimal cost is asserted; the time ratios are printed (best of k; shared machines are noisy, read the ratios).
-corankco's `ExactAlgorithm` picks its CPLEX back end even when CPLEX is absent, so its PuLP variant is called.
-pref_voting enumerates all m! orders in Python (about 30 s at m = 8, and x90 per two more candidates), so it runs up to
-PREF_VOTING_MAX_M only and the larger sizes are reported as skipped.
+Same optimal cost is asserted; the time ratios are printed (best of k; shared machines are noisy,
+read the ratios). corankco's `ExactAlgorithm` picks its CPLEX back end even when CPLEX is absent, so
+its PuLP variant is called. pref_voting enumerates all m! orders in Python (about 30 s at m = 8, and
+x90 per two more candidates), so it runs up to PREF_VOTING_MAX_M only and the larger sizes are
+reported as skipped.
+
 """
 
 import time
@@ -36,7 +39,8 @@ def best_of(f, k):
 
 
 def corankco_exact(R):
-    "Optimal order and cost by corankco's exact ILP (PuLP/CBC), or None if corankco is not installed"
+    """Optimal order and cost by corankco's exact ILP (PuLP/CBC), or None if corankco is not
+    installed"""
     try:
         from corankco.algorithms.exact.exactalgorithmpulp import ExactAlgorithmPulp
         from corankco.dataset import Dataset
@@ -55,7 +59,8 @@ PREF_VOTING_MAX_M = 8
 
 
 def pref_voting_exact(R):
-    "(optimal orders, total Kendall distance) by pref_voting's exact Kemeny-Young, or None if pref_voting is not installed"
+    """(optimal orders, total Kendall distance) by pref_voting's exact Kemeny-Young, or None if
+    pref_voting is not installed"""
     try:
         from pref_voting.other_methods import kemeny_young_rankings
         from pref_voting.profiles import Profile
@@ -66,7 +71,8 @@ def pref_voting_exact(R):
 
 def main():
     print(
-        f"{'m':>3} {'dp (s)':>8} {'highs (s)':>10} {'corankco (s)':>13} {'pref_voting (s)':>16} {'corankco/dp':>12} "
+        f"{'m':>3} {'dp (s)':>8} {'highs (s)':>10} {'corankco (s)':>13} {'pref_voting (s)':>16}"
+        f" {'corankco/dp':>12} "
         f"{'pref_voting/dp':>15} {'highs/dp':>9}"
     )
     skipped = []
@@ -113,11 +119,13 @@ def main():
             else (f"{'skipped':>16}", f"{'-':>15}")
         )
         print(
-            f"{m:>3} {t_dp:8.3f} {t_hi:10.3f} {t_co:13.3f} {pv_t} {t_co / t_dp:12.2f} {pv_r} {t_hi / t_dp:9.2f}"
+            f"{m:>3} {t_dp:8.3f} {t_hi:10.3f} {t_co:13.3f} {pv_t} {t_co / t_dp:12.2f} {pv_r}"
+            f" {t_hi / t_dp:9.2f}"
         )
     if skipped:
         print(
-            f"    pref_voting skipped at m = {skipped}: its exact method enumerates all m! orders in Python "
+            f"    pref_voting skipped at m = {skipped}: its exact method enumerates all m! orders"
+            " in Python "
             f"(m = 10 would take ~90x the m = 8 time, m = 20 ~10^13 x)"
         )
     m = 500
@@ -130,13 +138,15 @@ def main():
     c_ls = kemeny_cost(w, o_ls)
     print(
         f"m = 500: local search {t_ls:.2f} s (cost {c_ls:.1f}); in-degree {t_in:.4f} s, cost ratio "
-        f"{kemeny_cost(w, o_in) / c_ls:.4f}; KwikSort {t_kw:.4f} s, cost ratio {kemeny_cost(w, o_kw) / c_ls:.4f}"
+        f"{kemeny_cost(w, o_in) / c_ls:.4f}; KwikSort {t_kw:.4f} s,"
+        f" cost ratio {kemeny_cost(w, o_kw) / c_ls:.4f}"
     )
     private_releases()
 
 
 def private_releases():
-    "Time and additive error of dp_kemeny_aggregate's four mechanisms (n = 10^4, m = 12, eps = 1), exact solver"
+    """Time and additive error of dp_kemeny_aggregate's four mechanisms (n = 10^4, m = 12, eps = 1),
+    exact solver"""
     R = sample_plackett_luce(np.random.default_rng(2).normal(0, 0.3, 12), 10_000, rng=2)
     w = preference_matrix(R)
     opt = kemeny_cost(w, kemeny_exact(w))
@@ -147,10 +157,11 @@ def private_releases():
         ("small n, paper B", dict(delta=1e-6, regime="small_n", n_buckets="paper")),
     ):
         t, res = best_of(
-            lambda: dp_kemeny_aggregate(R, epsilon=1.0, method="exact", rng=0, **kw), 3
+            lambda: dp_kemeny_aggregate(R, epsilon=1.0, solver="exact", rng=0, **kw), 3
         )
         print(
-            f"{name:>18}: {t:.3f} s, additive error {kemeny_cost(w, res.order) - opt:.4f}, B = {res.diagnostics.get('n_buckets', '-')}"
+            f"{name:>18}: {t:.3f} s, additive error {kemeny_cost(w, res.order) - opt:.4f},"
+            f" B = {res.diagnostics.get('n_buckets', '-')}"
         )
 
 

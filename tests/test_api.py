@@ -65,7 +65,6 @@ RECORDS = {  # one call per public function that spends privacy; each must retur
 }
 RAW = {  # spend privacy but return the raw draws (arrays) a mechanism is built from, not a result
     "rr.randomized_response",
-    "tree.local_reports",
     "core.release",
     "core.exact_noise",
     "core.rr_flips",

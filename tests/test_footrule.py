@@ -1,6 +1,7 @@
-"""Property tests for privrank.footrule: the matching is optimal (brute force over all permutations), its cost is
-the mean footrule distance, the private consensus is always a permutation that records what it spent, the
-Kemeny 2-approximation holds, and bad input gets a ValueError/TypeError naming the parameter."""
+"""Property tests for privrank.footrule: the matching is optimal (brute force over all
+permutations), its cost is the mean footrule distance, the private consensus is always a
+permutation that records what it spent, the Kemeny 2-approximation holds, and bad input gets a
+ValueError/TypeError naming the parameter."""
 
 import itertools
 import math
@@ -9,8 +10,9 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from test_tree import _neighbours, grid_release, lattice_agrees, on_lattice
 
-from privrank import core, footrule
+from privrank import core, footrule, kemeny
 from privrank.tree import exact_position_costs
 
 SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -47,8 +49,8 @@ def test_matching_is_optimal(R):
 @given(profiles(max_m=6))
 def test_kemeny_two_approximation(R):
     W = core.preference_matrix(R)
-    k_all = footrule.kemeny_cost_ranks(W, PERMS[R.shape[1]])
-    k_fr = footrule.kemeny_cost_ranks(W, footrule.footrule_aggregate(R).ranks)
+    k_all = kemeny.kemeny_cost(W, ranks=PERMS[R.shape[1]])
+    k_fr = kemeny.kemeny_cost(W, footrule.footrule_aggregate(R))
     assert k_all.min() - 1e-9 <= k_fr <= 2 * k_all.min() + 1e-9
     assert math.isclose(
         k_fr,
@@ -148,8 +150,8 @@ def test_bad_input(kw, name):
 def test_cost_helpers_reject_bad_consensus():
     with pytest.raises(ValueError, match="`consensus`"):
         footrule.footrule_cost(np.zeros((3, 3)), [0, 0, 1])
-    with pytest.raises(ValueError, match="`consensus`"):
-        footrule.kemeny_cost_ranks(np.zeros((3, 3)), [0, 2, 3])
+    with pytest.raises(ValueError, match="`ranks`"):
+        kemeny.kemeny_cost(np.zeros((3, 3)), ranks=[0, 2, 3])
 
 
 def test_sensitivities_by_brute_force():
@@ -182,10 +184,9 @@ def test_matching_size_cap():
         footrule.footrule_aggregate(np.arange(20_000)[None])
 
 
-# ---------------------------------------------------------------------------------------------------------------------
-# exact noise (issue 11): n gamma and n w are integer counts, released over n; the fast path unchanged
-
-from test_tree import _neighbours, grid_release, lattice_agrees, on_lattice
+# --------------------------------------------------------------------------------------------------
+# exact noise (issue 11): n gamma and n w are integer counts, released over n;
+# the fast path unchanged
 
 
 def _draws(f, R, key, k, g, iu):
@@ -294,7 +295,7 @@ def test_memory_estimated_before_m_by_m():
         ):
             with pytest.raises(ValueError, match=r"`ranks`: .* would need about"):
                 f(np.arange(500)[None])
-        with pytest.raises(ValueError, match=r"`m`: .* would need about"):
+        with pytest.raises(ValueError, match=r"`n_items`: .* would need about"):
             footrule.cost_matrix_sensitivity(500)
     finally:
         core.set_memory_limit(None)
@@ -307,13 +308,13 @@ def test_memory_estimated_before_m_by_m():
         (lambda: footrule.footrule_cost(np.zeros((3, 4)), [0, 1, 2]), ValueError, "`gamma`"),
         (lambda: footrule.footrule_cost(np.zeros((3, 3)), [[0, 1, 2]]), ValueError, "`consensus`"),
         (lambda: footrule.footrule_cost(np.zeros((3, 3), object), [0, 1, 2]), TypeError, "`gamma`"),
-        (lambda: footrule.kemeny_cost_ranks([[0, np.nan], [1, 0]], [0, 1]), ValueError, "`w`"),
-        (lambda: footrule.kemeny_cost_ranks(np.zeros((3, 3)), [0, 1]), ValueError, "`w`"),
+        (lambda: kemeny.kemeny_cost([[0, np.nan], [1, 0]], ranks=[0, 1]), ValueError, "`w`"),
+        (lambda: kemeny.kemeny_cost(np.zeros((3, 3)), ranks=[0, 1]), ValueError, "`w`"),
         (lambda: footrule.matching_error_bound(np.full((2, 2), np.inf)), ValueError, "`noise`"),
         (lambda: footrule.matching_error_bound("noise"), TypeError, "`noise`"),
-        (lambda: footrule.cost_matrix_sensitivity(-1), ValueError, "`m`"),
-        (lambda: footrule.cost_matrix_sensitivity(20_000), ValueError, "`m`"),
-        (lambda: footrule.pairwise_sensitivity(1.5), TypeError, "`m`"),
+        (lambda: footrule.cost_matrix_sensitivity(-1), ValueError, "`n_items`"),
+        (lambda: footrule.cost_matrix_sensitivity(20_000), ValueError, "`n_items`"),
+        (lambda: footrule.pairwise_sensitivity(1.5), TypeError, "`n_items`"),
     ],
 )
 def test_helpers_validate(call, exc, name):

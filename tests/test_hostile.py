@@ -847,7 +847,7 @@ def test_tree_refuses(fname, field, data):
         f = lambda: tree.range_count_tree(
             kw["x"], kw["m"], epsilon=kw["epsilon"], delta=kw["delta"], rng=0
         )
-    refuses(fname, f, *(("m", "x") if field == "m" else (field,)))
+    refuses(fname, f, *(("n_items", "x") if field == "m" else (field,)))
 
 
 @SETTINGS
@@ -892,7 +892,7 @@ ORDER_BAD = [
     [0, 1, 3],
     [0, 1, 10**9],
     [-1, 0, 1],
-    [[0, 1, 2]],
+    [[[0, 1, 2]]],  # (k, m) orders are k consensus rankings; three dimensions are not
     None,
     "012",
     [True, False, True],
@@ -913,22 +913,22 @@ def test_kemeny_exact_refuses(w):
     refuses("kemeny_exact", lambda: kemeny.kemeny_exact(w), "w")
 
 
-@pytest.mark.parametrize("method", ["x", None, 3, ""], ids=repr)
-def test_kemeny_aggregate_refuses_bad_method(method):
-    refuses("kemeny_aggregate", lambda: kemeny.kemeny_aggregate(R, method=method), "method")
+@pytest.mark.parametrize("solver", ["x", None, 3, ""], ids=repr)
+def test_kemeny_aggregate_refuses_bad_solver(solver):
+    refuses("kemeny_aggregate", lambda: kemeny.kemeny_aggregate(R, solver=solver), "solver")
 
 
 @SETTINGS
-@given(field=st.sampled_from(["epsilon", "delta", "regime", "method", "n_buckets"]), data=st.data())
+@given(field=st.sampled_from(["epsilon", "delta", "regime", "solver", "n_buckets"]), data=st.data())
 def test_dp_kemeny_aggregate_refuses(field, data):
-    kw = dict(epsilon=1.0, delta=1e-6, regime="auto", method="auto", n_buckets=None)
+    kw = dict(epsilon=1.0, delta=1e-6, regime="auto", solver="auto", n_buckets=None)
     pick = lambda xs: data.draw(st.sampled_from(xs))
     kw[field] = pick(
         {
             "epsilon": EPS_BAD_FINITE,
             "delta": DELTA_BAD,
             "regime": ["x", None, 1, ""],
-            "method": ["x", None, 3, ""],
+            "solver": ["x", None, 3, ""],
             "n_buckets": [0, -1, 5, 10**9, 2.0, "x", True, NAN],
         }[field]
     )
@@ -1686,15 +1686,15 @@ BUGS = [
         "range_count_tree-huge-m",
         "range_count_tree",
         lambda: tree.range_count_tree([0, 1], 10**12, epsilon=1.0, rng=0),
-        ("m",),
-        "tree.range_count_tree(m=10**12): np.bincount(minlength=2**d) allocates 8 TiB: MemoryError; refuse, naming `m`",
+        ("n_items",),
+        "tree.range_count_tree(n_items=10**12): np.bincount(minlength=2**d) allocates 8 TiB: MemoryError; refuse, naming `n_items`",
     ),
     (
         "private_apxmed-huge-m",
         "private_apxmed",
         lambda: tree.private_apxmed([0, 1], 10**12, epsilon=1.0, rng=0),
-        ("m",),
-        "tree.private_apxmed(m=10**12): MemoryError; refuse, naming `m`",
+        ("n_items",),
+        "tree.private_apxmed(n_items=10**12): MemoryError; refuse, naming `n_items`",
     ),
     (
         "pfw-huge-n_iter",
@@ -1780,11 +1780,11 @@ BUGS = [
         "silently (the CLI prints 'test RMSE nan'); refuse (naming `test_fraction`) or report None",
     ),
     (
-        "kemeny_aggregate-method-list",
+        "kemeny_aggregate-solver-list",
         "kemeny_aggregate",
-        lambda: kemeny.kemeny_aggregate(R, method=["exact"]),
-        ("method",),
-        "kemeny._solve: dict.get(method) with a list raises TypeError 'unhashable type', not naming `method` (dp_kemeny_aggregate too)",
+        lambda: kemeny.kemeny_aggregate(R, solver=["exact"]),
+        ("solver",),
+        "kemeny._solve: dict.get(solver) with a list raises TypeError 'unhashable type', not naming `solver` (dp_kemeny_aggregate too)",
     ),
     (
         "kendall-ragged",
@@ -1946,7 +1946,7 @@ FIXED = {  # ids of BUGS entries fixed since they were found: they run as ordina
     "range_count_tree-epsilon-array",
     "range_count_tree-huge-m",
     "private_apxmed-huge-m",
-    "kemeny_aggregate-method-list",
+    "kemeny_aggregate-solver-list",
     "kemeny_cost-ragged",
     "apxmed-epsilon-subnormal-nan",
     "pair_statistics-int64-overflow",
@@ -2259,7 +2259,7 @@ PRIVATE = {
     ),
     "dp_kemeny_aggregate": lambda r, e, d: kemeny.dp_kemeny_aggregate(r, epsilon=e, delta=d, rng=0),
     "dp_kemeny_aggregate(large_n)": lambda r, e, d: kemeny.dp_kemeny_aggregate(
-        r, epsilon=e, delta=d, regime="large_n", method="ptas", rng=0
+        r, epsilon=e, delta=d, regime="large_n", solver="ptas", rng=0
     ),
     "bucketed_instance(B=2)": lambda r, e, d: kemeny.bucketed_instance(
         r, epsilon=e, delta=d, n_buckets=2, rng=0
@@ -2371,16 +2371,16 @@ HELPERS = [
     ("borda_sensitivity", lambda: core.borda_sensitivity(0), "n_items"),
     ("borda_sensitivity", lambda: core.borda_sensitivity(2.5), "n_items"),
     ("check_memory", lambda: core.set_memory_limit(-5), "nbytes"),
-    ("local_search", lambda: kemeny.local_search(np.zeros((3, 3)), max_moves=-1), "max_moves"),
+    ("local_search", lambda: kemeny.local_search(np.zeros((3, 3)), max_iter=-1), "max_iter"),
     ("local_search", lambda: kemeny.local_search(np.zeros((3, 3)), tol=NAN), "tol"),
     ("kemeny_ilp", lambda: kemeny.kemeny_ilp(np.zeros((3, 3)), time_limit=NAN), "time_limit"),
     ("kemeny_ilp", lambda: kemeny.kemeny_ilp(np.zeros((3, 3)), time_limit=-1), "time_limit"),
     ("is_bounded", lambda: kemeny.is_bounded(np.zeros((3, 3)), lo=NAN), "lo"),
     ("bucket_of", lambda: kemeny.bucket_of(5, 0), "n_buckets"),
     ("bucket_of", lambda: kemeny.bucket_of(5, 6), "n_buckets"),
-    ("bucket_of", lambda: kemeny.bucket_of(0, 1), "m"),
+    ("bucket_of", lambda: kemeny.bucket_of(0, 1), "n_items"),
     ("same_bucket_pairs", lambda: kemeny.same_bucket_pairs(4, 1.5), "n_buckets"),
-    ("margin_sensitivity", lambda: kemeny.margin_sensitivity(0, 3), "n"),
+    ("margin_sensitivity", lambda: kemeny.margin_sensitivity(0, 3), "n_voters"),
     (
         "margin_noise_scale",
         lambda: kemeny.margin_noise_scale(10, 3, epsilon=NAN, delta=0.0),
@@ -2388,7 +2388,7 @@ HELPERS = [
     ),
     ("large_n_ok", lambda: kemeny.large_n_ok(10, 3, epsilon=1.0, delta=-1.0), "delta"),
     ("bucketed_noise", lambda: kemeny.bucketed_noise(10, 5, 2, epsilon=1.0, delta=NAN), "delta"),
-    ("choose_buckets", lambda: kemeny.choose_buckets(0, 5, epsilon=1.0, delta=0.0), "n"),
+    ("choose_buckets", lambda: kemeny.choose_buckets(0, 5, epsilon=1.0, delta=0.0), "n_voters"),
     ("paper_buckets", lambda: kemeny.paper_buckets(10, 5, epsilon=NAN, delta=0.0), "epsilon"),
     ("clopper_pearson", lambda: audit.clopper_pearson(5, 3, 0.05), "k"),
     ("clopper_pearson", lambda: audit.clopper_pearson(1, 3, NAN), "alpha"),

@@ -1,6 +1,7 @@
-"""Property tests for privrank.kemeny: the exact subset DP and the ILP agree with brute force on any real weights;
-every heuristic returns a permutation no better than the optimum; the margins and bucketed releases decompose and
-are calibrated; bad input raises ValueError/TypeError naming the parameter."""
+"""Property tests for privrank.kemeny: the exact subset DP and the ILP agree with brute force on
+any real weights; every heuristic returns a permutation no better than the optimum; the
+margins and bucketed releases decompose and are calibrated; bad input raises
+ValueError/TypeError naming the parameter."""
 
 import itertools
 import math
@@ -133,7 +134,8 @@ def test_exact_limit_and_bad_input():
 
 
 def test_laplace_margins_are_calibrated():
-    "epsilon-DP large-n variant: Laplace(l1 sensitivity / epsilon) on the margins, E|L| = b within 5 s.e.; half is detected"
+    """epsilon-DP large-n variant: Laplace(l1 sensitivity / epsilon) on the margins, E|L| = b within
+    5 s.e.; half is detected"""
     R = core.sample_plackett_luce(np.linspace(1, 0, 5), 100, rng=1)
     w = core.preference_matrix(R)
     iu = np.triu_indices(5, 1)
@@ -153,7 +155,8 @@ def test_laplace_margins_are_calibrated():
 
 
 def test_paper_buckets_reproduce_the_exponents():
-    "B of result 4.4: B ~ m^(1/11) and error*eps*n ~ m^(65/22) at eps n = m; B ~ m^(1/7) at eps n = m^2 (epsilon-DP)"
+    """B of result 4.4: B ~ m^(1/11) and error*eps*n ~ m^(65/22) at eps n = m; B ~ m^(1/7) at eps n
+    = m^2 (epsilon-DP)"""
     ms = np.logspace(20, 60, 5)  # B is tiny below astronomically large m; rounding would dominate
     Bd = np.array(
         [K.paper_buckets(1, int(m), epsilon=float(m), delta=1e-6) for m in ms]
@@ -184,7 +187,8 @@ def _errors(eps, n, seeds, scale):
 
 
 def test_error_slope_in_epsilon():
-    "Scaled-down sweep: with margins scaled with the noise the large-n error falls like 1/epsilon (slope -1 within 5 bootstrap s.e.)"
+    """Scaled-down sweep: with margins scaled with the noise the large-n error falls like 1/epsilon
+    (slope -1 within 5 bootstrap s.e.)"""
     eps = np.array([0.25, 0.5, 1, 2, 4])
     E = np.array([_errors(e, 2000, 16, 0.3 / e) for e in eps])
     slope = lambda E: np.polyfit(np.log(eps), np.log(E.mean(axis=1) + 1e-4), 1)[0]
@@ -199,8 +203,8 @@ R6 = core.sample_plackett_luce(np.linspace(1, 0, 6), 20, rng=0)
 @pytest.mark.parametrize(
     "call, name",
     [
-        (lambda: K.kemeny_aggregate(R6, method=["exact"]), "`method`"),
-        (lambda: K.dp_kemeny_aggregate(R6, epsilon=1.0, delta=1e-6, method=["exact"]), "`method`"),
+        (lambda: K.kemeny_aggregate(R6, solver=["exact"]), "`solver`"),
+        (lambda: K.dp_kemeny_aggregate(R6, epsilon=1.0, delta=1e-6, solver=["exact"]), "`solver`"),
         (lambda: K.dp_kemeny_aggregate(R6, epsilon=1.0, delta=1e-6, regime=["auto"]), "`regime`"),
         (lambda: K.dp_kemeny_aggregate(R6, epsilon=[1.0, 2.0], delta=1e-6), "`epsilon`"),
         (lambda: K.dp_kemeny_aggregate(R6, epsilon=1e-320, delta=0.0), "`epsilon`"),

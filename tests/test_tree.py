@@ -1,12 +1,15 @@
-"""Property tests for privrank.tree: the noiseless modified tree reproduces the exact position costs, the noise
-matches its calibration (and half of it would be detected), and bad input gets a clear error."""
+"""Property tests for privrank.tree: the noiseless modified tree reproduces the exact position
+costs, the noise matches its calibration (and half of it would be detected), and bad input
+gets a clear error."""
+
+import math
 
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from privrank import tree
+from privrank import core, tree
 from privrank.core import analytic_gaussian_sigma
 
 SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -42,8 +45,8 @@ def test_single_tree_reconstruction(n, m, seed):
 
 @pytest.mark.parametrize("delta", [0.0, 1e-5])
 def test_central_noise_calibration(delta):
-    """Mean |noise| (Laplace) or sd (Gaussian) of the released node values, per level, equals the calibration
-    derived from the sensitivities within 5 standard errors; half of it would not."""
+    """Mean |noise| (Laplace) or sd (Gaussian) of the released node values, per level, equals the
+    calibration derived from the sensitivities within 5 standard errors; half of it would not."""
     R = np.argsort(np.random.default_rng(0).random((30, 12)), axis=1)
     n, m = R.shape
     clean = tree.tree_node_values(tree.position_histograms(R), n)
@@ -138,7 +141,8 @@ def test_local_needs_one_voter_per_group():
 
 @pytest.mark.parametrize("kappa", [1e-300, 1e300, 1e-3, 1e3])
 def test_extreme_kappa_answers_without_nan(kappa):
-    "Level shares are normalised in log space: any kappa > 0 gives finite costs (or a refusal naming `kappa` if a share is 0)"
+    """Level shares are normalised in log space: any kappa > 0 gives finite costs (or a refusal
+    naming `kappa` if a share is 0)"""
     g, b = tree.private_apxmed([0, 1, 3], 4, epsilon=1.0, kappa=kappa, rng=0)
     assert np.isfinite(g).all() and np.isfinite(b)
     pc = tree.private_position_costs(
@@ -160,8 +164,8 @@ def test_extreme_kappa_answers_without_nan(kappa):
         ),
         (lambda: tree.private_apxmed([0, 1, 2, 3], 4, epsilon=1e-320, rng=0), "`epsilon`"),
         (lambda: tree.range_count_tree([0, 1], 4, epsilon=1e-320, rng=0), "`epsilon`"),
-        (lambda: tree.range_count_tree([0, 1], 10**12, epsilon=1.0, rng=0), "`m`"),
-        (lambda: tree.private_apxmed([0, 1], 10**12, epsilon=1.0, rng=0), "`m`"),
+        (lambda: tree.range_count_tree([0, 1], 10**12, epsilon=1.0, rng=0), "`n_items`"),
+        (lambda: tree.private_apxmed([0, 1], 10**12, epsilon=1.0, rng=0), "`n_items`"),
         (
             lambda: tree.private_position_costs(np.arange(10**6)[None], epsilon=1.0, rng=0),
             "`ranks`",
@@ -174,23 +178,22 @@ def test_refusals_name_the_parameter(call, name):
         call()
 
 
-# ---------------------------------------------------------------------------------------------------------------------
-# exact noise (issue 11): integer counts + integer noise over n; one lattice for neighbours; the fast path unchanged
-
-import math
-
-from privrank import core
+# --------------------------------------------------------------------------------------------------
+# exact noise (issue 11): integer counts + integer noise over n; one lattice for neighbours;
+# the fast path unchanged
 
 
 def offsets(X, s):
-    "Per column of X (rows = releases): the one offset of the values modulo s, as a fraction of s, or NaN where there are several"
+    """Per column of X (rows = releases): the one offset of the values modulo s, as a fraction of s,
+    or NaN where there are several"""
     r = np.mod(X, s) / s
     r = np.where(r > 1 - 1e-7, 0.0, r)
     return np.where(np.ptp(r, axis=0) < 1e-7, r[0], np.nan)
 
 
 def lattice_agrees(X0, X1, denom, k=4000):
-    "For s = 1/denom and each power of two 2^-40..2^20: wherever each side sits at one offset modulo s, the offsets agree (k random columns)"
+    """For s = 1/denom and each power of two 2^-40..2^20: wherever each side sits at one offset
+    modulo s, the offsets agree (k random columns)"""
     cols = np.random.default_rng(0).permutation(X0.shape[1])[:k]
     X0, X1 = X0[:, cols], X1[:, cols]
     for s in [1 / denom] + [2.0**k for k in range(-40, 21)]:
@@ -206,7 +209,8 @@ def on_lattice(X, denom):
 
 
 def grid_release(counts, law, scale, denom, rng):
-    "The former exact path (a copy, to keep the test failing-first): grid noise k g on counts / denom, g = 2^(floor(log2 scale) - 10)"
+    """The former exact path (a copy, to keep the test failing-first): grid noise k g on counts /
+    denom, g = 2^(floor(log2 scale) - 10)"""
     g = 2.0 ** (math.floor(math.log2(scale)) - 10)
     k = (
         core.discrete_laplace(math.ceil(scale / g), np.shape(counts), rng=rng)
@@ -332,7 +336,8 @@ def test_apxmed_local_and_range_exact_releases_are_on_one_lattice(m):
 
 @pytest.mark.parametrize("delta", [0.0, 1e-6])
 def test_fast_path_is_the_former_release_bit_for_bit(delta):
-    "counts / n + float noise: the same values and the same random stream as node values + sample_noise"
+    """counts / n + float noise: the same values and the same random stream as node values +
+    sample_noise"""
     R = np.argsort(np.random.default_rng(5).random((30, 11)), axis=1)
     n, m = R.shape
     pc = tree.private_position_costs(R, epsilon=0.8, delta=delta, rng=3)
@@ -370,7 +375,8 @@ def test_fast_path_is_the_former_release_bit_for_bit(delta):
 
 
 def test_local_reports_draw_fresh_noise_for_an_int_seed():
-    "An int seed is one stream for the whole report (it once restarted per array: v and u carried the same noise)"
+    """An int seed is one stream for the whole report (it once restarted per array: v and u carried
+    the same noise)"""
     rep = tree.local_reports(np.array([3, 5]), 8, "laplace", np.ones(3), rng=9)
     assert not np.allclose(rep[0][1] - rep[0][0], np.eye(8)[[3, 5]])
 
@@ -384,10 +390,7 @@ def test_exact_gaussian_is_zcdp_calibrated():
         epsilon=1.0, delta=1e-6
     )
     assert np.allclose(exact.noise_scale, fast.noise_scale * ratio, rtol=1e-9)
-    l1, l2 = (
-        exact.diagnostics["sensitivity_l1"],
-        exact.diagnostics["sensitivity_l2"],
-    )  # rho-zCDP over the levels adds up to the target
+    l2 = exact.diagnostics["sensitivity_l2"]  # rho-zCDP over the levels adds up to the target
     rho = (((l2 / exact.noise_scale) ** 2) / 2).sum()
     assert math.isclose(rho, 1 / (2 * core.zcdp_sigma(epsilon=1.0, delta=1e-6) ** 2), rel_tol=1e-9)
 
@@ -395,7 +398,7 @@ def test_exact_gaussian_is_zcdp_calibrated():
 def test_memory_is_estimated_before_allocating():
     with pytest.raises(
         ValueError,
-        match=r"`m`: the tree over m = 1,000,000,000 positions .* would need about 48 GiB",
+        match=r"`n_items`: the tree over m = 1,000,000,000 positions .* would need about 48 GiB",
     ):
         tree.range_count_tree([0, 5], 10**9, epsilon=1.0)
     core.set_memory_limit(1 << 20)
@@ -420,7 +423,7 @@ def test_memory_is_estimated_before_allocating():
 @pytest.mark.parametrize(
     "call, exc, name",
     [
-        (lambda: tree.tree_depth(0), ValueError, "`m`"),
+        (lambda: tree.tree_depth(0), ValueError, "`n_items`"),
         (
             lambda: tree.range_counts(tree.range_count_tree([0, 1], 13, epsilon=1.0, rng=0), 0, 99),
             ValueError,
@@ -447,7 +450,7 @@ def test_memory_is_estimated_before_allocating():
             "`l1`",
         ),
         (lambda: tree.level_shares(3, "0.5"), TypeError, "`kappa`"),
-        (lambda: tree.assign_groups(3, 5, rng=0), ValueError, "`m`"),
+        (lambda: tree.assign_groups(3, 5, rng=0), ValueError, "`n_groups`"),
     ],
 )
 def test_public_helpers_validate(call, exc, name):
