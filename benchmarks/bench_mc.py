@@ -1,17 +1,26 @@
-"""Time privrank's private Frank-Wolfe global step and a whole run in one go, and print the ratios and targets.
+"""Time privrank's private Frank-Wolfe global step and a whole run in one go, and print the ratios
+and targets.
 
     python benchmarks/bench_mc.py [--quick]
 
-- One global step on an m x 400 matrix with 80 ratings per user (m = 500K, or 50K with --quick), at the noise of
-  T = 20, epsilon = 1, delta = 1e-6: the streaming step (`top_eig_oja_stream`: one pass over the rows, warm-started
-  at a public vector, as private FW does after its first step) against the exact eigendecomposition of A^T A + N
-  (`top_eig_exact`, A^T A by blocked dense products), their time ratio and the angle between the two vectors, and
-  the angle of each to the noiseless top eigenvector. The residual is the one of the second FW step, and the warm
-  start is the first step's public vector (an independent exact release), as in `private_frank_wolfe`.
-  For reference: the implicit-noise Oja step (`top_eig_oja`, 30 steps) and a cold (random) streaming start.
-- The wall time of a whole T = 20 private FW run with the default method ("oja"), and its test RMSE
-  against the exact method's (the exact run is timed too unless --no-exact-run).
-- The same "oja" run on the exact noise path (`noise="exact"`: snapped statistics, discrete Gaussian noise, RDP
+- One global step on an m x 400 matrix with 80 ratings per user (m = 500K, or 50K with --quick), at
+  the noise of
+  T = 20, epsilon = 1, delta = 1e-6: the streaming step (`top_eig_oja_stream`: one pass over the
+  rows, warm-started
+  at a public vector, as private FW does after its first step) against the exact eigendecomposition
+  of A^T A + N
+  (`top_eig_exact`, A^T A by blocked dense products), their time ratio and the angle between the two
+  vectors, and
+  the angle of each to the noiseless top eigenvector. The residual is the one of the second FW step,
+  and the warm
+  start is the first step's public vector (an independent exact release), as in
+  `private_frank_wolfe`.
+  For reference: the implicit-noise Oja step (`top_eig_oja`, 30 steps) and a cold (random) streaming
+  start.
+- The wall time of a whole T = 20 private FW run with the default solver ("oja"), and its test RMSE
+  against the exact solver's (the exact run is timed too unless --no-exact-run).
+- The same "oja" run on the exact noise path (`noise="exact"`: snapped statistics, discrete Gaussian
+  noise, RDP
   accountant) against the fast path: time ratio exact / fast and both test RMSEs.
 Targets (issue 6): the Oja global step within 0.5 s; a whole T = 20 run within 30 s.
 Absolute times on shared machines are noisy: best of k.
@@ -47,9 +56,10 @@ def main(quick=False, exact_run=True):
     R, u, v = mc.synthetic_rank_one(m, 400, rng=0)
     sp = mc.split_ratings(R, rng=1)
     k = np.linalg.norm(u) * np.linalg.norm(v)
-    z = mc.noise_multiplier(1.0, 1e-6, T)[0]
+    z = mc.noise_multiplier(epsilon=1.0, delta=1e-6, n_iter=T)[0]
     sigma = mc.SENSITIVITY_EXACT * z  # in units of L^2: the same for "exact" and "oja"
-    # the second step's residual, in units of L (as private_frank_wolfe computes it), and the first step's public vector
+    # the second step's residual, in units of L (as private_frank_wolfe computes it), and the first
+    # step's public vector
     X = mc.scaled_rows(sp.train, 2.0)
     A = sparse.csr_array((-X.data, X.indices, X.indptr), shape=X.shape)
     v_prev, _, lamc = mc.top_eig_exact(A, sigma, rng=np.random.default_rng(5))
@@ -72,26 +82,32 @@ def main(quick=False, exact_run=True):
     v0 = EV[:, -1]
     cap = lambda w: float(np.linalg.norm(A @ w) ** 2 / ev[-1])
     print(
-        f"global step (FW step 2), m={m:,}, n=400, nnz={A.nnz:,}, eps=1 delta=1e-6 T={T}: z={z:.2f}, sigma/L^2={sigma:.1f}; "
+        f"global step (FW step 2), m={m:,}, n=400, nnz={A.nnz:,}, eps=1 delta=1e-6 T={T}: "
+        f"z={z:.2f}, sigma/L^2={sigma:.1f}; "
         f"lambda1={ev[-1]:.0f}, lambda2={ev[-2]:.0f}, sigma*sqrt(n)={sigma * 20:.0f}"
     )
     print(
-        "| step | time (s) | angle to exact (deg) | angle to noiseless v1 (deg) | captured ||Av||^2/lambda1 |"
+        "| step | time (s) | angle to exact (deg) | angle to noiseless v1 (deg) | "
+        "captured ||Av||^2/lambda1 |"
     )
     print("|---|---|---|---|---|")
     print(
-        f"| oja (1 pass, warm) | {t_st:.3f} | {angle(v_st, v_ex):.2f} | {angle(v_st, v0):.2f} | {cap(v_st):.4f} |"
+        f"| oja (1 pass, warm) | {t_st:.3f} | {angle(v_st, v_ex):.2f} | {angle(v_st, v0):.2f} | "
+        f"{cap(v_st):.4f} |"
     )
     print(f"| exact (gram + eigh) | {t_ex:.3f} | 0 | {angle(v_ex, v0):.2f} | {cap(v_ex):.4f} |")
     print(
-        f"| oja (30 steps, implicit N) | {t_oja:.3f} | {angle(v_oja, v_ex):.2f} | {angle(v_oja, v0):.2f} | {cap(v_oja):.4f} |"
+        f"| oja (30 steps, implicit N) | {t_oja:.3f} | {angle(v_oja, v_ex):.2f} | "
+        f"{angle(v_oja, v0):.2f} | {cap(v_oja):.4f} |"
     )
     print(
-        f"| oja, cold start | - | {angle(v_cold, v_ex):.2f} | {angle(v_cold, v0):.2f} | {cap(v_cold):.4f} |"
+        f"| oja, cold start | - | {angle(v_cold, v_ex):.2f} | {angle(v_cold, v0):.2f} | "
+        f"{cap(v_cold):.4f} |"
     )
     print(f"| floor: one A^T(Av) | {t_pass:.3f} | | | |")
     print(
-        f"time ratio exact / oja: {t_ex / t_st:.1f}x; target oja step <= 0.5 s: {'MET' if t_st <= 0.5 else 'NOT MET'} ({t_st:.3f} s)"
+        f"time ratio exact / oja: {t_ex / t_st:.1f}x; target oja step <= 0.5 s: "
+        f"{'MET' if t_st <= 0.5 else 'NOT MET'} ({t_st:.3f} s)"
     )
     runs = {}
     for meth in ["oja", "exact"] if exact_run else ["oja"]:
@@ -100,10 +116,10 @@ def main(quick=False, exact_run=True):
             sp.train,
             epsilon=1.0,
             delta=1e-6,
-            rank_bound=k,
+            nuclear_norm=k,
             n_iter=T,
             row_norm=2.0,
-            method=meth,
+            solver=meth,
             user_mean=sp.user_mean,
             rng=4,
         )
@@ -116,10 +132,10 @@ def main(quick=False, exact_run=True):
         sp.train,
         epsilon=1.0,
         delta=1e-6,
-        rank_bound=k,
+        nuclear_norm=k,
         n_iter=T,
         row_norm=2.0,
-        method="oja",
+        solver="oja",
         user_mean=sp.user_mean,
         noise="exact",
         rng=4,
@@ -127,7 +143,8 @@ def main(quick=False, exact_run=True):
     t_exact_path = time.perf_counter() - t0
     t = runs["oja"][0]
     print(
-        f"exact noise path (oja, T={T}): {t_exact_path:.2f} s, test RMSE {res_x.rmse(sp):.4f}; time ratio exact / fast = {t_exact_path / t:.2f}"
+        f"exact noise path (oja, T={T}): {t_exact_path:.2f} s, test RMSE {res_x.rmse(sp):.4f}; "
+        f"time ratio exact / fast = {t_exact_path / t:.2f}"
     )
     print(f"target whole T=20 run <= 30 s: {'MET' if t <= 30 else 'NOT MET'} ({t:.2f} s)")
 

@@ -56,19 +56,21 @@ RECORDS = {  # one call per public function that spends privacy; each must retur
         cli.Pairs(USER, I, J, Y.astype(float), 5), epsilon=1.0, rng=0
     ),
     "mc.private_frank_wolfe": lambda: mc.private_frank_wolfe(
-        RAT, epsilon=1.0, delta=1e-6, rank_bound=1.0, n_iter=2, row_norm=1.0, rng=0
+        RAT, epsilon=1.0, delta=1e-6, nuclear_norm=1.0, n_iter=2, row_norm=1.0, rng=0
     ),
     "mc.private_pgd": lambda: mc.private_pgd(
-        RAT, epsilon=1.0, delta=1e-6, rank_bound=1.0, n_iter=2, row_norm=1.0, rng=0
+        RAT, epsilon=1.0, delta=1e-6, nuclear_norm=1.0, n_iter=2, row_norm=1.0, rng=0
     ),
-    "mc.svd_after_cleansing": lambda: mc.svd_after_cleansing(RAT, epsilon=1.0, delta=1e-6, rng=0),
+    "mc.private_svd_cleansing": lambda: mc.private_svd_cleansing(
+        RAT, epsilon=1.0, delta=1e-6, rng=0
+    ),
+    "mc.complete": lambda: mc.complete(RAT, epsilon=1.0, delta=1e-6, n_iter=2, rng=0),
 }
 RAW = {  # spend privacy but return the raw draws (arrays) a mechanism is built from, not a result
     "rr.randomized_response",
     "core.release",
     "core.exact_noise",
     "core.rr_flips",
-    "mc.complete",
     "audit.audit_epsilon",
     "audit.run_mechanism",
     "cli.run_method",

@@ -989,14 +989,14 @@ RAT_BAD = [
             "ratings",
             "epsilon",
             "delta",
-            "rank_bound",
+            "nuclear_norm",
             "n_iter",
             "row_norm",
-            "method",
-            "oja_steps",
+            "solver",
+            "oja_iter",
             "oja_blocks",
             "accountant",
-            "noise_schedule",
+            "schedule",
             "user_mean",
         ]
     ),
@@ -1006,13 +1006,13 @@ def test_private_frank_wolfe_refuses(field, data):
     kw = dict(
         epsilon=1.0,
         delta=1e-5,
-        rank_bound=2.0,
+        nuclear_norm=2.0,
         n_iter=3,
         row_norm=2.0,
-        method="oja",
-        oja_steps=5,
+        solver="oja",
+        oja_iter=5,
         accountant="gdp",
-        noise_schedule="constant",
+        schedule="constant",
         user_mean=None,
     )
     ratings = RAT
@@ -1024,14 +1024,14 @@ def test_private_frank_wolfe_refuses(field, data):
             {
                 "epsilon": EPS_BAD_FINITE[:-1],
                 "delta": DELTA_BAD + [0.0],
-                "rank_bound": [0, -1, NAN, INF, None, [1.0]],
+                "nuclear_norm": [0, -1, NAN, INF, None, [1.0]],
                 "n_iter": INT_BAD + [0],
                 "row_norm": [0, -1, NAN, INF, "2", None, [2.0]],
-                "method": ["x", None, 3, ""],
-                "oja_steps": INT_BAD + [0],
+                "solver": ["x", None, 3, ""],
+                "oja_iter": INT_BAD + [0],
                 "oja_blocks": INT_BAD + [0],
                 "accountant": ["x", None, 3],
-                "noise_schedule": ["x", None, 3],
+                "schedule": ["x", None, 3],
                 "user_mean": [np.zeros(3), np.zeros((RAT.shape[0], 2))],
             }[field]
         )
@@ -1062,9 +1062,9 @@ def test_split_ratings_refuses(field, data):
             "epsilon",
             "delta",
             "row_norm",
-            "rank_bound",
+            "nuclear_norm",
             "n_iter",
-            "method",
+            "solver",
             "max_per_user",
         ]
     ),
@@ -1076,8 +1076,8 @@ def test_complete_refuses(field, data):
         delta=1e-5,
         n_iter=2,
         row_norm=2.0,
-        rank_bound=None,
-        method="oja",
+        nuclear_norm=None,
+        solver="oja",
         max_per_user=80,
         test_fraction=0.3,
     )
@@ -1091,9 +1091,9 @@ def test_complete_refuses(field, data):
                 "epsilon": EPS_BAD_FINITE[:-1],
                 "delta": DELTA_BAD + [0.0],
                 "row_norm": [0, -1, NAN, INF, "2", None],
-                "rank_bound": [0, -1, NAN, INF],
+                "nuclear_norm": [0, -1, NAN, INF],
                 "n_iter": INT_BAD + [0],
-                "method": ["x", None, 3],
+                "solver": ["x", None, 3],
                 "max_per_user": INT_BAD + [0],
             }[field]
         )
@@ -1106,10 +1106,10 @@ def test_complete_refuses(field, data):
     users=st.integers(2, 10),
     items=st.integers(2, 6),
     seed=st.integers(0, 99),
-    method=st.sampled_from(["oja", "oja-implicit", "exact", "oja-fresh"]),
+    solver=st.sampled_from(["oja", "oja-implicit", "exact", "oja-fresh"]),
     T=st.integers(1, 3),
 )
-def test_mc_answers_finite(e, users, items, seed, method, T):
+def test_mc_answers_finite(e, users, items, seed, solver, T):
     Rr = small_ratings(users, items, seed)
     sp = answers("split_ratings", lambda: mc.split_ratings(Rr, test_fraction=0.3, rng=seed))
     fit = answers(
@@ -1118,11 +1118,11 @@ def test_mc_answers_finite(e, users, items, seed, method, T):
             sp.train,
             epsilon=e,
             delta=1e-6,
-            rank_bound=2.0,
+            nuclear_norm=2.0,
             n_iter=T,
             row_norm=2.0,
-            method=method,
-            oja_steps=5,
+            solver=solver,
+            oja_iter=5,
             rng=seed,
         ),
     )
@@ -1617,7 +1617,7 @@ BUGS = [
         "pfw-epsilon-array",
         "private_frank_wolfe",
         lambda: mc.private_frank_wolfe(
-            RAT, epsilon=[1.0, 2.0], delta=1e-5, rank_bound=2.0, n_iter=2, row_norm=2.0, rng=0
+            RAT, epsilon=[1.0, 2.0], delta=1e-5, nuclear_norm=2.0, n_iter=2, row_norm=2.0, rng=0
         ),
         ("epsilon",),
         "private_frank_wolfe(epsilon=[1, 2]): 'truth value of an array is ambiguous', not naming `epsilon`",
@@ -1700,16 +1700,16 @@ BUGS = [
         "pfw-huge-n_iter",
         "private_frank_wolfe",
         lambda: mc.private_frank_wolfe(
-            RAT, epsilon=1.0, delta=1e-5, rank_bound=2.0, n_iter=10**12, row_norm=2.0, rng=0
+            RAT, epsilon=1.0, delta=1e-5, nuclear_norm=2.0, n_iter=10**12, row_norm=2.0, rng=0
         ),
         ("n_iter",),
-        "mc.private_frank_wolfe(n_iter=10**12): MemoryError (and oja_steps=10**12 hangs); cap n_iter / oja_steps",
+        "mc.private_frank_wolfe(n_iter=10**12): MemoryError (and oja_iter=10**12 hangs); cap n_iter / oja_iter",
     ),
     (
         "pfw-huge-row_norm",
         "private_frank_wolfe",
         lambda: mc.private_frank_wolfe(
-            RAT, epsilon=1.0, delta=1e-5, rank_bound=2.0, n_iter=2, row_norm=1e200, rng=0
+            RAT, epsilon=1.0, delta=1e-5, nuclear_norm=2.0, n_iter=2, row_norm=1e200, rng=0
         ),
         ("row_norm",),
         "mc.private_frank_wolfe(row_norm=1e200): row_norm ** 2 * z raises OverflowError (the CLI prints 'unexpected error')",
@@ -1718,7 +1718,7 @@ BUGS = [
         "pfw-tiny-row_norm-nan",
         "private_frank_wolfe",
         lambda: mc.private_frank_wolfe(
-            RAT, epsilon=1.0, delta=1e-5, rank_bound=2.0, n_iter=2, row_norm=1e-200, rng=0
+            RAT, epsilon=1.0, delta=1e-5, nuclear_norm=2.0, n_iter=2, row_norm=1e-200, rng=0
         ),
         None,
         "mc.private_frank_wolfe(row_norm=1e-200): sigma underflows and the returned coefficients are NaN, silently",
@@ -1730,7 +1730,7 @@ BUGS = [
             RAT,
             epsilon=1.0,
             delta=1e-5,
-            rank_bound=2.0,
+            nuclear_norm=2.0,
             n_iter=2,
             row_norm=2.0,
             user_mean=np.full(RAT.shape[0], NAN),
@@ -1740,13 +1740,13 @@ BUGS = [
         "mc._check_fw_args accepts a NaN user_mean: every prediction is NaN; (strings give numpy's 'could not convert')",
     ),
     (
-        "pfw-rank_bound-str",
+        "pfw-nuclear_norm-str",
         "private_frank_wolfe",
         lambda: mc.private_frank_wolfe(
-            RAT, epsilon=1.0, delta=1e-5, rank_bound="2", n_iter=2, row_norm=2.0, rng=0
+            RAT, epsilon=1.0, delta=1e-5, nuclear_norm="2", n_iter=2, row_norm=2.0, rng=0
         ),
-        ("rank_bound",),
-        "mc._check_fw_args(rank_bound='2'): TypeError \"'>' not supported between 'str' and 'int'\", not naming `rank_bound`",
+        ("nuclear_norm",),
+        "mc._check_fw_args(nuclear_norm='2'): TypeError \"'>' not supported between 'str' and 'int'\", not naming `nuclear_norm`",
     ),
     (
         "pfw-accountant-list",
@@ -1755,7 +1755,7 @@ BUGS = [
             RAT,
             epsilon=1.0,
             delta=1e-5,
-            rank_bound=2.0,
+            nuclear_norm=2.0,
             n_iter=2,
             row_norm=2.0,
             accountant=[],
@@ -1935,7 +1935,7 @@ FIXED = {  # ids of BUGS entries fixed since they were found: they run as ordina
     "pfw-huge-row_norm",
     "pfw-tiny-row_norm-nan",
     "pfw-user_mean-nan",
-    "pfw-rank_bound-str",
+    "pfw-nuclear_norm-str",
     "pfw-accountant-list",
     "split_ratings-test_fraction-str",
     "complete-no-test-ratings-nan",

@@ -1,4 +1,5 @@
-"""Tests for privrank.mc: the RDP accountant against Google's dp-accounting, calibration round trips,
+"""Tests for privrank.mc: the RDP accountant against Google's dp-accounting, calibration round
+trips,
 user-side data handling, and bad input refused with an error naming the parameter."""
 
 import math
@@ -9,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import sparse
 
-from privrank import mc
+from privrank import core, mc
 
 
 @settings(max_examples=30, deadline=None)
@@ -20,12 +21,14 @@ def test_rdp_matches_dp_accounting(z, T, logd):
 
     acc = rdp.RdpAccountant()
     acc.compose(dpa.GaussianDpEvent(z), T)
-    ours = mc.epsilon_rdp([z] * T, 10**logd)
+    ours = mc.epsilon_rdp([z] * T, delta=10**logd)
     theirs = acc.get_epsilon(
         10**logd
     )  # ours also searches orders close to 1, so it may be a little lower
     assert theirs * (1 - 0.1) - 1e-6 <= ours <= theirs * (1 + 1e-4) + 1e-6
-    assert mc.epsilon_gdp([z] * T, 10**logd) <= ours + 1e-9  # the exact accountant is never looser
+    assert (
+        mc.epsilon_gdp([z] * T, delta=10**logd) <= ours + 1e-9
+    )  # the exact accountant is never looser
 
 
 def test_rdp_matches_dp_accounting_at_issue_scale():
@@ -34,7 +37,7 @@ def test_rdp_matches_dp_accounting_at_issue_scale():
 
     acc = rdp.RdpAccountant()
     acc.compose(dpa.GaussianDpEvent(20.0), 20)
-    assert abs(mc.epsilon_rdp([20.0] * 20, 1e-6) - acc.get_epsilon(1e-6)) < 1e-3
+    assert abs(mc.epsilon_rdp([20.0] * 20, delta=1e-6) - acc.get_epsilon(1e-6)) < 1e-3
 
 
 @settings(max_examples=30, deadline=None)
@@ -42,13 +45,15 @@ def test_rdp_matches_dp_accounting_at_issue_scale():
     eps=st.floats(0.05, 10), T=st.integers(1, 60), acc=st.sampled_from(["gdp", "rdp", "advanced"])
 )
 def test_calibration_round_trip(eps, T, acc):
-    z = mc.noise_multiplier(eps, 1e-6, T, accountant=acc)
-    assert abs(mc.ACCOUNTANTS[acc](z, 1e-6) - eps) < 1e-7 * max(1, eps)
+    z = mc.noise_multiplier(epsilon=eps, delta=1e-6, n_iter=T, accountant=acc)
+    assert abs(mc.ACCOUNTANTS[acc](z, delta=1e-6) - eps) < 1e-7 * max(1, eps)
 
 
 def test_issue_scale():
-    assert 19.5 < mc.noise_multiplier(1, 1e-6, 20, accountant="rdp")[0] < 21
-    assert 100 < mc.noise_multiplier(1, 1e-6, 20, accountant="advanced")[0] < 110
+    assert 19.5 < mc.noise_multiplier(epsilon=1, delta=1e-6, n_iter=20, accountant="rdp")[0] < 21
+    assert (
+        100 < mc.noise_multiplier(epsilon=1, delta=1e-6, n_iter=20, accountant="advanced")[0] < 110
+    )
 
 
 def test_split_is_per_user_and_vectorised():
@@ -70,23 +75,23 @@ def test_split_is_per_user_and_vectorised():
         (dict(delta=0), "`delta` must be positive"),
         (dict(delta=1.5), "0 <= delta < 1"),
         (dict(row_norm=-1), "`row_norm` must be a positive"),
-        (dict(rank_bound=0), "`rank_bound` must be a positive"),
+        (dict(nuclear_norm=0), "`nuclear_norm` must be a positive"),
         (dict(n_iter=0), "`n_iter` must be >= 1"),
-        (dict(method="power"), "`method` must be"),
+        (dict(solver="power"), "`solver` must be"),
         (dict(oja_blocks=0), "`oja_blocks` must be"),
         (dict(accountant="moments"), "`accountant` must be one of"),
-        (dict(noise_schedule="cos"), "`noise_schedule` must be"),
+        (dict(schedule="cos"), "`schedule` must be"),
     ],
 )
 def test_bad_arguments(kw, msg):
     R = sparse.csr_array(np.eye(5) + 1)
-    args = dict(epsilon=1.0, delta=1e-6, rank_bound=1.0, n_iter=2, row_norm=1.0) | kw
+    args = dict(epsilon=1.0, delta=1e-6, nuclear_norm=1.0, n_iter=2, row_norm=1.0) | kw
     with pytest.raises((ValueError, TypeError), match=msg.replace("(", r"\(")):
         mc.private_frank_wolfe(R, **args)
 
 
 def test_bad_ratings():
-    ok = dict(epsilon=1.0, delta=1e-6, rank_bound=1.0, n_iter=2, row_norm=1.0)
+    ok = dict(epsilon=1.0, delta=1e-6, nuclear_norm=1.0, n_iter=2, row_norm=1.0)
     with pytest.raises(TypeError, match="`ratings` must be a scipy.sparse"):
         mc.private_frank_wolfe(np.eye(3), **ok)
     with pytest.raises(ValueError, match="users have no ratings"):
@@ -107,7 +112,7 @@ def test_private_beats_mean_on_synthetic_and_records_spend():
         sp.train,
         epsilon=5.0,
         delta=1e-6,
-        rank_bound=k,
+        nuclear_norm=k,
         n_iter=10,
         row_norm=2.0,
         user_mean=sp.user_mean,
@@ -116,7 +121,7 @@ def test_private_beats_mean_on_synthetic_and_records_spend():
     base = np.sqrt(np.mean((sp.user_mean[sp.test_user] - sp.test_value) ** 2))
     assert res.rmse(sp) < 0.8 * base
     assert res.privacy_unit == "user" and res.accountant == "gdp"
-    assert abs(mc.epsilon_gdp(res.noise_multiplier, 1e-6) - 5.0) < 1e-7
+    assert abs(mc.epsilon_gdp(res.noise_multiplier, delta=1e-6) - 5.0) < 1e-7
 
 
 # --- baselines: private PGD and SVD after cleansing, and a scaled-down Figure 2 ---
@@ -127,14 +132,16 @@ ZERO = sparse.csr_array(
 
 
 def test_pgd_noise_is_calibrated_and_half_noise_is_detected():
-    """||W_t||_F^2 / sigma^2 on all-zero data has mean n^2 and variance 4n^2 - 2n; sigma from the accountant."""
+    """||W_t||_F^2 / sigma^2 on all-zero data has mean n^2 and variance 4n^2 - 2n; sigma from the
+    accountant."""
     e, d, T, L = 0.7, 1e-6, 8, 2.0
-    sig = mc.SENSITIVITY_PGD * L**2 * mc.noise_multiplier(e, d, T)
+    sig = mc.SENSITIVITY_PGD * L**2 * mc.noise_multiplier(epsilon=e, delta=d, n_iter=T)
     fro = np.concatenate(
         [
             mc.private_pgd(
-                ZERO, epsilon=e, delta=d, rank_bound=3, n_iter=T, row_norm=L, rng=s
-            ).diagnostics["frobenius_sq"]
+                ZERO, epsilon=e, delta=d, nuclear_norm=3, n_iter=T, row_norm=L, rng=s
+            ).diagnostics["frobenius"]
+            ** 2
             / sig**2
             for s in range(50)
         ]
@@ -149,12 +156,12 @@ def test_cleansing_noise_is_calibrated():
     e, d = 1.3, 1e-6
     sig = (
         np.array([2 * 0.5, math.sqrt(2), math.sqrt(2) * 0.25, math.sqrt(2)])
-        * mc.noise_multiplier(e, d, 4)[0]
+        * mc.noise_multiplier(epsilon=e, delta=d, n_iter=4)[0]
     )
     iu = np.triu_indices(10)
     z = []
     for s in range(30):
-        dg = mc.svd_after_cleansing(ZERO, epsilon=e, delta=d, clip=0.5, rng=s).diagnostics
+        dg = mc.private_svd_cleansing(ZERO, epsilon=e, delta=d, row_norm=0.5, rng=s).diagnostics
         z += [
             dg["item_sums"] / sig[0],
             (dg["item_weights"] - 300 / math.sqrt(10)) / sig[1],
@@ -167,12 +174,13 @@ def test_cleansing_noise_is_calibrated():
 
 
 def test_pgd_nonprivate_limit_and_nuclear_ball():
-    """With negligible noise PGD fits the rank-one matrix, and its iterate stays in the nuclear ball."""
+    """With negligible noise PGD fits the rank-one matrix, and its iterate stays in the nuclear
+    ball."""
     R, u, v = mc.synthetic_rank_one(3000, 60, per_user=30, rng=0)
     sp = mc.split_ratings(R, center=False, rng=1)
     k = np.linalg.norm(u) * np.linalg.norm(v)
     res = mc.private_pgd(
-        sp.train, epsilon=1e4, delta=1e-6, rank_bound=k, n_iter=30, row_norm=5.0, rng=2
+        sp.train, epsilon=1e4, delta=1e-6, nuclear_norm=k, n_iter=30, row_norm=5.0, rng=2
     )
     assert res.rmse(sp) < 0.02
     Y = res.coef @ res.factors
@@ -185,18 +193,19 @@ def test_pgd_nonprivate_limit_and_nuclear_ball():
         (dict(row_norm=0), "`row_norm` must be a positive"),
         (dict(step=0), "`step` must be in"),
         (dict(n_iter=0), "`n_iter` must be"),
-        (dict(max_rank=0), "`max_rank` must be"),
+        (dict(rank=0), "`rank` must be"),
     ],
 )
 def test_pgd_bad_arguments(kw, msg):
     R, _, _ = mc.synthetic_rank_one(50, 20, per_user=5, rng=0)
-    args = dict(epsilon=1.0, delta=1e-6, rank_bound=1.0, n_iter=2, row_norm=1.0) | kw
+    args = dict(epsilon=1.0, delta=1e-6, nuclear_norm=1.0, n_iter=2, row_norm=1.0) | kw
     with pytest.raises(ValueError, match=msg):
         mc.private_pgd(R, **args)
 
 
 def test_figure2_synthetic_scaled_down():
-    """All private methods improve with epsilon; at eps = 5 they beat the floor; the measured ordering."""
+    """All private methods improve with epsilon; at eps = 5 they beat the floor; the measured
+    ordering."""
     R, u, v = mc.synthetic_rank_one(20000, 400, rng=0)
     sp = mc.split_ratings(R, rng=1)
     k = np.linalg.norm(u) * np.linalg.norm(v)
@@ -205,9 +214,9 @@ def test_figure2_synthetic_scaled_down():
         epsilons=[0.5, 5],
         delta=1e-6,
         seeds=range(2),
-        fw=dict(rank_bound=k, n_iter=10, row_norm=2.0),
-        pgd=dict(rank_bound=k, n_iter=5, row_norm=5.0),
-        cleansing=dict(clip=1.0, rank=1),
+        fw=dict(nuclear_norm=k, n_iter=10, row_norm=2.0),
+        pgd=dict(nuclear_norm=k, n_iter=5, row_norm=5.0),
+        cleansing=dict(row_norm=1.0, rank=1),
     )
     for m in ("fw", "pgd", "cleansing"):
         assert out[m].mean(1)[1] < out[m].mean(1)[0] - 0.01, m
@@ -215,7 +224,8 @@ def test_figure2_synthetic_scaled_down():
     assert (
         out["svd"] < out["user_mean"] and out["nonprivate_fw"] < out["user_mean"]
     )  # zero-filled SVD is a weak ceiling
-    # measured, not the paper's claim: on this rank-one matrix private PGD (our derivation) beats private FW at eps = 5
+    # measured, not the paper's claim: on this rank-one matrix private PGD (our derivation) beats
+    # private FW at eps = 5
     assert out["pgd"].mean(1)[1] < out["fw"].mean(1)[1]
 
 
@@ -240,9 +250,9 @@ def test_figure2_jester_scaled_down():
         delta=1e-6,
         seeds=range(2),
         svd_rank=2,
-        fw=dict(rank_bound=k, n_iter=10, row_norm=5.0),
-        pgd=dict(rank_bound=k, n_iter=5, row_norm=10.0),
-        cleansing=dict(clip=2.5, rank=2),
+        fw=dict(nuclear_norm=k, n_iter=10, row_norm=5.0),
+        pgd=dict(nuclear_norm=k, n_iter=5, row_norm=10.0),
+        cleansing=dict(row_norm=2.5, rank=2),
     )
     assert out["svd"] < out["user_mean"]
     for m in ("fw", "pgd", "cleansing"):
@@ -256,15 +266,16 @@ def test_top_items_movielens():
 
 
 def test_scale_equivariance_and_extreme_row_norms():
-    "Private FW runs in units of L: the same coefficients for (R, k, L) and (R c, k c, L c); no overflow or NaN at 1e-200"
+    """Private FW runs in units of L: the same coefficients for (R, k, L) and (R c, k c, L c); no
+    overflow or NaN at 1e-200"""
     R = mc.synthetic_rank_one(300, 20, per_user=8, rng=0)[0]
     f = lambda Rr, k, L, **kw: mc.private_frank_wolfe(
-        Rr, epsilon=1.0, delta=1e-6, rank_bound=k, n_iter=4, row_norm=L, rng=1, **kw
+        Rr, epsilon=1.0, delta=1e-6, nuclear_norm=k, n_iter=4, row_norm=L, rng=1, **kw
     )
-    for method in mc.METHODS:
+    for solver in mc.SOLVERS:
         a, b = (
-            f(R, 5.0, 1.0, method=method),
-            f(R * 2.0**-500, 5.0 * 2.0**-500, 2.0**-500, method=method),
+            f(R, 5.0, 1.0, solver=solver),
+            f(R * 2.0**-500, 5.0 * 2.0**-500, 2.0**-500, solver=solver),
         )
         np.testing.assert_allclose(b.coef * 2.0**500, a.coef, rtol=1e-9, atol=1e-12)
     tiny = f(R, 2.0, 1e-200)
@@ -277,16 +288,16 @@ def test_scale_equivariance_and_extreme_row_norms():
     "kw, msg",
     [
         (dict(n_iter=10**12), "`n_iter` must be at most"),
-        (dict(oja_steps=10**12), "`oja_steps` must be at most"),
+        (dict(oja_iter=10**12), "`oja_iter` must be at most"),
         (dict(epsilon=[1.0, 2.0]), "`epsilon` must be a single number"),
-        (dict(rank_bound="2"), "`rank_bound`"),
+        (dict(nuclear_norm="2"), "`nuclear_norm`"),
         (dict(accountant=[]), "`accountant` must be one of"),
         (dict(user_mean=np.full(300, np.nan)), "`user_mean` has 300 NaN"),
     ],
 )
 def test_hostile_arguments_named(kw, msg):
     R = mc.synthetic_rank_one(300, 20, per_user=8, rng=0)[0]
-    args = {**dict(epsilon=1.0, delta=1e-6, rank_bound=2.0, n_iter=2, row_norm=2.0, rng=0), **kw}
+    args = {**dict(epsilon=1.0, delta=1e-6, nuclear_norm=2.0, n_iter=2, row_norm=2.0, rng=0), **kw}
     with pytest.raises((ValueError, TypeError), match=msg.replace("[", r"\[")):
         mc.private_frank_wolfe(R, **args)
 
@@ -307,18 +318,24 @@ ZERO_STREAM = sparse.csr_array(
 
 
 def test_oja_stream_noise_is_calibrated_and_half_noise_is_detected():
-    """On all-zero data every streaming release is pure noise of std 4 sqrt(2) L^2 z_t (two releases of sensitivity 4 L^2)."""
+    """On all-zero data every streaming release is pure noise of std 4 sqrt(2) L^2 z_t (two releases
+    of sensitivity 4 L^2)."""
     e, d, T, L = 1.3, 1e-6, 6, 0.7
-    sig = math.sqrt(2) * mc.SENSITIVITY_OJA_FRESH * L**2 * mc.noise_multiplier(e, d, T)
+    sig = (
+        math.sqrt(2)
+        * mc.SENSITIVITY_OJA_FRESH
+        * L**2
+        * mc.noise_multiplier(epsilon=e, delta=d, n_iter=T)
+    )
     runs = [
         mc.private_frank_wolfe(
             ZERO_STREAM,
             epsilon=e,
             delta=d,
-            rank_bound=3,
+            nuclear_norm=3,
             n_iter=T,
             row_norm=L,
-            method="oja",
+            solver="oja",
             oja_blocks=3,
             rng=s,
         ).diagnostics
@@ -362,10 +379,10 @@ def test_oja_stream_matches_exact_on_synthetic():
         sp.train,
         epsilon=1.0,
         delta=1e-6,
-        rank_bound=k,
+        nuclear_norm=k,
         n_iter=10,
         row_norm=2.0,
-        method=meth,
+        solver=meth,
         user_mean=sp.user_mean,
         rng=s,
     ).rmse(sp)
@@ -375,27 +392,32 @@ def test_oja_stream_matches_exact_on_synthetic():
 
 
 def test_complete_reports_only_private_or_public_values():
-    """Without `evaluate` nothing is held out and no number computed from raw ratings is returned; the item count is the
-    matrix's declared column count; with `evaluate=True` the evaluation keys are labelled as non-private."""
+    """`complete` returns a `Completion` with the privacy record; without `evaluate` nothing is held
+    out and no number computed from raw ratings is returned; the item count is the matrix's
+    declared column count; with `evaluate=True` the evaluation is a dict labelled as non-private."""
     R, _, _ = mc.synthetic_rank_one(2000, 40, per_user=10, rng=0)
     out = mc.complete(R, epsilon=1.0, delta=1e-6, n_iter=3, rng=0)
-    assert not {"test_rmse", "baseline_rmse_user_mean", "n_test", "evaluation"} & set(out)
-    assert (out["users"], out["items"], out["model"], out["private"], out["noise"]) == (
+    assert isinstance(out, mc.Completion) and out.evaluation is None
+    rec = core.privacy_record(out)
+    assert (out.n_users, out.n_items, rec["model"], rec["private"], rec["noise"]) == (
         2000,
         40,
         "joint",
         True,
         "fast",
     )
-    assert np.shape(out["item_factors"]) == (3, 40) and np.isfinite(out["item_factors"]).all()
+    assert rec["privacy_unit"] == "user" and out.params["n_iter"] == 3
+    assert out.factors.shape == (3, 40) and np.isfinite(out.factors).all()
+    assert out.params["nuclear_norm"] == 2.0 * math.sqrt(2000)  # L sqrt(m): data-independent
     wide = sparse.csr_array(R, shape=(2000, 90))  # 50 declared items that nobody rated
-    assert mc.complete(wide, epsilon=1.0, delta=1e-6, n_iter=3, rng=0)["items"] == 90
+    assert mc.complete(wide, epsilon=1.0, delta=1e-6, n_iter=3, rng=0).n_items == 90
     ev = mc.complete(R, epsilon=1.0, delta=1e-6, n_iter=3, evaluate=True, test_fraction=0.05, rng=0)
-    assert ev["evaluation"] == mc.EVALUATION_LABEL and ev["evaluation"].startswith("non-private")
+    e = ev.evaluation
+    assert e["private"] is False and e["note"].startswith("non-private")
     assert (
-        ev["n_test"] > 0
-        and np.isfinite(ev["test_rmse"])
-        and np.isfinite(ev["baseline_rmse_user_mean"])
+        e["n_test"] > 0
+        and np.isfinite(e["test_rmse"])
+        and np.isfinite(e["baseline_rmse_user_mean"])
     )
     with pytest.raises(TypeError, match="`evaluate` must be True or False"):
         mc.complete(R, epsilon=1.0, delta=1e-6, evaluate=1)
@@ -412,17 +434,18 @@ def _snapped(l2, k):
 
 
 def test_exact_stream_releases_on_lattice_and_calibrated():
-    """Exact mode: the streaming eigenvalue releases are integers times their grid, and their variance is the one
-    calibrated from the RDP accountant and the snapped sensitivities (recomputed here), within 5 SE; half the noise fails."""
+    """Exact mode: the streaming eigenvalue releases are integers times their grid, and their
+    variance is the one calibrated from the RDP accountant and the snapped sensitivities
+    (recomputed here), within 5 SE; half the noise fails."""
     from privrank.core import use_noise
 
     e, d, T, L, n = 1.1, 1e-6, 6, 2.0, ZERO_STREAM.shape[1]
-    z = mc.noise_multiplier(e, d, T, accountant="rdp")
+    z = mc.noise_multiplier(epsilon=e, delta=d, n_iter=T, accountant="rdp")
     (_, lv), (gs, ls) = _snapped(4.0, n), _snapped(4.0, 1)
     with use_noise("exact"):
         runs = [
             mc.private_frank_wolfe(
-                ZERO_STREAM, epsilon=e, delta=d, rank_bound=3, n_iter=T, row_norm=L, rng=s
+                ZERO_STREAM, epsilon=e, delta=d, nuclear_norm=3, n_iter=T, row_norm=L, rng=s
             )
             for s in range(60)
         ]
@@ -436,7 +459,7 @@ def test_exact_stream_releases_on_lattice_and_calibrated():
 
 
 def test_exact_cleansing_releases_on_lattice():
-    r = mc.svd_after_cleansing(ZERO, epsilon=1.0, delta=1e-6, noise="exact", rng=0)
+    r = mc.private_svd_cleansing(ZERO, epsilon=1.0, delta=1e-6, noise="exact", rng=0)
     for key, g in r.diagnostics["grid"].items():
         x = np.asarray(r.diagnostics[key]) / g
         assert (x == np.round(x)).all(), key
@@ -444,7 +467,7 @@ def test_exact_cleansing_releases_on_lattice():
 
 def test_exact_mode_accounting_and_fast_path_unchanged():
     R = sparse.csr_array(np.eye(5) + 1)
-    args = dict(epsilon=1.0, delta=1e-6, rank_bound=1.0, n_iter=2, row_norm=1.0, rng=0)
+    args = dict(epsilon=1.0, delta=1e-6, nuclear_norm=1.0, n_iter=2, row_norm=1.0, rng=0)
     with pytest.raises(
         ValueError, match="`accountant` = 'gdp' reads epsilon off the continuous Gaussian"
     ):
@@ -457,7 +480,7 @@ def test_exact_mode_accounting_and_fast_path_unchanged():
     assert (
         ex.noise == "exact"
         and ex.accountant == "rdp"
-        and abs(mc.epsilon_rdp(ex.noise_multiplier, 1e-6) - 1.0) < 1e-7
+        and abs(mc.epsilon_rdp(ex.noise_multiplier, delta=1e-6) - 1.0) < 1e-7
     )
     assert (ex.sigma > fast.sigma).all()  # RDP and the snapping cost a little more noise
 
@@ -468,7 +491,7 @@ def test_exact_gram_release_on_lattice_and_calibrated():
     iu = np.triu_indices(8)
     W = np.array(
         [
-            mc._noisy_gram(
+            mc.noisy_gram(
                 np.full((8, 8), 0.1234567),
                 sigma,
                 rng=np.random.default_rng(s),
