@@ -279,7 +279,8 @@ class BTLFit:
     def ranks(self):
         return np.argsort(self.order, kind="stable")
 
-    def top_k(self, k):
+    def top_k(self, k: int) -> np.ndarray:
+        "The `k` best items, best first"
         return self.order[:k]
 
 # %% ../nbs/02_btl.ipynb #50c7226f

@@ -783,7 +783,7 @@ def dp_kemeny_aggregate(
     order, used = _solve(inst.w / top if top > 0 else inst.w, solver, rng)
     return Consensus(
         order=order,
-        method="kemeny_dp",
+        method="kemeny",
         epsilon=epsilon,
         delta=delta,
         model="central",

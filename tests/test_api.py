@@ -1,8 +1,12 @@
-"""The rules every public private function of privrank shares (issue 12): for now, the privacy record.
+"""The rules every public private function of privrank shares (issue 12): for now, the privacy
+record.
 
-Every public function that spends privacy (it takes `epsilon` and draws randomness) returns a result carrying the same
-record (`privrank.core.privacy_record`: epsilon, delta, model, privacy_unit, private, noise, one vocabulary), with the
-noise path it ran on; the registry below must cover every such function, so a new one cannot skip the record."""
+Every public function that spends privacy (it takes `epsilon` and draws randomness) returns a
+result carrying the same
+record (`privrank.core.privacy_record`: epsilon, delta, model, privacy_unit, private, noise, one
+vocabulary), with the
+noise path it ran on; the registry below must cover every such function, so a new one cannot skip
+the record."""
 
 import inspect
 
@@ -20,7 +24,9 @@ RAT = sp.csr_array(
 )
 RAT = RAT[np.diff(RAT.indptr) > 0]
 
-RECORDS = {  # one call per public function that spends privacy; each must return a result with the privacy record
+# one call per public function that spends privacy; each must return a result with the privacy
+# record
+RECORDS = {
     "core.dp_borda_aggregate": lambda: core.dp_borda_aggregate(R, epsilon=1.0, rng=0),
     "tree.range_count_tree": lambda: tree.range_count_tree(R[:, 0], 5, epsilon=1.0, rng=0),
     "tree.private_position_costs": lambda: tree.private_position_costs(
@@ -52,9 +58,6 @@ RECORDS = {  # one call per public function that spends privacy; each must retur
     "btl.dp_btl_aggregate_comparisons": lambda: btl.dp_btl_aggregate_comparisons(
         I, J, Y, USER, n_items=5, epsilon=1.0, rng=0
     ),
-    "cli.dp_btl_aggregate": lambda: cli.dp_btl_aggregate(
-        cli.Pairs(USER, I, J, Y.astype(float), 5), epsilon=1.0, rng=0
-    ),
     "mc.private_frank_wolfe": lambda: mc.private_frank_wolfe(
         RAT, epsilon=1.0, delta=1e-6, nuclear_norm=1.0, n_iter=2, row_norm=1.0, rng=0
     ),
@@ -68,13 +71,6 @@ RECORDS = {  # one call per public function that spends privacy; each must retur
 }
 RAW = {  # spend privacy but return the raw draws (arrays) a mechanism is built from, not a result
     "rr.randomized_response",
-    "core.release",
-    "core.exact_noise",
-    "core.rr_flips",
-    "audit.audit_epsilon",
-    "audit.run_mechanism",
-    "cli.run_method",
-    "cli.demo_rows",
 }
 
 
@@ -96,6 +92,7 @@ def _spenders():
 
 
 def test_registry_covers_every_function_that_spends_privacy():
+    assert RAW <= _spenders(), f"not public spenders: {sorted(RAW - _spenders())}"
     missing = _spenders() - set(RECORDS) - RAW
     assert not missing, (
         f"public functions that spend privacy with no privacy-record check: {sorted(missing)}"
@@ -108,3 +105,193 @@ def test_every_private_result_carries_the_privacy_record(name, mode):
     with core.use_noise(mode):
         rec = core.privacy_record(RECORDS[name]())
     assert rec["private"] and rec["noise"] == mode and rec["epsilon"] > 0, (name, rec)
+
+
+# ------------------------------------------------------------------------------------------
+# The naming rule (00_core, "One library"): checked over every public function of every module
+
+import ast  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+import privrank as pr  # noqa: E402
+
+MODULES = (core, rr, btl, tree, footrule, kemeny, mc, datasets, audit, cli)
+# parameter names that the rule replaced: old name -> the name to use
+RETIRED = {
+    "m": "n_items",
+    "B": "n_buckets",
+    "n_steps": "n_iter",
+    "oja_steps": "oja_iter",
+    "max_moves": "max_iter",
+    "clip": "row_norm",
+    "rank_bound": "nuclear_norm",
+    "max_rank": "rank",
+    "eps": "epsilon",
+    "noise_schedule": "schedule",
+}
+# functions where a private mechanism needs delta > 0 (a Gaussian mechanism): `delta` has no default
+NEEDS_DELTA = {
+    "kemeny.clipped_noisy_instance": lambda d: kemeny.clipped_noisy_instance(
+        R, epsilon=1.0, delta=d, rng=0
+    ),
+    "mc.private_frank_wolfe": lambda d: mc.private_frank_wolfe(
+        RAT, epsilon=1.0, delta=d, nuclear_norm=1.0, n_iter=2, row_norm=1.0, rng=0
+    ),
+    "mc.private_pgd": lambda d: mc.private_pgd(
+        RAT, epsilon=1.0, delta=d, nuclear_norm=1.0, n_iter=2, row_norm=1.0, rng=0
+    ),
+    "mc.private_svd_cleansing": lambda d: mc.private_svd_cleansing(
+        RAT, epsilon=1.0, delta=d, rng=0
+    ),
+    "mc.complete": lambda d: mc.complete(RAT, epsilon=1.0, delta=d, n_iter=2, rng=0),
+}
+AGGREGATE_INPUT = {"btl.btl_aggregate": R}  # every `<method>_aggregate(ranks)` runs on R
+
+
+def _public_functions():
+    "(qualified name, function) for every function in a module's __all__, and every method"
+    out = []
+    for mod in MODULES:
+        short = mod.__name__.split(".")[-1]
+        for name in mod.__all__:
+            obj = getattr(mod, name)
+            if inspect.isfunction(obj):
+                out.append((f"{short}.{name}", obj))
+            elif inspect.isclass(obj) and obj.__module__ == mod.__name__:
+                for mname, m in vars(obj).items():
+                    if inspect.isfunction(m) and not mname.startswith("_"):
+                        out.append((f"{short}.{name}.{mname}", m))
+    return out
+
+
+PUBLIC = _public_functions()
+
+
+def test_the_public_surface_is_curated():
+    n = sum(len(m.__all__) for m in MODULES)
+    assert len(PUBLIC) > 100 and n < 200, (len(PUBLIC), n)  # was about 210 names in __all__
+    for mod in MODULES:
+        assert not [x for x in mod.__all__ if x.startswith("_")], mod.__name__
+
+
+@pytest.mark.parametrize("name, f", PUBLIC, ids=[n for n, _ in PUBLIC])
+def test_privacy_parameters_are_keyword_only(name, f):
+    params = inspect.signature(f).parameters
+    for p in ("epsilon", "delta", "rng"):
+        if p in params:
+            assert params[p].kind is inspect.Parameter.KEYWORD_ONLY, f"{name}: `{p}` positional"
+
+
+@pytest.mark.parametrize("name, f", PUBLIC, ids=[n for n, _ in PUBLIC])
+def test_one_name_per_concept(name, f):
+    params = inspect.signature(f).parameters
+    old = {p: RETIRED[p] for p in params if p in RETIRED}
+    assert not old, f"{name}: parameters named by the old rule: {old}"
+    if "method" in params:  # `method` is the aggregation method; a solver is `solver`
+        assert name.startswith("cli."), f"{name}: `method` names a solver here; call it `solver`"
+
+
+@pytest.mark.parametrize("name, f", PUBLIC, ids=[n for n, _ in PUBLIC])
+def test_public_functions_are_annotated_and_documented(name, f):
+    sig = inspect.signature(f)
+    missing = [
+        p.name
+        for p in sig.parameters.values()
+        if p.annotation is inspect.Parameter.empty and p.name not in ("self", "cls")
+    ]
+    assert not missing, f"{name}: parameters without a type annotation: {missing}"
+    assert sig.return_annotation is not inspect.Signature.empty, f"{name}: no return type"
+    assert (f.__doc__ or "").strip(), f"{name}: no docstring"
+
+
+def test_delta_defaults_to_zero_wherever_pure_dp_is_possible():
+    required = set()
+    for name, f in PUBLIC:
+        p = inspect.signature(f).parameters.get("delta")
+        if p is None:
+            continue
+        if p.default is inspect.Parameter.empty:
+            if (
+                "epsilon" in inspect.signature(f).parameters
+                and "rng" in inspect.signature(f).parameters
+            ):
+                required.add(name)
+        else:
+            assert p.default == 0.0 and isinstance(p.default, float), (name, p.default)
+    assert required == set(NEEDS_DELTA), (
+        f"functions with a required delta, not listed as needing delta > 0: "
+        f"{sorted(required - set(NEEDS_DELTA))}; listed but not required: "
+        f"{sorted(set(NEEDS_DELTA) - required)}"
+    )
+
+
+@pytest.mark.parametrize("name", sorted(NEEDS_DELTA))
+def test_a_required_delta_refuses_zero_by_name(name):
+    with pytest.raises(ValueError, match="`delta`"):
+        NEEDS_DELTA[name](0.0)
+
+
+def test_aggregators_follow_the_rule():
+    "Every `dp_<method>_aggregate` has the rule's signature and returns a Consensus"
+    found = 0
+    for name, f in PUBLIC:
+        short = name.split(".")[-1]
+        if name.count(".") != 1 or not short.endswith("_aggregate") or name.startswith("cli."):
+            continue
+        params = list(inspect.signature(f).parameters)
+        assert params[0] == "ranks", f"{name}: the first parameter is {params[0]!r}, not `ranks`"
+        if "epsilon" in params:
+            found += 1
+            for p in ("epsilon", "delta", "rng"):
+                assert p in params, f"{name}: no `{p}`"
+            res = f(R, epsilon=1.0, rng=0)
+        else:
+            res = f(AGGREGATE_INPUT.get(name, R))
+        assert isinstance(res, core.Consensus), (name, type(res))
+        assert sorted(res.order) == list(range(R.shape[1])), name
+    assert found >= 6, found  # borda, btl, footrule, naive footrule, in-degree, kemeny
+
+
+def test_no_module_imports_another_modules_private_names():
+    root = Path(pr.__file__).parent
+    bad = []
+    for path in sorted(root.glob("*.py")):
+        if path.name == "_modidx.py":
+            continue
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom) and (
+                node.level or "privrank" in (node.module or "")
+            ):
+                bad += [f"{path.name}: from {node.module} import {a.name}" for a in node.names
+                        if a.name.startswith("_") and not a.name.startswith("__")]  # fmt: skip
+            if (
+                isinstance(node, ast.Attribute)
+                and node.attr.startswith("_")
+                and not node.attr.startswith("__")
+                and isinstance(node.value, ast.Name)
+                and node.value.id in {m.__name__.split(".")[-1] for m in MODULES}
+            ):
+                bad.append(f"{path.name}: {node.value.id}.{node.attr}")
+    assert not bad, bad
+
+
+def test_the_package_namespace_holds_every_piece():
+    for mod in MODULES[:-1]:  # every module but the command
+        assert getattr(pr, mod.__name__.split(".")[-1]) is mod
+    for name in pr.__all__:
+        assert hasattr(pr, name), name
+    main = [
+        "dp_borda_aggregate",
+        "dp_btl_aggregate",
+        "private_btl",
+        "range_count_tree",
+        "private_position_costs",
+        "dp_footrule_aggregate",
+        "dp_kemeny_aggregate",
+        "private_frank_wolfe",
+        "randomized_response",
+        "read_preflib",
+        "audit_epsilon",
+    ]
+    for f in main:
+        assert getattr(pr, f) is getattr(getattr(pr, getattr(pr, f).__module__.split(".")[-1]), f)

@@ -191,14 +191,14 @@ def test_aggregators_match_the_cli(mode):
     pairs = cli.Pairs(user, i, j, y.astype(float), 6, unit="voter")
     with core.use_noise(mode):
         ours = btl.btl_aggregate(R6)
-        theirs = cli.btl_aggregate(pairs)
+        theirs = cli.METHODS["btl"].aggregate(pairs)
         for k in ("order", "scores"):
             assert np.array_equal(getattr(ours, k), getattr(theirs, k))
         assert (ours.model, ours.epsilon, ours.n_voters) == ("none", math.inf, 60)
         for eps, seed in [(1.0, 0), (5.0, 3)]:
             _same(
                 btl.dp_btl_aggregate(R6, epsilon=eps, rng=seed),
-                cli.dp_btl_aggregate(pairs, epsilon=eps, rng=seed),
+                cli.METHODS["btl"].private(pairs, epsilon=eps, rng=seed),
             )
 
 
@@ -215,10 +215,10 @@ def test_comparisons_aggregator_matches_the_cli_with_ties_and_users():
     for seed in range(3):
         _same(
             btl.dp_btl_aggregate_comparisons(i, j, y, user, n_items=m, epsilon=2.0, rng=seed),
-            cli.dp_btl_aggregate(pairs, epsilon=2.0, rng=seed),
+            cli.METHODS["btl"].private(pairs, epsilon=2.0, rng=seed),
         )
     ours = btl.btl_aggregate_comparisons(i, j, y, user, n_items=m)
-    theirs = cli.btl_aggregate(pairs)
+    theirs = cli.METHODS["btl"].aggregate(pairs)
     assert np.array_equal(ours.order, theirs.order) and np.array_equal(ours.scores, theirs.scores)
     assert ours.n_voters == theirs.n_voters
 

@@ -106,7 +106,7 @@ tokens = st.sampled_from(
         "kemeny",
         "frobnicate",
         "complete",
-        "--rank-bound",
+        "--nuclear-norm",
         "--iterations",
         "--row-norm",
         "--solver",
@@ -275,9 +275,8 @@ def test_dp_btl_aggregate_refuses_what_it_cannot_honour():
         (dict(model=3), "`model`"),
     ]:
         with pytest.raises(ValueError, match=name):
-            cli.dp_btl_aggregate(pairs, epsilon=1.0, **kw)
-    with pytest.raises(ValueError, match="`epsilon`"):
-        cli.dp_btl_aggregate(pairs, epsilon=math.inf)
+            cli.METHODS["btl"].private(pairs, epsilon=1.0, **kw)
+    assert not cli.METHODS["btl"].private(pairs, epsilon=math.inf).private  # as every method
 
 
 def test_infinite_epsilon_prints_as_not_private():

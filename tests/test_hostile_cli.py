@@ -1,12 +1,18 @@
 """Hostile input for the command line and the file readers (issue 11, items 3-11 on the CLI side).
 
-Modelled on tests/test_hostile.py, whose guards it shares: the module runs under an address-space limit (an attempt to
-allocate for a huge file fails at once, as MemoryError, which the CLI would report as an "unexpected error") and every
-call under a SIGALRM time limit (a read that never ends, or a FIFO that blocks, is a failure, not a hang).
+Modelled on tests/test_hostile.py, whose guards it shares: the module runs under an address-space
+limit (an attempt to
+allocate for a huge file fails at once, as MemoryError, which the CLI would report as an
+"unexpected error") and every
+call under a SIGALRM time limit (a read that never ends, or a FIFO that blocks, is a failure, not
+a hang).
 
-The contract checked everywhere: `privrank ...` answers exit status 0 with a whole result on stdout and nothing on
-stderr (a JSON result parses with a strict parser: no NaN / Infinity), or exit status 2 with exactly one line
-`privrank: error: ...` on stderr, nothing on stdout, never "unexpected error", never a traceback. The number of cases
+The contract checked everywhere: `privrank ...` answers exit status 0 with a whole result on
+stdout and nothing on
+stderr (a JSON result parses with a strict parser: no NaN / Infinity), or exit status 2 with
+exactly one line
+`privrank: error: ...` on stderr, nothing on stdout, never "unexpected error", never a traceback.
+The number of cases
 tried per group is printed at the end of the module (shown with -q as well)."""
 
 import gzip
@@ -21,9 +27,11 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from test_hostile import COUNTS, Hang, memory_guard, time_limit  # noqa: F401  (memory_guard: autouse module fixture, active here too)
 
-from privrank import cli, core, datasets
+# memory_guard: the autouse module fixture, active here too
+from test_hostile import COUNTS, Hang, memory_guard, time_limit  # noqa: F401
+
+from privrank import btl, cli, core, datasets
 
 DEMO = str(datasets.demo_path())
 SETTINGS = settings(
@@ -47,7 +55,8 @@ def strict_json(text):
 
 
 def main(*args, **kw):
-    "cli.main, with a KeyboardInterrupt escaping it turned into a test failure (not an aborted session)"
+    """cli.main, with a KeyboardInterrupt escaping it turned into a test failure (not an
+    aborted session)"""
     try:
         return cli.main(*args, **kw)
     except KeyboardInterrupt:
@@ -62,7 +71,8 @@ def run(argv, limit=20):
 
 
 def contract(group, argv, limit=20):
-    "Run `privrank argv`: a whole result and exit 0, or one error line and exit 2; returns (code, parsed JSON or text)"
+    """Run `privrank argv`: a whole result and exit 0, or one error line and exit 2; returns
+    (code, parsed JSON or text)"""
     COUNTS[group] += 1
     code, out, err = run(argv, limit)
     assert code in (0, 2), (argv, code, out, err)
@@ -116,7 +126,7 @@ DELTA = st.one_of(
 )
 
 
-# ---------------------------------------------------------------------------------------------------------------------
+# ------------------------------------------------------------------------------------------
 # item 5: the whole accepted range of --epsilon / --delta, down to the smallest positive float
 
 
@@ -330,7 +340,7 @@ def test_complete_epsilon_delta_range(ratings_file, e, delta, evaluate):
         assert (d["evaluation"] is None) != evaluate
 
 
-# ---------------------------------------------------------------------------------------------------------------------
+# ------------------------------------------------------------------------------------------
 # random argument lists
 
 TOKENS = [
@@ -360,7 +370,7 @@ TOKENS = [
     "--test-fraction",
     "--iterations",
     "--row-norm",
-    "--rank-bound",
+    "--nuclear-norm",
     "--solver",
     "oja",
     "--max-per-user",
@@ -411,7 +421,7 @@ def test_random_strings_as_arguments(argv):
     contract("random strings", argv)
 
 
-# ---------------------------------------------------------------------------------------------------------------------
+# ------------------------------------------------------------------------------------------
 # item 6: files that never end, block, or expand beyond memory
 
 HAS_DEV_ZERO = os.path.exists("/dev/zero")
@@ -507,7 +517,8 @@ def test_gzip_bomb_beyond_the_cap(tmp_path, monkeypatch, cmd, name, rest, payloa
 @pytest.mark.parametrize("method", ["borda", "footrule", "kemeny", "btl"])
 @pytest.mark.parametrize("private", [False, True])
 def test_huge_voter_count_refused_with_estimate(tmp_path, method, private):
-    "4 lines declaring one order of 400,000,000 voters: refused before allocating (old code: 15 GiB)"
+    """4 lines declaring one order of 400,000,000 voters: refused before allocating (old code:
+    15 GiB)"""
     f = tmp_path / "bomb.soc"
     f.write_text(
         "# DATA TYPE: soc\n# NUMBER ALTERNATIVES: 2\n# NUMBER VOTERS: 400000000\n400000000: 1,2\n"
@@ -525,7 +536,8 @@ def test_huge_voter_count_refused_with_estimate(tmp_path, method, private):
 
 
 def test_comparisons_from_rankings_refused_with_estimate(tmp_path):
-    "1000 voters ranking 2000 candidates: the ranks fit (48 MB), their 2 billion comparisons for BTL would not"
+    """1000 voters ranking 2000 candidates: the ranks fit (48 MB), their 2 billion comparisons
+    for BTL would not"""
     f = tmp_path / "wide.soc"
     f.write_text(
         "# DATA TYPE: soc\n# NUMBER ALTERNATIVES: 2000\n# NUMBER VOTERS: 1000\n1000: "
@@ -550,7 +562,7 @@ def test_memory_limit_environment_applies(tmp_path, monkeypatch):
     )
 
 
-# ---------------------------------------------------------------------------------------------------------------------
+# ------------------------------------------------------------------------------------------
 # item 8: text from files is escaped; labels are strings
 
 NAME = st.text(st.characters(blacklist_categories=["Cs"]), min_size=1, max_size=12).filter(
@@ -602,7 +614,7 @@ def test_csv_labels_compared_as_strings(tmp_path_factory, rows):
         ), d
 
 
-# ---------------------------------------------------------------------------------------------------------------------
+# ------------------------------------------------------------------------------------------
 # item 9: complete's universe
 
 
@@ -705,8 +717,9 @@ def test_complete_catalogue_that_is_a_device_refused(tmp_path):
     )
 
 
-# ---------------------------------------------------------------------------------------------------------------------
-# item 8: delivering the result (in-process streams standing for a full disk, a closed stdout, a vanished reader, Ctrl-C)
+# ------------------------------------------------------------------------------------------
+# item 8: delivering the result (in-process streams standing for a full disk, a closed stdout,
+# a vanished reader, Ctrl-C)
 
 
 class Failing(io.StringIO):
@@ -812,7 +825,7 @@ def test_help_into_a_closed_pipe_is_quiet():
     assert rc in (0, 141) and b"Traceback" not in err and b"Broken pipe" not in err, (rc, err)
 
 
-# ---------------------------------------------------------------------------------------------------------------------
+# ------------------------------------------------------------------------------------------
 # items 7 and 10: every public function of cli validates its arguments and modifies none of them
 
 PAIRS = dict(
@@ -844,27 +857,43 @@ BAD = [
     ("Pairs", lambda: make_pairs(unit="person"), "unit"),
     ("Pairs", lambda: make_pairs(user=np.array([0, 0])), "user"),
     ("Method", lambda: cli.Method("m", 3), "aggregate"),
-    ("Method", lambda: cli.Method("", cli.btl_aggregate), "name"),
-    ("Method", lambda: cli.Method("m", cli.btl_aggregate, models=("global",)), "models"),
-    ("Method", lambda: cli.Method("m", cli.btl_aggregate, data="ratings"), "data"),
-    ("Method", lambda: cli.Method("m", cli.btl_aggregate, pure="yes"), "pure"),
+    ("Method", lambda: cli.Method("", cli.borda_aggregate), "name"),
+    ("Method", lambda: cli.Method("m", cli.borda_aggregate, models=("global",)), "models"),
+    ("Method", lambda: cli.Method("m", cli.borda_aggregate, data="ratings"), "data"),
+    ("Method", lambda: cli.Method("m", cli.borda_aggregate, pure="yes"), "pure"),
     ("register_method", lambda: cli.register_method("borda"), "method"),
-    ("btl_aggregate", lambda: cli.btl_aggregate(PAIRS), "pairs"),
-    ("dp_btl_aggregate", lambda: cli.dp_btl_aggregate(make_pairs(), epsilon=np.nan), "epsilon"),
-    ("dp_btl_aggregate", lambda: cli.dp_btl_aggregate(make_pairs(), epsilon="1"), "epsilon"),
+    ("btl_aggregate", lambda: cli.METHODS["btl"].aggregate(PAIRS), "pairs"),
     (
         "dp_btl_aggregate",
-        lambda: cli.dp_btl_aggregate(make_pairs(), epsilon=1.0, delta=np.nan),
-        "delta",
-    ),
-    ("dp_btl_aggregate", lambda: cli.dp_btl_aggregate(make_pairs(), epsilon=1.0, rng="x"), "rng"),
-    (
-        "per_comparison_epsilon",
-        lambda: cli.per_comparison_epsilon(np.nan, np.array([1])),
+        lambda: cli.METHODS["btl"].private(make_pairs(), epsilon=np.nan),
         "epsilon",
     ),
-    ("per_comparison_epsilon", lambda: cli.per_comparison_epsilon(1.0, np.array([0])), "k"),
-    ("per_comparison_epsilon", lambda: cli.per_comparison_epsilon(1.0, np.array([1.5])), "k"),
+    ("dp_btl_aggregate", lambda: cli.METHODS["btl"].private(make_pairs(), epsilon="1"), "epsilon"),
+    (
+        "dp_btl_aggregate",
+        lambda: cli.METHODS["btl"].private(make_pairs(), epsilon=1.0, delta=np.nan),
+        "delta",
+    ),
+    (
+        "dp_btl_aggregate",
+        lambda: cli.METHODS["btl"].private(make_pairs(), epsilon=1.0, rng="x"),
+        "rng",
+    ),
+    (
+        "per_comparison_epsilon",
+        lambda: btl.per_comparison_epsilon(np.array([1]), epsilon=np.nan),
+        "epsilon",
+    ),
+    (
+        "per_comparison_epsilon",
+        lambda: btl.per_comparison_epsilon(np.array([0]), epsilon=1.0),
+        "counts",
+    ),
+    (
+        "per_comparison_epsilon",
+        lambda: btl.per_comparison_epsilon(np.array([1.5]), epsilon=1.0),
+        "counts",
+    ),
     (
         "Profile",
         lambda: cli.Profile(np.array([[0, 0]]), None, np.array([1, 2]), ("a", "b"), "t"),
@@ -936,10 +965,10 @@ def test_public_functions_leave_arguments_unchanged(c, e, seed):
     before = {k: v.copy() for k, v in arrays.items()}
     pairs = cli.Pairs(**arrays, n_items=c["n_items"])
     for f in (
-        lambda: cli.btl_aggregate(pairs),
-        lambda: cli.dp_btl_aggregate(pairs, epsilon=e, rng=seed),
-        lambda: cli.per_comparison_epsilon(
-            e, frozen(np.bincount(arrays["user"])[np.unique(arrays["user"])])
+        lambda: cli.METHODS["btl"].aggregate(pairs),
+        lambda: cli.METHODS["btl"].private(pairs, epsilon=e, rng=seed),
+        lambda: btl.per_comparison_epsilon(
+            frozen(np.bincount(arrays["user"])[np.unique(arrays["user"])]), epsilon=e
         ),
     ):
         with time_limit(10):

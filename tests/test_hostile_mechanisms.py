@@ -1,20 +1,30 @@
-"""Hostile input for the mechanisms of privrank.rr, .btl, .tree and .footrule (issue 11, items 1, 4-7 and 10).
+"""Hostile input for the mechanisms of privrank.rr, .btl, .tree and .footrule (issue 11, items 1,
+4-7 and 10).
 
-The guards are test_hostile's: an address-space limit (this process may grow by 3 GiB at most, so an allocation the code
-forgot to estimate fails at once as MemoryError) and a SIGALRM time limit on every call. privrank's own memory budget is
-lowered to 1 GiB here, below that headroom, so a call sized past it must be refused by `core.check_memory` before it
-allocates. Every refusal must be a ValueError/TypeError whose message names the parameter in backticks; every answer must
+The guards are test_hostile's: an address-space limit (this process may grow by 3 GiB at most, so
+an allocation the code
+forgot to estimate fails at once as MemoryError) and a SIGALRM time limit on every call.
+privrank's own memory budget is
+lowered to 1 GiB here, below that headroom, so a call sized past it must be refused by
+`core.check_memory` before it
+allocates. Every refusal must be a ValueError/TypeError whose message names the parameter in
+backticks; every answer must
 be finite (no NaN, no infinity) and arrive within the time limit.
 
 What is thrown:
-- item 5: epsilon from the smallest positive double to 1e300 (and delta from 0, the smallest double, to 1 - 2^-53), on
-  both noise paths, at every private entry point; per-user epsilon arrays of extreme values for privatize / private_btl;
-- item 7: for every public function of the four modules, each argument replaced by NaN-bearing, wrongly typed, ragged,
+- item 5: epsilon from the smallest positive double to 1e300 (and delta from 0, the smallest
+  double, to 1 - 2^-53), on
+  both noise paths, at every private entry point; per-user epsilon arrays of extreme values for
+  privatize / private_btl;
+- item 7: for every public function of the four modules, each argument replaced by NaN-bearing,
+  wrongly typed, ragged,
   empty or out-of-range values (a meta-test checks that every public function is in the table);
 - item 6: calls sized past the memory budget by m or n, refused with the estimate;
-- item 10: every public function called on fresh valid inputs (C, Fortran, strided and read-only layouts): its array
+- item 10: every public function called on fresh valid inputs (C, Fortran, strided and read-only
+  layouts): its array
   arguments keep their values, dtype and flags.
-The number of cases tried per function is printed at the end of the module (shown with -q as well)."""
+The number of cases tried per function is printed at the end of the module (shown with -q as
+well)."""
 
 import contextlib
 import copy
@@ -26,7 +36,9 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from test_hostile import COUNTS, Hang, memory_guard, refuses, time_limit  # noqa: F401  (memory_guard is an autouse fixture: importing it applies it here)
+
+# noqa: F401  (memory_guard is an autouse fixture: importing it applies it here)
+from test_hostile import COUNTS, refuses, time_limit
 
 from privrank import btl, core, footrule, kemeny, rr, tree
 
@@ -46,7 +58,8 @@ def memory_budget():
 
 
 def _finite(x, where="result"):
-    "No NaN or infinity anywhere in a result (dataclasses, dicts, sequences, arrays, floats); a non-private result's epsilon is inf"
+    """No NaN or infinity anywhere in a result (dataclasses, dicts, sequences, arrays,
+    floats); a non-private result's epsilon is inf"""
     if dataclasses.is_dataclass(x) and not isinstance(x, type):
         for fl in dataclasses.fields(x):
             if not (fl.name == "epsilon" and getattr(x, "model", None) == "none"):
@@ -85,7 +98,7 @@ def finite_or_refused(fname, f, *names):
     return r
 
 
-# ---------------------------------------------------------------------------------------------------------------------
+# ------------------------------------------------------------------------------------------
 # item 5 (and 4): epsilon and delta over their whole accepted range, on both noise paths
 
 R5 = core.sample_plackett_luce(np.linspace(1, 0, 5), 8, rng=0)
@@ -178,7 +191,8 @@ MUST_ANSWER_TINY = (
 
 
 def test_the_ends_that_must_answer_do():
-    "epsilon = 1e300 everywhere and 1e-100 where nothing overflows (fast path, Laplace); the smallest double where nothing scales with 1/epsilon"
+    """epsilon = 1e300 everywhere and 1e-100 where nothing overflows (fast path, Laplace); the
+    smallest double where nothing scales with 1/epsilon"""
     for name, f in PRIVATE.items():
         answers(name, lambda: f(1e300, 0.0))
         answers(name, lambda: f(1e-100, 0.0)) if name not in (
@@ -195,7 +209,8 @@ def test_the_ends_that_must_answer_do():
 @SETTINGS
 @given(eu=st.lists(EPS, min_size=3, max_size=3), w=st.sampled_from(["inverse_variance", "uniform"]))
 def test_per_user_epsilon_arrays_at_the_extremes(eu, w):
-    "One epsilon per user (the CLI splits a voter's budget over her comparisons): finite or refused by name, never a stall"
+    """One epsilon per user (the CLI splits a voter's budget over her comparisons): finite or
+    refused by name, never a stall"""
     eu = np.array(eu)
     r = finite_or_refused(
         "private_btl",
@@ -278,7 +293,7 @@ def test_named_refusals_at_the_ends(case):
     refuses(fname, call, *names)
 
 
-# ---------------------------------------------------------------------------------------------------------------------
+# ------------------------------------------------------------------------------------------
 # item 7: every public function validates every argument
 
 GOOD_R = np.array([[0, 1, 2], [2, 0, 1], [1, 2, 0]])
@@ -322,7 +337,8 @@ SQ_BAD = [
     np.zeros(3),
 ]
 
-# name -> (function, valid keyword arguments, {parameter: bad values}); each bad value must be refused naming the parameter
+# name -> (function, valid keyword arguments, {parameter: bad values}); each bad value must be
+# refused naming the parameter
 SPEC = {
     # rr
     "flip_probability": (rr.flip_probability, dict(epsilon=1.0), dict(epsilon=EPS_BAD)),
@@ -847,7 +863,8 @@ CASES = [
 ]
 
 
-INTERNAL = {  # in the table but not in `__all__`: internal exports of tree and footrule, kemeny's cost
+# in the table but not in `__all__`: internal exports of tree and footrule, kemeny's cost
+INTERNAL = {
     "tree_depth",
     "tree_node_counts",
     "tree_node_values",
@@ -888,7 +905,7 @@ def test_every_argument_is_validated(fname, param, k):
     refuses(fname, lambda: f(**kw), *ALSO.get((fname, param), (param,)))
 
 
-# ---------------------------------------------------------------------------------------------------------------------
+# ------------------------------------------------------------------------------------------
 # item 6: sized past the memory budget by m or n: refused with the estimate, before allocating
 
 
@@ -1019,7 +1036,7 @@ def test_sized_past_the_budget_is_refused_with_the_estimate(fname, call, name, n
     assert "would need about" in msg or "exceed" in msg, msg
 
 
-# ---------------------------------------------------------------------------------------------------------------------
+# ------------------------------------------------------------------------------------------
 # item 10: no public function modifies its arguments
 
 
