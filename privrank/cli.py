@@ -38,8 +38,8 @@ from .footrule import dp_footrule_aggregate, footrule_aggregate
 from .kemeny import dp_kemeny_aggregate, kemeny_aggregate
 
 # %% auto #0
-__all__ = ['MODELS', 'DATA_KINDS', 'METHODS', 'BYTES_PER_COMPARISON', 'EXIT_USAGE', 'EXIT_SIGPIPE', 'EXIT_INTERRUPT', 'Pairs',
-           'Method', 'register_method', 'CLIError', 'Profile', 'load_profile', 'build_parser', 'main']
+__all__ = ['MODELS', 'DATA_KINDS', 'METHODS', 'Pairs', 'Method', 'register_method', 'CLIError', 'Profile', 'load_profile',
+           'build_parser', 'main']
 
 # %% ../nbs/09_cli.ipynb #7ed10a98
 def _int_array(x, name):
@@ -236,11 +236,13 @@ class _Parser(argparse.ArgumentParser):
     def error(self, message):
         raise CLIError(message)
 
-# %% ../nbs/09_cli.ipynb #47570132
-_RANKING_SUFFIXES = (".soc", ".soi", ".toi", ".toc")
+# %% ../nbs/09_cli.ipynb #8d6c15fb
 BYTES_PER_COMPARISON = (
     80  # peak bytes per comparison built from rankings and fitted by BTL (measured 33 + 41)
 )
+
+# %% ../nbs/09_cli.ipynb #47570132
+_RANKING_SUFFIXES = (".soc", ".soi", ".toi", ".toc")
 
 
 def _suffix(path: Path) -> str:
@@ -817,6 +819,9 @@ def _cmd_complete(args):
         )
     return "\n".join(lines)
 
+# %% ../nbs/09_cli.ipynb #e480e682
+EXIT_USAGE, EXIT_SIGPIPE, EXIT_INTERRUPT = 2, 141, 130
+
 # %% ../nbs/09_cli.ipynb #3bbea85f
 def build_parser() -> argparse.ArgumentParser:
     "The `privrank` argument parser"
@@ -900,7 +905,6 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 _COMMANDS = {"demo": _cmd_demo, "aggregate": _cmd_aggregate, "complete": _cmd_complete}
-EXIT_USAGE, EXIT_SIGPIPE, EXIT_INTERRUPT = 2, 141, 130
 
 
 def _say(stream, line):

@@ -22,14 +22,13 @@ from numpy.typing import ArrayLike
 from scipy import optimize, special
 
 # %% auto #0
-__all__ = ['DEFAULT_MEMORY_LIMIT', 'MAX_ENTRIES', 'NOISE_MODES', 'MAX_NOISE_UNITS', 'NOISE_LAWS', 'EXACT_BITS', 'PRIVACY_MODELS',
-           'PRIVACY_UNITS', 'memory_limit', 'set_memory_limit', 'check_memory', 'check_ranks', 'check_orders',
-           'ranks_to_orders', 'orders_to_ranks', 'sample_plackett_luce', 'kendall_tau_distance', 'footrule_distance',
-           'preference_counts', 'preference_matrix', 'Consensus', 'borda_scores', 'borda_aggregate',
-           'analytic_gaussian_sigma', 'gaussian_delta', 'noise_mode', 'set_noise', 'use_noise', 'discrete_laplace',
-           'discrete_gaussian', 'zcdp_delta', 'zcdp_sigma', 'calibrate_noise', 'sample_noise', 'exact_noise', 'release',
-           'snap', 'snap_grid', 'snapped_sensitivity', 'float_sum_error', 'borda_sensitivity', 'dp_borda_aggregate',
-           'privacy_record']
+__all__ = ['DEFAULT_MEMORY_LIMIT', 'NOISE_MODES', 'NOISE_LAWS', 'PRIVACY_MODELS', 'PRIVACY_UNITS', 'memory_limit',
+           'set_memory_limit', 'check_memory', 'check_ranks', 'check_orders', 'ranks_to_orders', 'orders_to_ranks',
+           'sample_plackett_luce', 'kendall_tau_distance', 'footrule_distance', 'preference_counts',
+           'preference_matrix', 'Consensus', 'borda_scores', 'borda_aggregate', 'analytic_gaussian_sigma',
+           'gaussian_delta', 'noise_mode', 'set_noise', 'use_noise', 'discrete_laplace', 'discrete_gaussian',
+           'zcdp_delta', 'zcdp_sigma', 'calibrate_noise', 'sample_noise', 'exact_noise', 'release', 'snap', 'snap_grid',
+           'snapped_sensitivity', 'float_sum_error', 'borda_sensitivity', 'dp_borda_aggregate', 'privacy_record']
 
 # %% ../nbs/00_core.ipynb #aa59a08c
 def real_array(x: ArrayLike, name: str) -> np.ndarray:
@@ -253,12 +252,12 @@ def orders_to_ranks(orders: ArrayLike) -> np.ndarray:  # (n, m) orders, candidat
     "Positions of each candidate: ranks[i, q] = position of candidate q for voter i"
     return _invert(check_orders(orders))
 
-# %% ../nbs/00_core.ipynb #ba2250bd
+# %% ../nbs/00_core.ipynb #0b047b44
 MAX_ENTRIES = (
     1 << 31
 )  # largest array a function builds from its arguments' sizes (16 GiB of float64): refuse beyond
 
-
+# %% ../nbs/00_core.ipynb #ba2250bd
 def sample_plackett_luce(
     theta: ArrayLike,  # (m,) utilities; larger is better
     n: int,  # number of voters
@@ -567,6 +566,13 @@ def sample_gaussian(sigma, size, *, rng):  # sigma >= 0
     sigma, rng = _float_noise(sigma, "sigma"), check_rng(rng)
     return rng.normal(0.0, 1.0, size) * sigma
 
+# %% ../nbs/00_core.ipynb #dfd5f680
+MAX_NOISE_UNITS = (
+    2**52
+    # largest Laplace scale / Gaussian sigma in integer units (beyond, draws past 2^63 stop being
+    # astronomically rare)
+)
+
 # %% ../nbs/00_core.ipynb #e5b2d9ef
 _SMALL = (
     1 << 62
@@ -673,13 +679,6 @@ def _to_int64(z):
     if z.dtype != object or z.size == 0:
         return z
     return z.astype(np.int64) if max(abs(int(z.max())), abs(int(z.min()))) < 2**63 else z
-
-
-MAX_NOISE_UNITS = (
-    2**52
-    # largest Laplace scale / Gaussian sigma in integer units (beyond, draws past 2^63 stop being
-    # astronomically rare)
-)
 
 
 def discrete_laplace(
@@ -884,12 +883,12 @@ def sample_noise(
         return np.zeros(size)
     return (sample_laplace if law == "laplace" else sample_gaussian)(scale, size, rng=rng)
 
-# %% ../nbs/00_core.ipynb #9d108ab8
+# %% ../nbs/00_core.ipynb #a272ac63
 # the exact path rounds a noise scale up to 40 significant bits: at most 2^-39 more noise,
 # never less
 EXACT_BITS = 40
 
-
+# %% ../nbs/00_core.ipynb #9d108ab8
 def _round_up(q, bits=EXACT_BITS):
     "The smallest dyadic rational with `bits` significant bits that is >= the positive Fraction q"
     k = bits - (q.numerator.bit_length() - q.denominator.bit_length())

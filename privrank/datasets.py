@@ -22,10 +22,10 @@ from scipy import sparse
 from .core import RNGLike, check_int, check_memory, check_rng, memory_limit, orders_to_ranks
 
 # %% auto #0
-__all__ = ['DEFAULT_MAX_FILE_BYTES', 'RANKS_BYTES_PER_ENTRY', 'PREFLIB_PARSE_FACTOR', 'CSV_PARSE_FACTOR', 'JESTER_JOKES',
-           'MAX_N_ITEMS', 'data_home', 'find_data_file', 'shared_data_dir', 'max_file_bytes', 'set_max_file_bytes',
-           'Preferences', 'read_preflib', 'demo_path', 'load_demo', 'Comparisons', 'read_pairwise_csv', 'Ratings',
-           'read_movielens', 'read_jester', 'read_ratings', 'ratings_format', 'item_universe']
+__all__ = ['DEFAULT_MAX_FILE_BYTES', 'JESTER_JOKES', 'data_home', 'find_data_file', 'shared_data_dir', 'max_file_bytes',
+           'set_max_file_bytes', 'Preferences', 'read_preflib', 'demo_path', 'load_demo', 'Comparisons',
+           'read_pairwise_csv', 'Ratings', 'read_movielens', 'read_jester', 'read_ratings', 'ratings_format',
+           'item_universe']
 
 # %% ../nbs/07_datasets.ipynb #c381c6cd
 def _home(folder):
@@ -395,12 +395,12 @@ def _tier_levels(
     levels[rows, np.concatenate(tiers)] = np.repeat(tier_in_order, sizes)
     return levels
 
-# %% ../nbs/07_datasets.ipynb #a1483cef
+# %% ../nbs/07_datasets.ipynb #c65e569a
 # peak bytes per (voter, item) entry of `.ranks` (measured 17) and of `.to_ranks` (measured
 # 25, so 32 there)
 RANKS_BYTES_PER_ENTRY = 24
 
-
+# %% ../nbs/07_datasets.ipynb #a1483cef
 @dataclass(frozen=True, eq=False)
 class Preferences:
     """Preference orders read from a PrefLib file: each distinct order as tiers (best first),
@@ -516,12 +516,12 @@ class Preferences:
             return orders_to_ranks(np.argsort(levels + rng.random(levels.shape), axis=1))
         return orders_to_ranks(np.argsort(levels, axis=1, kind="stable"))
 
-# %% ../nbs/07_datasets.ipynb #ad1a1b7c
+# %% ../nbs/07_datasets.ipynb #fa61dd07
 PREFLIB_PARSE_FACTOR = (
     64  # bytes of memory per byte of PrefLib text while parsing (measured 46 on the Sushi .soi)
 )
 
-
+# %% ../nbs/07_datasets.ipynb #ad1a1b7c
 def read_preflib(
     path: str | os.PathLike,  # a PrefLib 2022 .soc/.soi/.toc/.toi file (gzip accepted)
     *,
@@ -751,10 +751,10 @@ class Comparisons:
             f"{self.n_items} items, {int(self.tie.sum())} ties)"
         )
 
-# %% ../nbs/07_datasets.ipynb #199adfd1
+# %% ../nbs/07_datasets.ipynb #04811799
 CSV_PARSE_FACTOR = 24  # bytes of memory per byte of CSV text while parsing (measured 11 to 23)
 
-
+# %% ../nbs/07_datasets.ipynb #199adfd1
 def read_pairwise_csv(
     path: str
     | os.PathLike,  # CSV with header `user,winner,loser` or `user,winner,loser,tie` (gzip accepted)
@@ -803,10 +803,12 @@ def read_pairwise_csv(
         user, items[:, 0].copy(), items[:, 1].copy(), tie, user_ids, item_ids, str(path)
     )
 
+# %% ../nbs/07_datasets.ipynb #538d477c
+MAX_N_ITEMS = 2**31 - 1  # largest item universe (column indices stay 32-bit)
+
 # %% ../nbs/07_datasets.ipynb #2218f2c8
 # jokes in Jester dataset 1 (ids 1..100; Goldberg et al. 2001); later Jester datasets have 150
 JESTER_JOKES = 100
-MAX_N_ITEMS = 2**31 - 1  # largest item universe (column indices stay 32-bit)
 
 
 @dataclass(frozen=True, eq=False)
