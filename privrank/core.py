@@ -1130,7 +1130,12 @@ def dp_borda_aggregate(
     rng: RNGLike = None,
 ) -> Consensus:
     """Borda consensus from noisy scores: epsilon-DP (Laplace) or (epsilon, delta)-DP
-    (Gaussian), central or local"""
+    (Gaussian), central or local.
+
+    Returns a `Consensus` (order, ranks, the noisy scores) with the privacy record per voter;
+    `epsilon=inf` gives the non-private consensus. Refuses, naming the parameter, invalid
+    `ranks`, an `epsilon` that is not positive, a `delta` outside [0, 1), an unknown `model`
+    and an `rng` numpy cannot seed."""
     r = check_ranks(ranks)
     epsilon, delta = check_epsilon(epsilon, allow_inf=True, scalar=True), check_delta(delta)
     if model not in ("central", "local"):
