@@ -180,6 +180,20 @@ def check_memory(
     return nbytes
 
 # %% ../nbs/00_core.ipynb #559f2ab5
+def _permutation_rows(a, block=1 << 22):
+    """Which rows of the (n, m) integer array `a` are permutations of 0..m-1, in O(nm): a row is
+    one iff its m values lie in 0..m-1 and mark all m of them (one scatter per block of rows)"""
+    n, m = a.shape
+    ok, step = np.empty(n, bool), max(1, block // m)
+    for s in range(0, n, step):  # blocks of about 4M entries, not a loop over voters
+        b = a[s : s + step]
+        inside = ((b >= 0) & (b < m)).all(axis=1)
+        seen = np.zeros(b.shape, bool)
+        np.put_along_axis(seen, b if inside.all() else np.where(inside[:, None], b, 0), True, 1)
+        ok[s : s + step] = inside & seen.all(axis=1)
+    return ok
+
+
 def _check_permutations(a, name):
     "Validated int64 2-D array whose rows are permutations of 0..m-1"
     if not isinstance(a, np.ndarray):
@@ -201,8 +215,8 @@ def _check_permutations(a, name):
         raise ValueError(
             f"`{name}` must have at least one voter and one candidate; got shape {a.shape}"
         )
+    bad = np.flatnonzero(~_permutation_rows(a))
     a = a.astype(np.int64, copy=False)
-    bad = np.flatnonzero((np.sort(a, axis=1) != np.arange(m)).any(axis=1))
     if bad.size:
         row = a[bad[0]]
         what = (

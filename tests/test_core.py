@@ -140,3 +140,20 @@ def test_analytic_gaussian_is_tight(epsilon, delta):
     s = core.analytic_gaussian_sigma(epsilon=epsilon, delta=delta)
     assert math.isfinite(s) and s > 0
     assert abs(core.gaussian_delta(epsilon=epsilon, sigma=s) - delta) <= 1e-6 * delta + 1e-15
+
+
+@pytest.mark.parametrize("dtype", [np.int8, np.uint8, np.int16, np.int32, np.int64, np.uint64])
+def test_permutation_check_is_the_sort_definition(dtype):
+    "The O(nm) scatter check accepts exactly the rows whose sorted values are 0..m-1"
+    rng = np.random.default_rng(7)
+    for m in (1, 2, 5, 17, 100):
+        a = np.argsort(rng.random((300, m)), axis=1)
+        k = rng.integers(0, 300, 60)
+        a[k, rng.integers(0, m, 60)] = rng.integers(0, m, 60)  # repeats (or no change)
+        if np.issubdtype(dtype, np.signedinteger):
+            a[k[:10], 0] = -1
+        a[k[10:20], -1] = m + 3  # out of range
+        a = a.astype(dtype)
+        expected = (np.sort(a.astype(np.int64), axis=1) == np.arange(m)).all(axis=1)
+        got = core._permutation_rows(a, block=64)  # several blocks
+        assert np.array_equal(got, expected), (dtype, m)
