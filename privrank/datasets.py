@@ -7,13 +7,17 @@ Docs: https://privrank.github.io/privrank/datasets.html.md"""
 # %% ../nbs/07_datasets.ipynb #fc6d2859
 from __future__ import annotations  # noqa: F404 (the use-it example comes first)
 
+import csv
 import gzip
+import io
 import os
 import re
 import stat
 import zlib
 from dataclasses import dataclass, field
 from importlib import resources
+from itertools import islice
+from operator import itemgetter
 from pathlib import Path
 
 import numpy as np
@@ -22,10 +26,10 @@ from scipy import sparse
 from .core import RNGLike, check_int, check_memory, check_rng, memory_limit, orders_to_ranks
 
 # %% auto #0
-__all__ = ['DEFAULT_MAX_FILE_BYTES', 'JESTER_JOKES', 'data_home', 'find_data_file', 'shared_data_dir', 'max_file_bytes',
-           'set_max_file_bytes', 'Preferences', 'read_preflib', 'demo_path', 'load_demo', 'Comparisons',
-           'read_pairwise_csv', 'Ratings', 'read_movielens', 'read_jester', 'read_ratings', 'ratings_format',
-           'item_universe']
+__all__ = ['DEFAULT_MAX_FILE_BYTES', 'CSV_CHUNK_ROWS', 'PAIRWISE_COLUMNS', 'RATINGS_COLUMNS', 'JESTER_JOKES', 'data_home',
+           'find_data_file', 'shared_data_dir', 'max_file_bytes', 'set_max_file_bytes', 'Preferences', 'read_preflib',
+           'demo_path', 'load_demo', 'Comparisons', 'read_pairwise_csv', 'Ratings', 'read_movielens', 'read_jester',
+           'read_ratings', 'ratings_format', 'item_universe']
 
 # %% ../nbs/07_datasets.ipynb #c381c6cd
 def _home(folder):
@@ -586,6 +590,160 @@ def load_demo() -> Preferences:
     voters rank 9 courses)."""
     return read_preflib(demo_path())
 
+# %% ../nbs/07_datasets.ipynb #0d999d6f
+CSV_CHUNK_ROWS = 1 << 16  # rows the csv module parses at a time: bounds the Python objects alive
+PAIRWISE_COLUMNS = dict(
+    winner=("winner",), loser=("loser",), user=("user",), tie=("tie",)
+)  # accepted header names (case-insensitive) of each column of a comparisons CSV
+RATINGS_COLUMNS = dict(
+    user=("user", "userid"),
+    item=("item", "itemid", "joke", "movie", "movieid"),
+    rating=("rating",),
+)  # accepted header names (case-insensitive) of each column of a ratings CSV
+
+
+def _accepted(spec, required):
+    "The header names `spec` accepts, for messages"
+    say = lambda c: " / ".join(spec[c])
+    opt = [c for c in spec if c not in required]
+    return (
+        "the header must name the columns "
+        + ", ".join(say(c) for c in required)
+        + (f" (optional: {', '.join(say(c) for c in opt)})" if opt else "")
+        + ", in any order, case-insensitive; other columns are ignored"
+    )
+
+
+def _csv_reader(text):
+    'An RFC 4180 reader of `text`: quoted fields, `""` escapes, line breaks in quotes, LF or CRLF'
+    return csv.reader(io.StringIO(text, newline=""), strict=True)
+
+
+def _header(head, spec, required, path) -> dict:
+    """Index of each column of `spec` named in the header `head` (names stripped, any case);
+    ValueError if a required one is missing or a column is named twice."""
+    names = [h.strip().lower() for h in head]
+    where = {}
+    for col, accepted in spec.items():
+        hits = [k for k, h in enumerate(names) if h in accepted]
+        if len(hits) > 1:
+            raise ValueError(
+                f"{path} line 1: columns {hits[0] + 1} and {hits[1] + 1} ({head[hits[0]]!r}, "
+                f"{head[hits[1]]!r}) both name the `{col}` column"
+            )
+        if hits:
+            where[col] = hits[0]
+        elif col in required:
+            raise ValueError(
+                f"{path} line 1: no `{col}` column in the header "
+                f"{','.join(head)[:80]!r}: {_accepted(spec, required)}"
+            )
+    return where
+
+# %% ../nbs/07_datasets.ipynb #01df71b6
+def _line_of(text, rec):
+    """File line on which CSV record `rec` (0 = the first after the header) starts; re-reads
+    `text`, for messages only."""
+    reader = _csv_reader(text)
+    next(reader, None)
+    line = reader.line_num + 1
+    for k, _ in enumerate(reader):
+        if k == rec:
+            break
+        line = reader.line_num + 1
+    return line
+
+
+class _Lines:
+    "The file line of each row kept from a CSV text, found when a message asks for one"
+
+    def __init__(self, text, rec):
+        self.text, self.rec = text, rec
+
+    def __len__(self):
+        return len(self.rec)
+
+    def __getitem__(self, k):
+        r = int(self.rec[k])  # without quotes, record r is line r + 2; with them, count
+        return r + 2 if '"' not in self.text else _line_of(self.text, r)
+
+
+def _csv_numbers(vals, kind, lines, path, name):
+    """Strings `vals` as floats: finite, and whole (|x| < 2**53) for `kind` 'i'; ValueError
+    naming the first bad line."""
+    try:
+        x = np.array(vals, dtype=np.float64)
+        ok = np.isfinite(x) & ((x == np.round(x)) & (np.abs(x) < 2**53) if kind == "i" else True)
+    except ValueError:
+        x, ok = None, np.array([_is_number(s, kind) for s in vals])
+    if (bad := np.flatnonzero(~ok)).size:
+        what = "an integer" if kind == "i" else "a finite number"
+        raise ValueError(
+            f"{path} line {lines[bad[0]]}: `{name}` must be {what}; got {vals[bad[0]]!r}"
+        )
+    return x
+
+
+def _is_number(s, kind):
+    try:
+        x = float(s)
+    except ValueError:
+        return False
+    return np.isfinite(x) and (kind == "f" or (x == round(x) and abs(x) < 2**53))
+
+
+def _csv_table(text, path, spec, required, kinds) -> tuple:
+    """Parse CSV `text` (header, then rows) with the `csv` module, `CSV_CHUNK_ROWS` rows at a
+    time. Returns the header, the index of each `spec` column in it, each column found
+    (kind 'i'/'f': floats; else integer codes into the label table of that name), the label
+    tables (label -> code, in order of appearance) and the rows' line numbers (`_Lines`)."""
+    reader = _csv_reader(text)
+    try:
+        head = next(reader, None)
+        if not head or not "".join(head).strip():
+            raise ValueError(f"{path} line 1: expected a header line: {_accepted(spec, required)}")
+        where = _header(head, spec, required, path)
+        tables = {kinds[c]: {} for c in where if kinds[c] not in "if"}
+        parts, recs, start, ncol = {c: [] for c in where}, [], 0, len(head)
+        while chunk := list(islice(reader, CSV_CHUNK_ROWS)):
+            lens = np.fromiter(map(len, chunk), dtype=np.int64, count=len(chunk))
+            keep = lens > 0
+            for k in np.flatnonzero(lens == 1):  # a line of spaces is blank too
+                keep[k] = bool(chunk[k][0].strip()) or ncol == 1
+            rec = start + np.flatnonzero(keep)
+            lines = _Lines(text, rec)
+            if (bad := np.flatnonzero(lens[keep] != ncol)).size:
+                raise ValueError(
+                    f"{path} line {lines[bad[0]]}: expected {ncol} fields (as in the header); "
+                    f"got {lens[keep][bad[0]]}"
+                )
+            rows = chunk if keep.all() else [chunk[k] for k in np.flatnonzero(keep)]
+            for c, k in where.items():
+                vals = list(map(itemgetter(k), rows))
+                if kinds[c] in "if":
+                    parts[c].append(_csv_numbers(vals, kinds[c], lines, path, head[k].strip()))
+                else:
+                    t = tables[kinds[c]]
+                    parts[c].append(np.array([t.setdefault(s, len(t)) for s in vals], np.int64))
+            recs.append(rec)
+            start += len(chunk)
+    except csv.Error as e:
+        raise ValueError(f"{path} line {reader.line_num}: not a valid CSV line ({e})") from None
+    if not recs:
+        raise ValueError(f"{path}: no data lines")
+    cols = {c: np.concatenate(p) for c, p in parts.items()}
+    return head, where, cols, tables, _Lines(text, np.concatenate(recs))
+
+
+def _sorted_labels(table) -> tuple[np.ndarray, np.ndarray]:
+    """The labels of `table` (label -> code) sorted as strings, and each code's index among
+    them."""
+    ids = np.array(list(table), dtype=str)
+    order = np.argsort(ids, kind="stable")
+    rank = np.empty(len(ids), dtype=np.int64)
+    rank[order] = np.arange(len(ids))
+    return ids[order], rank
+
 # %% ../nbs/07_datasets.ipynb #96e1ecfd
 def _table(
     lines: list,  # data lines (no header)
@@ -659,14 +817,6 @@ def _numbers(
         )
     return x
 
-
-def _labels(
-    col: np.ndarray,  # stripped field strings
-) -> np.ndarray:
-    """Labels as strings: the field without enclosing double quotes (and spaces inside them);
-    never converted to numbers."""
-    return np.char.strip(np.char.strip(col, '"'))
-
 # %% ../nbs/07_datasets.ipynb #218aa327
 def _columns(
     lines: list,  # data lines (no header)
@@ -717,13 +867,20 @@ class Comparisons:
     tie: (
         np.ndarray
     )  # True where the two items were judged equal (then winner/loser is just the file's order)
-    user_ids: np.ndarray  # the file's user labels, sorted
+    user_ids: np.ndarray  # the file's user labels, sorted (without users: 0..n-1, one per row)
     item_ids: np.ndarray  # the file's item labels, sorted
     source: str = ""  # the file read
+    # what one `user` stands for: "user" (a user column), or "comparison" (no user column:
+    # each comparison is its own privacy unit)
+    privacy_unit: str = "user"
 
     n_comparisons = property(lambda self: len(self.user), doc="Number of comparisons.")
     n_users = property(lambda self: len(self.user_ids), doc="Number of distinct users.")
     n_items = property(lambda self: len(self.item_ids), doc="Number of distinct items.")
+    outcome = property(
+        lambda self: np.where(self.tie, 0.5, 1.0),
+        doc="1.0 where `winner` won, 0.5 for a tie: the `y` of `btl_aggregate_comparisons`.",
+    )
 
     def __post_init__(self):
         k, L, m = len(self.user), len(self.user_ids), len(self.item_ids)
@@ -744,64 +901,117 @@ class Comparisons:
             raise ValueError(f"`winner` and `loser` must index `item_ids` (0..{m - 1})")
         if (np.asarray(self.winner) == np.asarray(self.loser)).any():
             raise ValueError("`winner` and `loser` must differ")
+        if not (isinstance(self.privacy_unit, str) and self.privacy_unit in ("user", "comparison")):
+            raise ValueError(
+                f"`privacy_unit` must be 'user' or 'comparison'; got {self.privacy_unit!r}"
+            )
+        if self.privacy_unit == "comparison" and k and np.bincount(self.user).max() > 1:
+            raise ValueError(
+                "with `privacy_unit` 'comparison' each comparison is its own unit: `user` must "
+                "not repeat"
+            )
 
     def __repr__(self):
+        who = (
+            f"{self.n_users} users"
+            if self.privacy_unit == "user"
+            else "no users: each comparison its own unit"
+        )
         return (
-            f"Comparisons({self.n_comparisons} comparisons, {self.n_users} users, "
+            f"Comparisons({self.n_comparisons} comparisons, {who}, "
             f"{self.n_items} items, {int(self.tie.sum())} ties)"
         )
+
+    @classmethod
+    def from_frame(
+        cls,
+        df,  # a table with named columns: pandas or polars DataFrame, pyarrow Table, dict of arrays
+        *,
+        user: str | None = None,  # column of who compared (None: each row its own privacy unit)
+        winner: str = "winner",  # column of the preferred item
+        loser: str = "loser",  # column of the other item
+        tie: str | None = None,  # column of booleans (or 0/1): True where the two were equal
+    ) -> Comparisons:
+        """Comparisons from the columns of a data frame; labels (strings or integers) become
+        sorted ids, as `read_pairwise_csv` does."""
+        names = dict(winner=winner, loser=loser, user=user, tie=tie)
+        cols = _frame_columns(df, {k: v for k, v in names.items() if v is not None})
+        item_ids, (w, l) = _frame_labels([cols["winner"], cols["loser"]], [winner, loser])
+        if (same := np.flatnonzero(w == l)).size:
+            raise ValueError(
+                f"`df` row {same[0]}: `winner` and `loser` are the same item "
+                f"{item_ids[w[same[0]]]!r}"
+            )
+        n = len(w)
+        if user is None:
+            user_ids, u, unit = np.arange(n), np.arange(n), "comparison"
+        else:
+            user_ids, (u,) = _frame_labels([cols["user"]], [user])
+            unit = "user"
+        t = np.zeros(n, dtype=bool) if tie is None else _frame_flags(cols["tie"], tie)
+        return cls(u, w, l, t, user_ids, item_ids, f"a {type(df).__name__}", unit)
 
 # %% ../nbs/07_datasets.ipynb #04811799
 CSV_PARSE_FACTOR = 24  # bytes of memory per byte of CSV text while parsing (measured 11 to 23)
 
 # %% ../nbs/07_datasets.ipynb #199adfd1
+def _first_row(codes: list, bad: np.ndarray) -> tuple[int, int]:
+    "(row, column) of the first row whose code in one of `codes` is flagged in `bad`"
+    hits = [(int(np.argmax(bad[c])), k) for k, c in enumerate(codes) if bad[c].any()]
+    return min(hits)
+
+
 def read_pairwise_csv(
     path: str
-    | os.PathLike,  # CSV with header `user,winner,loser` or `user,winner,loser,tie` (gzip accepted)
+    | os.PathLike,  # CSV with a header naming `winner`, `loser` (and `user`, `tie`); gzip accepted
     *,
     max_bytes: int | None = None,  # size cap in bytes (None: `max_file_bytes()`)
     # read a FIFO / device too (still capped); by default only regular files
     allow_special: bool = False,
 ) -> Comparisons:
-    "Read pairwise comparisons (labels are strings); ValueError naming file and line if malformed."
+    """Read pairwise comparisons from a CSV (RFC 4180; labels are strings); ValueError naming
+    file and line if malformed."""
     path, text = _read_text(
         path, max_bytes=max_bytes, allow_special=allow_special, factor=CSV_PARSE_FACTOR
     )
-    lines = [l.removesuffix("\r") for l in text.split("\n")]
-    head = [h.strip().strip('"').lower() for h in lines[0].split(",")]
-    if head not in (["user", "winner", "loser"], ["user", "winner", "loser", "tie"]):
-        raise ValueError(
-            f"{path} line 1: expected the header 'user,winner,loser' or "
-            f"'user,winner,loser,tie'; got {lines[0][:80]!r}"
-        )
-    cells, lineno = _table(lines[1:], 2, ",", len(head), path)
-    labels = _labels(cells[:, :3])
-    if (empty := np.flatnonzero((labels == "").any(1))).size:
-        raise ValueError(
-            f"{path} line {lineno[empty[0]]}: empty label in {lines[lineno[empty[0]] - 1][:80]!r}"
-        )
-    tie = np.zeros(len(cells), dtype=bool)
-    if len(head) == 4:
-        t = np.char.lower(_labels(cells[:, 3]))
-        if (bad := np.flatnonzero(~np.isin(t, ["0", "1", "true", "false"]))).size:
-            raise ValueError(
-                f"{path} line {lineno[bad[0]]}: `tie` must be 0, 1, true or false; got "
-                f"{str(cells[bad[0], 3])!r}"
-            )
-        tie = np.isin(t, ["1", "true"])
-    user_ids, user = np.unique(labels[:, 0], return_inverse=True)
-    item_ids, items = np.unique(labels[:, 1:3].ravel(), return_inverse=True)
-    items = items.reshape(-1, 2)
-    if (
-        same := np.flatnonzero(items[:, 0] == items[:, 1])
-    ).size:  # the same string: '1' and '01' are different items
-        raise ValueError(
-            f"{path} line {lineno[same[0]]}: `winner` and `loser` are the same item "
-            f"{str(labels[same[0], 1])!r}"
-        )
-    return Comparisons(
-        user, items[:, 0].copy(), items[:, 1].copy(), tie, user_ids, item_ids, str(path)
+    kinds = dict(winner="item", loser="item", user="user", tie="tie")
+    head, where, cols, tables, lines = _csv_table(
+        text, path, PAIRWISE_COLUMNS, ("winner", "loser"), kinds
     )
+    labels = [c for c in ("winner", "loser", "user") if c in where]
+    for c in labels:
+        keys, same = list(tables[kinds[c]]), [x for x in labels if kinds[x] == kinds[c]]
+        bad = np.array([not s.strip() or "\0" in s for s in keys])
+        if bad.any():
+            row, k = _first_row([cols[x] for x in same], bad)
+            key = keys[cols[same[k]][row]]
+            raise ValueError(
+                f"{path} line {lines[row]}: `{same[k]}` "
+                + ("holds a NUL character" if key.strip() else f"is an empty label {key!r}")
+            )
+    item_ids, rank = _sorted_labels(tables["item"])
+    w, l = rank[cols["winner"]], rank[cols["loser"]]
+    if (same := np.flatnonzero(w == l)).size:  # the same string: '1' and '01' are different items
+        raise ValueError(
+            f"{path} line {lines[same[0]]}: `winner` and `loser` are the same item "
+            f"{str(item_ids[w[same[0]]])!r}"
+        )
+    tie = np.zeros(len(w), dtype=bool)
+    if "tie" in where:
+        keys = [s.strip().lower() for s in tables["tie"]]
+        if not set(keys) <= {"0", "1", "true", "false"}:
+            bad = np.array([s not in ("0", "1", "true", "false") for s in keys])
+            row, _ = _first_row([cols["tie"]], bad)
+            raise ValueError(
+                f"{path} line {lines[row]}: `tie` must be 0, 1, true or false; got "
+                f"{list(tables['tie'])[cols['tie'][row]]!r}"
+            )
+        tie = np.array([s in ("1", "true") for s in keys], dtype=bool)[cols["tie"]]
+    if "user" not in where:  # each comparison is its own privacy unit
+        n = len(w)
+        return Comparisons(np.arange(n), w, l, tie, np.arange(n), item_ids, str(path), "comparison")
+    user_ids, urank = _sorted_labels(tables["user"])
+    return Comparisons(urank[cols["user"]], w, l, tie, user_ids, item_ids, str(path))
 
 # %% ../nbs/07_datasets.ipynb #538d477c
 MAX_N_ITEMS = 2**31 - 1  # largest item universe (column indices stay 32-bit)
@@ -848,6 +1058,44 @@ class Ratings:
             f"density {self.n_ratings / (self.n_users * self.n_items):.1%})"
         )
 
+    @classmethod
+    def from_frame(
+        cls,
+        df,  # a table with named columns: pandas or polars DataFrame, pyarrow Table, dict of arrays
+        *,
+        user: str = "user",  # column of the user labels (strings or integers)
+        item: str = "item",  # column of the item labels (integers 1..n_items if `n_items` given)
+        rating: str = "rating",  # column of the ratings (finite numbers)
+        n_items: int | None = None,  # the item universe: items are 1..n_items (None: the rated ids)
+    ) -> Ratings:
+        """Ratings from the columns of a data frame; labels become sorted ids, as the readers
+        do; a repeated (user, item) is refused."""
+        n_items = _check_n_items(n_items)
+        cols = _frame_columns(df, dict(user=user, item=item, rating=rating))
+        user_ids, (u,) = _frame_labels([cols["user"]], [user])
+        r = _frame_numbers(cols["rating"], rating)
+        if n_items is None:
+            item_ids, (j,) = _frame_labels([cols["item"]], [item])
+        else:
+            it = _frame_numbers(cols["item"], item, "an integer item id")
+            if (bad := np.flatnonzero((it != np.round(it)) | (it < 1) | (it > n_items))).size:
+                raise ValueError(
+                    f"column {item!r} row {bad[0]}: item {it[bad[0]]:g} is not in the item "
+                    f"universe 1..{n_items:,} (`n_items`)"
+                )
+            item_ids, j = np.arange(1, n_items + 1), it.astype(np.int64) - 1
+        rows = np.arange(len(r))
+        return _ratings_matrix(
+            user_ids,
+            u,
+            item_ids,
+            j,
+            r,
+            f"a {type(df).__name__}",
+            lambda k: f"row {rows[k]}",
+            "`df`",
+        )
+
 
 def _check_n_items(n_items):
     return (
@@ -855,6 +1103,20 @@ def _check_n_items(n_items):
         if n_items is None
         else check_int(n_items, name="n_items", minimum=1, maximum=MAX_N_ITEMS)
     )
+
+
+def _ratings_matrix(user_ids, u, item_ids, j, rating, source, where, prefix=None) -> Ratings:
+    """The sparse ratings matrix of users `u` and items `j` (indices into the ids); a
+    repeated (user, item) is refused, `where(k)` naming row k ('line 5', 'row 4')."""
+    order = np.lexsort((j, u))
+    if (dup := np.flatnonzero((np.diff(u[order]) == 0) & (np.diff(j[order]) == 0))).size:
+        a, b = np.sort(order[dup[0] : dup[0] + 2])
+        raise ValueError(
+            f"{prefix or source} {where(b)}: user {user_ids[u[b]]} rated item "
+            f"{item_ids[j[b]]} again (first on {where(a)})"
+        )
+    R = sparse.csr_array((rating.astype(np.float64), (u, j)), shape=(len(user_ids), len(item_ids)))
+    return Ratings(R, user_ids, item_ids, str(source))
 
 
 def _ratings(user, item, rating, lineno, path, n_items=None) -> Ratings:
@@ -871,15 +1133,9 @@ def _ratings(user, item, rating, lineno, path, n_items=None) -> Ratings:
                 f"(`n_items`); pass the catalogue's true number of items"
             )
         item_ids, j = np.arange(1, n_items + 1), item - 1
-    order = np.lexsort((j, u))
-    if (dup := np.flatnonzero((np.diff(u[order]) == 0) & (np.diff(j[order]) == 0))).size:
-        a, b = np.sort(order[dup[0] : dup[0] + 2])
-        raise ValueError(
-            f"{path} line {lineno[b]}: user {user[b]} rated item {item[b]} again (first on "
-            f"line {lineno[a]})"
-        )
-    R = sparse.csr_array((rating.astype(np.float64), (u, j)), shape=(len(user_ids), len(item_ids)))
-    return Ratings(R, user_ids, item_ids, str(path))
+    return _ratings_matrix(
+        user_ids, u.ravel(), item_ids, np.ravel(j), rating, path, lambda k: f"line {lineno[k]}"
+    )
 
 # %% ../nbs/07_datasets.ipynb #4086389e
 def _read_ratings(lines, first, sep, names, lo, hi, path, n_items=None) -> Ratings:
@@ -888,22 +1144,80 @@ def _read_ratings(lines, first, sep, names, lo, hi, path, n_items=None) -> Ratin
     (user, item, rating, *_), lineno = _columns(
         lines, first, sep, "iif" + "i" * (len(names) - 3), names, path
     )
+    _check_range(rating, lo, hi, lineno, path, names[2])
+    return _ratings(user, item, rating, lineno, path, n_items)
+
+
+def _check_range(rating, lo, hi, lineno, path, name):
     if (bad := np.flatnonzero((rating < lo) | (rating > hi))).size:
         raise ValueError(
-            f"{path} line {lineno[bad[0]]}: `{names[2]}` must be in [{lo}, {hi}]; got "
+            f"{path} line {lineno[bad[0]]}: `{name}` must be in [{lo}, {hi}]; got "
             f"{rating[bad[0]]:g}"
         )
-    return _ratings(user, item, rating, lineno, path, n_items)
+
+
+def _ratings_header(line) -> dict | None:
+    """The columns of a ratings CSV named in its first line `line` ({column: index}), or None
+    if it does not name user, item and rating columns."""
+    try:
+        head = next(_csv_reader(line), [])
+        return _header(head, RATINGS_COLUMNS, tuple(RATINGS_COLUMNS), "")
+    except (ValueError, csv.Error):
+        return None
+
+
+def _fast_numeric(text, ncol):
+    """The rows of a quote-free, all-numeric CSV `text` (header dropped) by numpy's C parser,
+    and their line numbers; None if it cannot read them all (then the csv module decides)."""
+    lines = [l.removesuffix("\r") for l in text.split("\n")[1:]]
+    if not any(l.strip() for l in lines):
+        return None
+    try:
+        x = np.loadtxt(lines, delimiter=",", comments=None, ndmin=2, dtype=np.float64)
+    except Exception:
+        return None  # whatever the C parser dislikes, the csv module path finds and names it
+    lineno = 2 + np.flatnonzero(np.fromiter((l != "" for l in lines), dtype=bool, count=len(lines)))
+    if x.shape[1] != ncol or len(lineno) != len(x) or not len(x):
+        return None
+    return x, lineno
+
+
+def _ratings_csv(path, text, n_items, lo, hi, fast=True) -> Ratings:
+    """Ratings from a CSV with a header naming user, item and rating columns (any order,
+    other columns ignored), ratings in [lo, hi]. `fast`: a quote-free numeric file is read by
+    `_fast_numeric`, tested to give what the csv module gives."""
+    head = next(_csv_reader(text.split("\n", 1)[0]), [])
+    where = _header(head, RATINGS_COLUMNS, tuple(RATINGS_COLUMNS), path)
+    names = {c: head[k].strip() for c, k in where.items()}
+    got = _fast_numeric(text, len(head)) if fast and '"' not in text else None
+    if got is not None:
+        x, lineno = got
+        cols = {c: x[:, k] for c, k in where.items()}
+        whole = all(
+            ((cols[c] == np.round(cols[c])) & (np.abs(cols[c]) < 2**53)).all()
+            for c in ("user", "item")
+        )
+        if not (np.isfinite([cols[c] for c in cols]).all() and whole):
+            got = None
+    if got is None:
+        kinds = dict(user="i", item="i", rating="f")
+        _, _, cols, _, lineno = _csv_table(
+            text, path, RATINGS_COLUMNS, tuple(RATINGS_COLUMNS), kinds
+        )
+    _check_range(cols["rating"], lo, hi, lineno, path, names["rating"])
+    user, item = cols["user"].astype(np.int64), cols["item"].astype(np.int64)
+    return _ratings(user, item, cols["rating"], lineno, path, n_items)
 
 
 _ML_HEADER = "userId,movieId,rating,timestamp"
 
 
 def _movielens(path, text, n_items) -> Ratings:
+    first = text.split("\n", 1)[0].removesuffix("\r")
+    if _ratings_header(first) is not None:
+        return _ratings_csv(path, text, n_items, 0.5, 5)
     lines = [l.removesuffix("\r") for l in text.split("\n")]
     names = ("user", "item", "rating", "timestamp")
-    if lines[0].strip().replace(" ", "") == _ML_HEADER:
-        return _read_ratings(lines[1:], 2, ",", names, 0.5, 5, path, n_items)
     if "::" in lines[0]:
         return _read_ratings(
             [l.replace("::", "\t") for l in lines], 1, "\t", names, 0.5, 5, path, n_items
@@ -913,8 +1227,8 @@ def _movielens(path, text, n_items) -> Ratings:
     raise ValueError(
         f"{path} line 1: not a MovieLens ratings file: expected "
         "'user<TAB>item<TAB>rating<TAB>timestamp' (u.data), "
-        f"'user::item::rating::timestamp' (ratings.dat) or the header '{_ML_HEADER}'; got "
-        f"{lines[0][:80]!r}"
+        f"'user::item::rating::timestamp' (ratings.dat) or a CSV header such as '{_ML_HEADER}' "
+        f"({_accepted(RATINGS_COLUMNS, tuple(RATINGS_COLUMNS))}); got {lines[0][:80]!r}"
     )
 
 
@@ -936,16 +1250,11 @@ def read_movielens(
 
 # %% ../nbs/07_datasets.ipynb #b9d75776
 def _jester(path, text, n_items) -> Ratings:
-    lines = [l.removesuffix("\r") for l in text.split("\n")]
-    if [h.strip().strip('"').lower() for h in lines[0].split(",")] != ["user", "joke", "rating"]:
-        raise ValueError(
-            f"{path} line 1: expected the header 'user,joke,rating'; got {lines[0][:80]!r}"
-        )
-    return _read_ratings(lines[1:], 2, ",", ("user", "joke", "rating"), -10, 10, path, n_items)
+    return _ratings_csv(path, text, n_items, -10, 10)
 
 
 def read_jester(
-    path: str | os.PathLike,  # CSV with header `user,joke,rating` (gzip accepted)
+    path: str | os.PathLike,  # CSV with a header such as `user,joke,rating` (gzip accepted)
     *,
     n_items: int
     | None = None,  # the joke universe: jokes are 1..n_items (Jester dataset 1: `JESTER_JOKES`)
@@ -963,14 +1272,10 @@ def read_jester(
 
 
 def _is_jester(text):
-    return (
-        text.split("\n", 1)[0]
-        .replace('"', "")
-        .replace(" ", "")
-        .lower()
-        .lstrip("\ufeff")
-        .startswith("user,joke,rating")
-    )
+    "True if the first line of `text` is a ratings CSV header whose item column is `joke`"
+    first = text.split("\n", 1)[0].removesuffix("\r").lstrip("\ufeff")
+    where = _ratings_header(first)
+    return where is not None and next(_csv_reader(first))[where["item"]].strip().lower() == "joke"
 
 
 def read_ratings(
@@ -1062,3 +1367,155 @@ def item_universe(
                 raise ValueError(f"{f}: the largest movie id {n:,} is outside 1..{MAX_N_ITEMS:,}")
             return n
     return None
+
+# %% ../nbs/07_datasets.ipynb #89c1eddc
+def _frame_names(df):
+    "The column names of a data frame, for messages"
+    for get in (lambda: df.columns, lambda: df.column_names, lambda: df.keys()):
+        try:
+            return [str(c) for c in get()][:20]
+        except Exception:
+            pass
+    return "unknown"
+
+
+def _frame_columns(df, names: dict) -> dict:
+    """Column `names[k]` of `df` as a 1-D numpy array, for each parameter k (`df[name]`, then
+    `np.asarray`); all of one length > 0."""
+    if isinstance(df, (str, bytes, os.PathLike)) or not hasattr(df, "__getitem__"):
+        raise TypeError(
+            "`df` must be a table with named columns (a pandas or polars DataFrame, a pyarrow "
+            f"Table, a dict of arrays); got {type(df).__name__} (to read a file use the readers)"
+        )
+    out = {}
+    for param, name in names.items():
+        if not isinstance(name, (str, int)) or isinstance(name, bool):
+            raise TypeError(f"`{param}` must be a column name; got {type(name).__name__}")
+        try:
+            col = df[name]
+        except Exception:  # KeyError, polars' ColumnNotFoundError, ...
+            raise ValueError(
+                f"`df` has no column {name!r} (`{param}`); its columns: {_frame_names(df)}"
+            ) from None
+        a = np.asarray(col)
+        if a.ndim != 1:
+            raise ValueError(f"column {name!r} (`{param}`) must be 1-D; got shape {a.shape}")
+        out[param] = a
+    n = {len(a) for a in out.values()}
+    if len(n) > 1 or 0 in n:
+        raise ValueError(f"the columns must have one length > 0; got lengths {sorted(n)}")
+    return out
+
+
+def _missing(x) -> bool:
+    "A missing value of a data frame: None, NaN, pandas' NA or NaT"
+    return (
+        x is None or (isinstance(x, float) and x != x) or type(x).__name__ in ("NAType", "NaTType")
+    )
+
+
+def _frame_labels(arrays: list, names: list) -> tuple[np.ndarray, list]:
+    """Sorted distinct labels (strings, or integers) of the columns `arrays` together, and
+    each column as indices into them; missing values and other types refused, naming the
+    column and row."""
+    kinds = {a.dtype.kind for a in arrays}
+    if kinds <= set("iuf"):
+        for a, name in zip(arrays, names):
+            if a.dtype.kind == "f":
+                if (bad := np.flatnonzero(~np.isfinite(a))).size:
+                    raise ValueError(f"column {name!r} row {bad[0]}: missing label ({a[bad[0]]})")
+                if (bad := np.flatnonzero(a != np.round(a))).size:
+                    raise TypeError(
+                        f"column {name!r} row {bad[0]}: labels must be strings or integers; "
+                        f"got {a[bad[0]]!r}"
+                    )
+        ids, inv = np.unique(
+            np.concatenate([a.astype(np.int64) for a in arrays]), return_inverse=True
+        )
+        return ids, np.split(inv.ravel(), np.cumsum([len(a) for a in arrays])[:-1])
+    table, codes = {}, []
+    for a in arrays:
+        codes.append(np.array([table.setdefault(x, len(table)) for x in a.tolist()], np.int64))
+    keys = list(table)
+    bad = [k for k, x in enumerate(keys) if _missing(x)]
+    ok = (
+        bad
+        or all(isinstance(x, str) for x in keys)
+        or all(
+            isinstance(x, (int, np.integer)) and not isinstance(x, (bool, np.bool_)) for x in keys
+        )
+    )
+    if not ok:
+        bad = [k for k, x in enumerate(keys) if not isinstance(x, str)]
+    if bad:
+        firsts = [
+            (int(np.argmax(np.isin(c, bad))), name)
+            for c, name in zip(codes, names)
+            if np.isin(c, bad).any()
+        ]
+        row, name = min(firsts)
+        x = next(a[row] for a, nm in zip(arrays, names) if nm == name)
+        if _missing(x):
+            raise ValueError(f"column {name!r} row {row}: missing label ({x})")
+        raise TypeError(
+            f"column {name!r} row {row}: labels must be all strings or all integers; got "
+            f"{type(x).__name__} {x!r} among {type(keys[0]).__name__} labels"
+        )
+    if isinstance(keys[0], str):
+        if any(not x.strip() or "\0" in x for x in keys):
+            k = next(k for k, x in enumerate(keys) if not x.strip() or "\0" in x)
+            row, name = min(
+                (int(np.argmax(c == k)), nm) for c, nm in zip(codes, names) if (c == k).any()
+            )
+            raise ValueError(f"column {name!r} row {row}: empty label {keys[k]!r}")
+        ids, rank = _sorted_labels(table)
+    else:
+        ids = np.array(keys, dtype=np.int64)
+        order = np.argsort(ids, kind="stable")
+        ids, rank = ids[order], np.empty(len(ids), np.int64)
+        rank[order] = np.arange(len(ids))
+    return ids, [rank[c] for c in codes]
+
+
+def _frame_numbers(a, name, what="a finite number") -> np.ndarray:
+    "Column `a` as finite floats; missing values and non-numbers refused, naming column and row"
+    if a.dtype.kind not in "iuf":
+        vals = a.tolist()
+        ok = [isinstance(x, (int, float, np.number)) and not isinstance(x, bool) for x in vals]
+        if not all(ok):
+            row = ok.index(False)
+            x = vals[row]
+            raise (ValueError if _missing(x) else TypeError)(
+                f"column {name!r} row {row}: "
+                + ("missing value" if _missing(x) else f"must be {what}; got {x!r}")
+            )
+        a = np.array(vals, dtype=np.float64)
+    a = a.astype(np.float64)
+    if (bad := np.flatnonzero(~np.isfinite(a))).size:
+        raise ValueError(
+            f"column {name!r} row {bad[0]}: "
+            + ("missing value" if np.isnan(a[bad[0]]) else f"must be {what}; got {a[bad[0]]}")
+        )
+    return a
+
+
+def _frame_flags(a, name) -> np.ndarray:
+    "Column `a` as booleans (bool, or 0/1); missing values refused, naming column and row"
+    if a.dtype == bool:
+        return a
+    if a.dtype.kind not in "iuf":  # e.g. pandas' nullable booleans: True, False, NA
+        vals = a.tolist()
+        flag = lambda x: isinstance(x, (bool, np.bool_, int, np.integer)) and x in (0, 1)
+        if (row := next((k for k, x in enumerate(vals) if not flag(x)), None)) is not None:
+            x = vals[row]
+            raise ValueError(
+                f"column {name!r} row {row}: "
+                + ("missing value" if _missing(x) else f"must be True/False or 0/1; got {x!r}")
+            )
+        return np.array(vals, dtype=bool)
+    x = _frame_numbers(a, name, "True/False or 0/1")
+    if (bad := np.flatnonzero((x != 0) & (x != 1))).size:
+        raise ValueError(
+            f"column {name!r} row {bad[0]}: must be True/False or 0/1; got {x[bad[0]]:g}"
+        )
+    return x == 1

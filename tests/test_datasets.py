@@ -3,7 +3,9 @@ another exception,
 never a partial read), valid random files round-trip, and the real shared datasets parse to their
 documented counts."""
 
+import csv
 import gzip
+import io
 import hashlib
 import math
 import os
@@ -54,6 +56,19 @@ def write(folder, name, data):
     p = folder / name
     p.write_bytes(data.encode() if isinstance(data, str) else data)
     return p
+
+
+def data_rows(text):
+    """Non-blank records of a ratings or comparisons text: CSV records after a CSV header (the
+    csv module's count: a quoted field may span lines), else non-blank lines (u.data)"""
+    first = text.split("\n", 1)[0].removesuffix("\r")
+    header = datasets._ratings_header(first) is not None or (
+        "winner" in first.lower() and "loser" in first.lower()
+    )
+    if not header:
+        return len([l for l in text.split("\n") if l.strip()])
+    recs = list(csv.reader(io.StringIO(text, newline="")))[1:]
+    return len([r for r in recs if r and (len(r) > 1 or r[0].strip())])
 
 
 def read_or_refuse(reader, path):
@@ -370,11 +385,8 @@ def test_csv_readers_random_bytes(tmp, data, with_header):
         path = write(tmp, "junk.csv", content)
         r = read_or_refuse(reader, path)
         if r is not None:
-            rows = [
-                l for l in content.decode("utf-8-sig").split("\n")[1 if head else 0 :] if l.strip()
-            ]
             n = r.n_comparisons if reader is read_pairwise_csv else r.n_ratings
-            assert n == len(rows)  # never a partial read
+            assert n == data_rows(content.decode("utf-8-sig"))  # never a partial read
 
 
 # ---------------------------------------------------------------- ratings
@@ -470,7 +482,7 @@ def test_ratings_random_char_edits(tmp, draw):
     path = write(tmp, "jedit.csv", edited.encode("utf-8", "surrogatepass"))
     r = read_or_refuse(read_jester, path)
     if r is not None:
-        assert r.n_ratings == len([l for l in edited.split("\n")[1:] if l.strip()])
+        assert r.n_ratings == data_rows(edited)
 
 
 # ---------------------------------------------------------------- files, folders, demo
@@ -664,21 +676,36 @@ def test_parse_memory_checked_before_reading(tmp):
 
 
 def test_wide_field_table_checked(tmp):
-    """One absurdly wide field would make the fixed-width table of all fields huge: refused,
-    naming its line"""
-    f = write(
-        tmp, "wide.csv", "user,winner,loser\n" + "1,a,b\n" * 2000 + "1," + "x" * 20_000 + ",b\n"
-    )
+    """One absurdly wide field would make the fixed-width table of all fields of a u.data file
+    huge: refused, naming its line"""
+    f = write(tmp, "u.data", "1\t2\t3\t4\n" * 2000 + "1\t" + "9" * 20_000 + "\t3\t4\n")
     try:
         core.set_memory_limit(100 << 20)
         with pytest.raises(
             ValueError,
-            match=r"wide.csv line 2002: `path`: a table of 6,003 fields as wide as the "
+            match=r"u.data line 2001: `path`: a table of 8,004 fields as wide as the "
             r"widest \(20,000",
         ):
-            read_pairwise_csv(f)
+            read_movielens(f)
     finally:
         core.set_memory_limit(None)
+
+
+def test_wide_csv_label_costs_its_length_only(tmp):
+    """A CSV's labels are coded as they are read: one 20,000-character label costs its own
+    length, not 20,000 x 4 bytes per field; a field beyond the csv module's limit is refused"""
+    f = write(
+        tmp, "wide.csv", "user,winner,loser\n" + "1,a,b\n" * 2000 + "1," + "x" * 20_000 + ",b\n"
+    )
+    try:
+        core.set_memory_limit(2 << 20)
+        c = read_pairwise_csv(f)
+    finally:
+        core.set_memory_limit(None)
+    assert (c.n_comparisons, c.n_items, len(c.item_ids[-1])) == (2001, 3, 20_000)
+    f = write(tmp, "wider.csv", "user,winner,loser\n1,a,b\n1," + "x" * 200_000 + ",b\n")
+    with pytest.raises(ValueError, match=r"wider.csv line 3: not a valid CSV line \(field larger"):
+        read_pairwise_csv(f)
 
 
 def test_expansion_memory_estimated_before_allocating(tmp):
@@ -735,13 +762,19 @@ def test_label_identity_does_not_depend_on_other_rows(tmp, others):
     assert c.item_ids.dtype.kind == "U" and c.user_ids.dtype.kind == "U"
 
 
-def test_labels_strip_spaces_and_quotes(tmp):
-    c = read_pairwise_csv(write(tmp, "q.csv", 'user,winner,loser\n"u1", "C26" ,C02\n'))
+def test_labels_are_csv_fields(tmp):
+    """A label is the field as the csv module reads it: enclosing quotes are syntax, spaces are
+    part of the field (RFC 4180), so ' "C26" ' (not quoted: it starts with a space) keeps all"""
+    c = read_pairwise_csv(write(tmp, "q.csv", 'user,winner,loser\n"u1","C26",C02\n'))
     assert (c.user_ids.tolist(), c.item_ids.tolist()) == (["u1"], ["C02", "C26"])
+    c = read_pairwise_csv(write(tmp, "q.csv", 'user,winner,loser\n"u1", "C26" ,C02\n'))
+    assert c.item_ids.tolist() == [' "C26" ', "C02"]
     with pytest.raises(ValueError, match=r"line 2: `winner` and `loser` are the same item"):
         read_pairwise_csv(write(tmp, "q2.csv", 'user,winner,loser\n1,"a",a\n'))
-    with pytest.raises(ValueError, match="line 2: empty label"):
+    with pytest.raises(ValueError, match="line 2: `winner` is an empty label"):
         read_pairwise_csv(write(tmp, "q3.csv", 'user,winner,loser\n1,"",a\n'))
+    with pytest.raises(ValueError, match="line 2: `loser` is an empty label '  '"):
+        read_pairwise_csv(write(tmp, "q3.csv", "user,winner,loser\n1,a,  \n"))
 
 
 @ROUND_TRIP
