@@ -63,8 +63,8 @@ class Pairs:
     j: np.ndarray  # the other item, != i
     y: np.ndarray  # 1 if i won, 0 if j won, 0.5 for a tie
     n_items: int
-    # what a user id stands for: "voter" (a ranking's comparisons) or "user" (a comparisons
-    # file)
+    # what a user id stands for: "voter" (a ranking's comparisons), "user" (a comparisons file
+    # with a user column) or "comparison" (a file without one: each comparison its own unit)
     unit: str = "voter"
 
     def __post_init__(self):
@@ -89,8 +89,8 @@ class Pairs:
             raise ValueError("`i` and `j` must differ: an item is not compared with itself")
         if (user < 0).any():
             raise ValueError("`user` ids must be >= 0")
-        if not (isinstance(self.unit, str) and self.unit in ("voter", "user")):
-            raise ValueError(f"`unit` must be 'voter' or 'user'; got {self.unit!r}")
+        if not (isinstance(self.unit, str) and self.unit in ("voter", "user", "comparison")):
+            raise ValueError(f"`unit` must be 'voter', 'user' or 'comparison'; got {self.unit!r}")
         for k, v in dict(user=user, i=i, j=j, y=y, n_items=m).items():
             object.__setattr__(self, k, v)
 
@@ -289,7 +289,7 @@ def load_profile(path: str | os.PathLike, *, rng: RNGLike = None) -> Profile:
     suf = _suffix(path)
     if suf == ".csv":
         c = datasets.read_pairwise_csv(path)
-        pairs = Pairs(c.user, c.winner, c.loser, np.where(c.tie, 0.5, 1.0), c.n_items, unit="user")
+        pairs = Pairs(c.user, c.winner, c.loser, c.outcome, c.n_items, unit=c.privacy_unit)
         return Profile(
             None, pairs, c.item_ids, tuple(str(i) for i in c.item_ids), path.name, source=path.name
         )
@@ -476,13 +476,20 @@ def _result_dict(res, profile, seconds, *, seed=None, method=None, noise=None):
         d["diagnostics"] = diag
     if profile.note:
         d["conversion"] = profile.note
+    if profile.pairs is not None and profile.pairs.unit == "comparison":
+        d["note"] = _NO_USERS
     return d
+
+
+_NO_USERS = "the file has no user column: each comparison is its own privacy unit"
 
 
 def _privacy_text(d):
     if not d["private"]:
         return "not private"
     unit = d["privacy_unit"]
+    if unit == "comparison":
+        return f"epsilon = {d['epsilon']:g} per comparison ({d['model']} model, {d['noise']} noise)"
     if "epsilon_per_comparison" in d:
         lo, hi = d["epsilon_per_comparison"]["min"], d["epsilon_per_comparison"]["max"]
         k = d[f"comparisons_per_{unit}"]
@@ -502,8 +509,9 @@ def _privacy_text(d):
 def _format_result(d, title=""):
     """Human-readable consensus: a header line and one line per candidate (text from the file
     escaped)"""
+    who = "comparisons" if d.get("note") == _NO_USERS else "voters"
     lines = [
-        f"{d['method']} consensus of {d['n_voters']} voters over {d['n_items']} candidates"
+        f"{d['method']} consensus of {d['n_voters']} {who} over {d['n_items']} candidates"
         + (f" ({printable(title)})" if title else "")
         + f": {_privacy_text(d)}"
     ]
@@ -513,6 +521,8 @@ def _format_result(d, title=""):
     ]
     if d.get("conversion"):
         lines.append(f"note: {d['conversion']}")
+    if d.get("note"):
+        lines.append(f"note: {d['note']}")
     return "\n".join(lines)
 
 # %% ../nbs/09_cli.ipynb #ec67a027
@@ -834,8 +844,8 @@ def build_parser() -> argparse.ArgumentParser:
     a.add_argument(
         "file",
         metavar="FILE",
-        help="a PrefLib .soc/.soi/.toi/.toc file (optionally .gz), or a pairwise CSV "
-        "user,winner,loser[,tie]",
+        help="a PrefLib .soc/.soi/.toi/.toc file (optionally .gz), or a pairwise CSV whose "
+        "header names the columns winner, loser (optional: user, tie), in any order",
     )
     a.add_argument("--method", required=True, help=f"one of: {', '.join(METHODS)}")
     _add_privacy_args(a)
@@ -846,7 +856,8 @@ def build_parser() -> argparse.ArgumentParser:
         "file",
         metavar="RATINGS",
         help="MovieLens u.data / ratings.dat / ratings.csv, or Jester user,joke,rating "
-        "(optionally .gz)",
+        "(optionally .gz); a CSV's header names user (userId), item (joke, movie, movieId, "
+        "itemId) and rating, in any order",
     )
     c.add_argument(
         "--epsilon",
