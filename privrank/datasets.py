@@ -8,6 +8,7 @@ Docs: https://privrank.github.io/privrank/datasets.html.md"""
 from __future__ import annotations  # noqa: F404 (the use-it example comes first)
 
 import csv
+import gc
 import gzip
 import io
 import os
@@ -591,7 +592,7 @@ def load_demo() -> Preferences:
     return read_preflib(demo_path())
 
 # %% ../nbs/07_datasets.ipynb #0d999d6f
-CSV_CHUNK_ROWS = 1 << 16  # rows the csv module parses at a time: bounds the Python objects alive
+CSV_CHUNK_ROWS = 1 << 14  # rows the csv module parses at a time: bounds the Python objects alive
 PAIRWISE_COLUMNS = dict(
     winner=("winner",), loser=("loser",), user=("user",), tie=("tie",)
 )  # accepted header names (case-insensitive) of each column of a comparisons CSV
@@ -692,12 +693,21 @@ def _is_number(s, kind):
     return np.isfinite(x) and (kind == "f" or (x == round(x) and abs(x) < 2**53))
 
 
+def _codes(vals: list, table: dict) -> np.ndarray:
+    """The code of each label in `vals`, adding the new ones to `table` (label -> code); no
+    Python loop over the rows."""
+    new = set(vals) - table.keys()
+    table.update(zip(new, range(len(table), len(table) + len(new))))
+    return np.fromiter(map(table.__getitem__, vals), dtype=np.int64, count=len(vals))
+
+
 def _csv_table(text, path, spec, required, kinds) -> tuple:
     """Parse CSV `text` (header, then rows) with the `csv` module, `CSV_CHUNK_ROWS` rows at a
     time. Returns the header, the index of each `spec` column in it, each column found
     (kind 'i'/'f': floats; else integer codes into the label table of that name), the label
-    tables (label -> code, in order of appearance) and the rows' line numbers (`_Lines`)."""
-    reader = _csv_reader(text)
+    tables (label -> code) and the rows' line numbers (`_Lines`)."""
+    reader, collecting = _csv_reader(text), gc.isenabled()
+    gc.disable()  # the rows are lists without cycles: collecting them again and again is waste
     try:
         head = next(reader, None)
         if not head or not "".join(head).strip():
@@ -723,12 +733,14 @@ def _csv_table(text, path, spec, required, kinds) -> tuple:
                 if kinds[c] in "if":
                     parts[c].append(_csv_numbers(vals, kinds[c], lines, path, head[k].strip()))
                 else:
-                    t = tables[kinds[c]]
-                    parts[c].append(np.array([t.setdefault(s, len(t)) for s in vals], np.int64))
+                    parts[c].append(_codes(vals, tables[kinds[c]]))
             recs.append(rec)
             start += len(chunk)
     except csv.Error as e:
         raise ValueError(f"{path} line {reader.line_num}: not a valid CSV line ({e})") from None
+    finally:
+        if collecting:
+            gc.enable()
     if not recs:
         raise ValueError(f"{path}: no data lines")
     cols = {c: np.concatenate(p) for c, p in parts.items()}
@@ -1168,18 +1180,20 @@ def _ratings_header(line) -> dict | None:
 
 def _fast_numeric(text, ncol):
     """The rows of a quote-free, all-numeric CSV `text` (header dropped) by numpy's C parser,
-    and their line numbers; None if it cannot read them all (then the csv module decides)."""
-    lines = [l.removesuffix("\r") for l in text.split("\n")[1:]]
-    if not any(l.strip() for l in lines):
+    and their line numbers; None if it cannot read them all, or the file has a blank line or a
+    lone carriage return (then the csv module decides)."""
+    if text.count("\r") != text.count("\r\n"):
         return None
+    n = text.count("\n") + (not text.endswith("\n")) - 1  # data lines
     try:
-        x = np.loadtxt(lines, delimiter=",", comments=None, ndmin=2, dtype=np.float64)
+        x = np.loadtxt(
+            io.StringIO(text), delimiter=",", comments=None, skiprows=1, ndmin=2, dtype=np.float64
+        )
     except Exception:
         return None  # whatever the C parser dislikes, the csv module path finds and names it
-    lineno = 2 + np.flatnonzero(np.fromiter((l != "" for l in lines), dtype=bool, count=len(lines)))
-    if x.shape[1] != ncol or len(lineno) != len(x) or not len(x):
+    if x.shape != (n, ncol) or not n:
         return None
-    return x, lineno
+    return x, 2 + np.arange(n)
 
 
 def _ratings_csv(path, text, n_items, lo, hi, fast=True) -> Ratings:
