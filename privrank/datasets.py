@@ -14,6 +14,7 @@ import io
 import os
 import re
 import stat
+import warnings
 import zlib
 from dataclasses import dataclass, field
 from importlib import resources
@@ -952,7 +953,7 @@ class Comparisons:
         if (same := np.flatnonzero(w == l)).size:
             raise ValueError(
                 f"`df` row {same[0]}: `winner` and `loser` are the same item "
-                f"{item_ids[w[same[0]]]!r}"
+                f"{_plain(item_ids[w[same[0]]])!r}"
             )
         n = len(w)
         if user is None:
@@ -962,6 +963,11 @@ class Comparisons:
             unit = "user"
         t = np.zeros(n, dtype=bool) if tie is None else _frame_flags(cols["tie"], tie)
         return cls(u, w, l, t, user_ids, item_ids, f"a {type(df).__name__}", unit)
+
+
+def _plain(x):
+    "A numpy scalar as the Python value it holds, for messages"
+    return x.item() if isinstance(x, np.generic) else x
 
 # %% ../nbs/07_datasets.ipynb #04811799
 CSV_PARSE_FACTOR = 24  # bytes of memory per byte of CSV text while parsing (measured 11 to 23)
@@ -1186,9 +1192,11 @@ def _fast_numeric(text, ncol):
         return None
     n = text.count("\n") + (not text.endswith("\n")) - 1  # data lines
     try:
-        x = np.loadtxt(
-            io.StringIO(text), delimiter=",", comments=None, skiprows=1, ndmin=2, dtype=np.float64
-        )
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")  # e.g. "input contained no data": a blank file
+            x = np.loadtxt(
+                io.StringIO(text), delimiter=",", comments=None, skiprows=1, ndmin=2, dtype=float
+            )
     except Exception:
         return None  # whatever the C parser dislikes, the csv module path finds and names it
     if x.shape != (n, ncol) or not n:
@@ -1200,7 +1208,10 @@ def _ratings_csv(path, text, n_items, lo, hi, fast=True) -> Ratings:
     """Ratings from a CSV with a header naming user, item and rating columns (any order,
     other columns ignored), ratings in [lo, hi]. `fast`: a quote-free numeric file is read by
     `_fast_numeric`, tested to give what the csv module gives."""
-    head = next(_csv_reader(text.split("\n", 1)[0]), [])
+    try:
+        head = next(_csv_reader(text.split("\n", 1)[0]), [])
+    except csv.Error as e:
+        raise ValueError(f"{path} line 1: not a valid CSV line ({e})") from None
     where = _header(head, RATINGS_COLUMNS, tuple(RATINGS_COLUMNS), path)
     names = {c: head[k].strip() for c, k in where.items()}
     got = _fast_numeric(text, len(head)) if fast and '"' not in text else None
@@ -1441,7 +1452,7 @@ def _frame_labels(arrays: list, names: list) -> tuple[np.ndarray, list]:
                 if (bad := np.flatnonzero(a != np.round(a))).size:
                     raise TypeError(
                         f"column {name!r} row {bad[0]}: labels must be strings or integers; "
-                        f"got {a[bad[0]]!r}"
+                        f"got {_plain(a[bad[0]])!r}"
                     )
         ids, inv = np.unique(
             np.concatenate([a.astype(np.int64) for a in arrays]), return_inverse=True

@@ -5,8 +5,8 @@ documented counts."""
 
 import csv
 import gzip
-import io
 import hashlib
+import io
 import math
 import os
 import re
@@ -925,3 +925,307 @@ def test_preferences_methods_leave_the_data_alone():
     assert (p.counts == counts).all() and all(
         (a == b).all() for o, oo in zip(p.orders, orders) for a, b in zip(o, oo)
     )
+
+
+# ---------------------------------------------------------------- standard CSV (issue 13, item 1)
+# names that need quoting: commas, quotes, line breaks (LF, CR), spaces at either end, UTF-8
+CSV_CHARS = st.sampled_from("ab ,\"\n\r\t;é寿Z'-")
+csv_names = st.text(CSV_CHARS, min_size=1, max_size=6).filter(lambda s: s.strip())
+
+
+def csv_text(header, rows, lineterminator="\r\n"):
+    """The text csv.writer writes for `header` and `rows`; with LF line ends every field is
+    quoted (csv.writer quotes a lone CR only when the line terminator holds one)"""
+    buf = io.StringIO()
+    quoting = csv.QUOTE_MINIMAL if lineterminator == "\r\n" else csv.QUOTE_ALL
+    w = csv.writer(buf, lineterminator=lineterminator, quoting=quoting)
+    w.writerow(header)
+    w.writerows(rows)
+    return buf.getvalue()
+
+
+@ROUND_TRIP
+@given(
+    st.lists(
+        st.tuples(csv_names, csv_names, csv_names, st.booleans()).filter(lambda r: r[1] != r[2]),
+        min_size=1,
+        max_size=12,
+    ),
+    st.permutations(["user", "winner", "loser", "tie", "contest"]),
+    st.sampled_from(["\r\n", "\n"]),
+    st.booleans(),
+    st.booleans(),
+)
+def test_csv_writer_round_trip(tmp, rows, order, eol, bom, gz):
+    """Whatever csv.writer writes reads back equal: quoted names, "" escapes, line breaks inside
+    quotes, CRLF or LF, a BOM, gzip; columns in any order, an extra column ignored"""
+    table = [
+        dict(user=u, winner=w, loser=l, tie=int(t), contest=k)
+        for k, (u, w, l, t) in enumerate(rows)
+    ]
+    text = ("\ufeff" if bom else "") + csv_text(order, [[r[c] for c in order] for r in table], eol)
+    data = gzip.compress(text.encode()) if gz else text.encode()
+    c = read_pairwise_csv(write(tmp, "rt.csv.gz" if gz else "rt.csv", data))
+    got = [
+        (c.user_ids[u], c.item_ids[w], c.item_ids[l], t)
+        for u, w, l, t in zip(c.user, c.winner, c.loser, c.tie)
+    ]
+    assert got == [(u, w, l, t) for u, w, l, t in rows]
+    assert c.privacy_unit == "user" and list(c.item_ids) == sorted(set(c.item_ids))
+
+
+@ROUND_TRIP
+@given(
+    st.lists(
+        st.tuples(csv_names, csv_names).filter(lambda r: r[0] != r[1]), min_size=1, max_size=12
+    )
+)
+def test_csv_without_user_column_is_one_unit_per_comparison(tmp, rows):
+    c = read_pairwise_csv(write(tmp, "nu.csv", csv_text(["Winner", "LOSER"], rows)))
+    assert c.privacy_unit == "comparison" and c.n_users == c.n_comparisons == len(rows)
+    assert c.user.tolist() == list(range(len(rows)))
+    assert [(c.item_ids[w], c.item_ids[l]) for w, l in zip(c.winner, c.loser)] == rows
+
+
+@FUZZ
+@given(
+    st.lists(
+        st.tuples(csv_names, csv_names, csv_names).filter(lambda r: r[1] != r[2]),
+        min_size=1,
+        max_size=10,
+    ),
+    st.data(),
+)
+def test_csv_errors_name_the_physical_line(tmp, rows, draw):
+    """A bad row after quoted fields with line breaks: the error names the line it is on,
+    counted as an editor counts lines (LF, CR or CRLF each end one)"""
+    k = draw.draw(st.integers(0, len(rows)))
+    head = ["user", "winner", "loser"]
+    before = csv_text(head, rows[:k], "\n")
+    after = csv_text(head, rows[k:], "\n").split("\n", 1)[1]
+    line = 1 + len(re.findall(r"\r\n|\r|\n", before))
+    with pytest.raises(ValueError, match=f"bad.csv line {line}: expected 3 fields"):
+        read_pairwise_csv(write(tmp, "bad.csv", before + "only,two\n" + after))
+
+
+NUMBER_TEXT = st.one_of(
+    st.integers(-3, 12).map(str),
+    st.sampled_from(["1.0", " 2", "3 ", "1e0", "+4", "0.5", "-0", "2.5", "7.25"]),
+    st.sampled_from(["", "x", "nan", "inf", "1_0", "0x1", "1e400", "--1"]),
+)
+
+
+@FUZZ
+@given(
+    st.lists(
+        st.tuples(NUMBER_TEXT, NUMBER_TEXT, NUMBER_TEXT, NUMBER_TEXT), min_size=1, max_size=12
+    ),
+    st.permutations(["user", "joke", "rating", "timestamp"]),
+    st.sampled_from(["\n", "\r\n"]),
+    st.lists(st.sampled_from(["", "  ", "1,2", "1,2,3,4,5"]), max_size=2),
+    st.integers(0, 12),
+    st.sampled_from([None, 12]),
+)
+def test_ratings_fast_path_equals_csv_module(tmp, rows, order, eol, extra, at, n_items):
+    """A quote-free numeric CSV read by numpy's C parser gives exactly what the csv module path
+    gives: the same ratings and ids, or the same error (blank lines, CRLF, spaces, bad numbers,
+    reordered and extra columns, short and long rows)"""
+    lines = [",".join(order)] + [",".join(r) for r in rows]
+    for x in extra:
+        lines.insert(1 + min(at, len(lines) - 1), x)
+    text = eol.join(lines) + eol
+    path = Path("t.csv")
+
+    def outcome(fast):
+        try:
+            r = datasets._ratings_csv(path, text, n_items, -10, 10, fast=fast)
+        except ValueError as e:
+            return str(e)
+        return r.user_ids.tolist(), r.item_ids.tolist(), r.ratings.toarray().tolist()
+
+    assert outcome(True) == outcome(False)
+
+
+@pytest.mark.parametrize("quoted", [False, True])
+def test_ratings_csv_columns_by_name(tmp, quoted):
+    "Header names in any order and case, extra columns ignored, quoted fields read as numbers"
+    q = (lambda s: f'"{s}"') if quoted else str
+    head = ",".join(q(h) for h in ["Rating", "title", "MovieId", "USERID"])
+    text = (
+        head
+        + "\n"
+        + "\n".join(
+            ",".join(q(x) for x in row)
+            for row in [(4.5, "Heat (1995)", 10, 7), (0.5, "x", 20, 7), (3, "", 10, 3)]
+        )
+    )
+    r = read_movielens(write(tmp, "ratings.csv", text))
+    assert (r.user_ids.tolist(), r.item_ids.tolist()) == ([3, 7], [10, 20])
+    assert r.ratings.toarray().tolist() == [[3, 0], [4.5, 0.5]]
+    assert ratings_format(write(tmp, "r.csv", text)) == "movielens"
+    j = write(tmp, "j.csv", '"joke",user,rating\r\n5,1,-9.5\r\n7,1,10\r\n')
+    assert ratings_format(j) == "jester" and read_ratings(j).ratings.toarray().tolist() == [
+        [-9.5, 10]
+    ]
+    with pytest.raises(ValueError, match=r"line 1: no `rating` column in the header 'user,joke'"):
+        read_jester(write(tmp, "j2.csv", "user,joke\n1,2\n"))
+    with pytest.raises(ValueError, match=r"line 3: `user` must be an integer; got 'ann'"):
+        read_jester(write(tmp, "j3.csv", 'user,joke,rating\n1,2,3\n"ann",2,3\n'))
+
+
+# ---------------------------------------------------------------- data frames (issue 13, item 4)
+def frame_makers():
+    "(name, dict of lists -> table) for every table library installed, and plain dicts"
+    makers = [("dict", lambda d: {k: np.asarray(v, dtype=object) for k, v in d.items()})]
+    try:
+        import pandas
+
+        makers.append(("pandas", pandas.DataFrame))
+    except ImportError:
+        pass
+    try:
+        import pyarrow
+
+        makers.append(("pyarrow", pyarrow.table))
+    except ImportError:
+        pass
+    try:
+        import polars
+
+        makers.append(("polars", polars.DataFrame))
+    except ImportError:
+        pass
+    return makers
+
+
+FRAMES = pytest.mark.parametrize(
+    "make", [m for _, m in frame_makers()], ids=[n for n, _ in frame_makers()]
+)
+
+
+@FRAMES
+def test_comparisons_from_frame(tmp, make):
+    rows = [
+        ("ann", "Smith, J.", 'the "A" team', 0),
+        ("bob", "Zürich", "Smith, J.", 1),
+        ("ann", "Zürich", 'the "A" team', 0),
+    ]
+    f = write(tmp, "fr.csv", csv_text(["user", "winner", "loser", "tie"], rows))
+    want = read_pairwise_csv(f)
+    d = dict(
+        who=[r[0] for r in rows],
+        w=[r[1] for r in rows],
+        l=[r[2] for r in rows],
+        t=[bool(r[3]) for r in rows],
+    )
+    c = datasets.Comparisons.from_frame(make(d), user="who", winner="w", loser="l", tie="t")
+    for k in ("user", "winner", "loser", "tie", "user_ids", "item_ids"):
+        assert getattr(c, k).tolist() == getattr(want, k).tolist(), k
+    c = datasets.Comparisons.from_frame(make(dict(winner=[3, 1, 2], loser=[1, 2, 3])))
+    assert c.privacy_unit == "comparison" and c.item_ids.tolist() == [1, 2, 3]
+    assert c.item_ids.dtype.kind == "i" and (c.winner.tolist(), c.loser.tolist()) == (
+        [2, 0, 1],
+        [0, 1, 2],
+    )
+
+
+@FRAMES
+def test_ratings_from_frame(make):
+    d = dict(u=["b", "a", "b"], i=[20, 10, 10], r=[0.0, 2.5, -1.0])
+    r = datasets.Ratings.from_frame(make(d), user="u", item="i", rating="r")
+    assert (r.user_ids.tolist(), r.item_ids.tolist()) == (["a", "b"], [10, 20])
+    assert r.ratings.toarray().tolist() == [[2.5, 0], [-1.0, 0.0]] and r.n_ratings == 3
+    r = datasets.Ratings.from_frame(make(d), user="u", item="i", rating="r", n_items=25)
+    assert r.ratings.shape == (2, 25) and r.ratings[1, 19] == 0 and r.n_ratings == 3
+    with pytest.raises(
+        ValueError, match=r"`df` row 2: user b rated item 20 again \(first on row 0\)"
+    ):
+        datasets.Ratings.from_frame(
+            make(dict(u=["b", "a", "b"], i=[20, 10, 20], r=[1.0, 2, 3])),
+            user="u",
+            item="i",
+            rating="r",
+        )
+    with pytest.raises(ValueError, match=r"column 'i' row 0: item 20 is not in the item universe"):
+        datasets.Ratings.from_frame(make(d), user="u", item="i", rating="r", n_items=19)
+
+
+@FRAMES
+@pytest.mark.parametrize("column", ["winner", "loser", "user", "tie"])
+def test_from_frame_refuses_missing_values(make, column):
+    "None / NaN / pandas' NA / a null: refused, naming the column and the row"
+    d = dict(
+        user=["a", "b", "c"],
+        winner=["x", "y", "z"],
+        loser=["y", "z", "x"],
+        tie=[False, True, False],
+    )
+    d[column] = d[column][:2] + [None]
+    with pytest.raises(ValueError, match=f"column '{column}' row 2: missing"):
+        datasets.Comparisons.from_frame(make(d), user="user", tie="tie")
+
+
+def test_from_frame_refuses_what_it_cannot_read():
+    C, R = datasets.Comparisons, datasets.Ratings
+    with pytest.raises(TypeError, match="`df` must be a table with named columns"):
+        C.from_frame("games.csv")
+    with pytest.raises(ValueError, match=r"`df` has no column 'won' \(`winner`\); its columns"):
+        C.from_frame(dict(w=[1], loser=[2]), winner="won")
+    with pytest.raises(ValueError, match="one length > 0"):
+        C.from_frame(dict(winner=[1, 2], loser=[2]))
+    with pytest.raises(ValueError, match=r"`df` row 1: `winner` and `loser` are the same item 'a'"):
+        C.from_frame(dict(winner=np.array(["b", "a"]), loser=np.array(["a", "a"])))
+    with pytest.raises(TypeError, match="labels must be all strings or all integers"):
+        C.from_frame(dict(winner=np.array(["b", 1], dtype=object), loser=np.array(["a", "c"])))
+    with pytest.raises(TypeError, match="labels must be strings or integers; got 1.5"):
+        C.from_frame(dict(winner=np.array([1.5, 2]), loser=np.array([2.0, 3])))
+    with pytest.raises(ValueError, match="column 'tie' row 0: must be True/False or 0/1; got 2"):
+        C.from_frame(dict(winner=[1], loser=[2], tie=[2]), tie="tie")
+    with pytest.raises(
+        ValueError, match=r"column 'rating' row 1: must be a finite number; got inf"
+    ):
+        R.from_frame(dict(user=[1, 2], item=[1, 1], rating=[1.0, np.inf]))
+    with pytest.raises(ValueError, match="`n_items` must be >= 1"):
+        R.from_frame(dict(user=[1], item=[1], rating=[1.0]), n_items=0)
+
+
+def test_from_frame_of_read_csv_equals_the_reader(tmp):
+    "pandas.read_csv of a file, then from_frame, gives what read_pairwise_csv gives"
+    pandas = pytest.importorskip("pandas")
+    rows = [(k % 3, f"Team {k % 5}, {'x' * (k % 2)}", f'"{k % 4}" the {k % 7}') for k in range(40)]
+    rows = [r for r in rows if r[1] != r[2]]
+    f = write(tmp, "g.csv", "\ufeff" + csv_text(["user", "winner", "loser"], rows))
+    want = read_pairwise_csv(f)
+    got = datasets.Comparisons.from_frame(
+        pandas.read_csv(f, dtype=str, keep_default_na=False), user="user"
+    )
+    for k in ("user", "winner", "loser", "tie", "user_ids", "item_ids"):
+        assert getattr(got, k).tolist() == getattr(want, k).tolist(), k
+
+
+# ---------------------------------------------------------------- the chameleon contests
+CHAMELEONS = "bradleyterry2-chameleons/chameleons_contests.csv.gz"
+
+
+def test_chameleons_read_as_they_are():
+    "R's write.csv output (quoted names, a contest column and six more) read without edits"
+    d = shared_data_dir()
+    if d is None or not (d / CHAMELEONS).is_file():
+        pytest.skip("no shared/data/bradleyterry2-chameleons (set $PRIVRANK_SHARED_DATA)")
+    c = read_pairwise_csv(d / CHAMELEONS)
+    assert (c.n_comparisons, c.n_items, c.privacy_unit, int(c.tie.sum())) == (
+        106,
+        35,
+        "comparison",
+        0,
+    )
+    assert all(s.startswith("C") and '"' not in s for s in c.item_ids)
+    text = gzip.decompress((d / CHAMELEONS).read_bytes()).decode()
+    recs = list(csv.reader(io.StringIO(text)))[1:]
+    assert [(c.item_ids[w], c.item_ids[l]) for w, l in zip(c.winner, c.loser)] == [
+        (r[1], r[2]) for r in recs
+    ]
+    pandas = pytest.importorskip("pandas")
+    f = datasets.Comparisons.from_frame(pandas.read_csv(d / CHAMELEONS))
+    for k in ("user", "winner", "loser", "tie", "user_ids", "item_ids"):
+        assert getattr(f, k).tolist() == getattr(c, k).tolist(), k
