@@ -727,3 +727,127 @@ def test_ctrl_c_prints_one_line():
     p.stdout.close()
     p.stderr.close()
     assert rc == 130 and err == "privrank: interrupted\n", (rc, err)
+
+
+# ---------------------------------------------------------------- standard CSV (issue 13, item 1)
+CSV_NAME = st.text(st.sampled_from('ab ,"\n\r;é寿Z\u202e-'), min_size=1, max_size=6).filter(
+    lambda s: s.strip()
+)
+
+
+def write_csv(path, header, rows):
+    "Write `rows` under `header` with csv.writer (quotes what needs it; CRLF line ends)"
+    import csv
+
+    with open(path, "w", newline="", encoding="utf-8") as f:
+        w = csv.writer(f)
+        w.writerow(header)
+        w.writerows(rows)
+    return path
+
+
+@settings(
+    deadline=None, max_examples=25, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    rows=st.lists(
+        st.tuples(st.sampled_from("abc"), CSV_NAME, CSV_NAME).filter(lambda r: r[1] != r[2]),
+        min_size=1,
+        max_size=10,
+    )
+)
+def test_quoted_names_print_as_they_are(tmp_path, rows):
+    """Names written by csv.writer (commas, quotes, line breaks, spaces, UTF-8) come out of the
+    command as they are: JSON strings equal to the names, text lines with the names escaped
+    only where not printable, no quotes added"""
+    f = write_csv(tmp_path / "q.csv", ["user", "winner", "loser"], rows)
+    names = {x for _, w, l in rows for x in (w, l)}
+    code, out, err = run_inproc(["aggregate", str(f), "--method", "btl", "--json"])
+    d = strict_json(out)
+    assert code == 0 and err == "" and set(d["order"]) == set(d["names"]) == names
+    code, text, err = run_inproc(["aggregate", str(f), "--method", "btl"])
+    lines = text.splitlines()[1:]
+    assert code == 0 and all(line.isprintable() for line in text.splitlines())
+    want = [
+        f"{k + 1:>3}. {cli.printable(n)} (id {cli.printable(n)})" for k, n in enumerate(d["order"])
+    ]
+    assert lines == want
+
+
+def test_quoted_csv_errors_name_file_and_line(tmp_path):
+    f = tmp_path / "bad.csv"
+    f.write_text('user,winner,loser\r\n1,"a\r\nb",c\r\n2,"d",e,f\r\n', encoding="utf-8")
+    code, out, err = run_inproc(["aggregate", str(f), "--method", "btl"])
+    assert_one_line_error(code, out, err)
+    assert f"{f} line 4: expected 3 fields (as in the header); got 4" in err
+    f.write_text('user,winner,loser\n1,"a,b\n', encoding="utf-8")
+    code, out, err = run_inproc(["aggregate", str(f), "--method", "btl"])
+    assert_one_line_error(code, out, err)
+    assert f"{f} line 2: not a valid CSV line (unexpected end of data)" in err
+
+
+def _btl_takes_comparison_unit():
+    "True once btl's aggregators accept privacy_unit='comparison' (the btl branch of issue 13)"
+    try:
+        btl.btl_aggregate_comparisons(
+            np.array([0, 1]),
+            np.array([1, 0]),
+            np.array([1.0, 1.0]),
+            np.array([0, 1]),
+            n_items=2,
+            privacy_unit="comparison",
+        )
+    except ValueError as e:
+        if "privacy_unit" in str(e):
+            return False
+        raise
+    return True
+
+
+NEEDS_BTL_COMPARISON = pytest.mark.skipif(
+    not _btl_takes_comparison_unit(),
+    reason="btl_aggregate_comparisons does not take privacy_unit='comparison' yet (btl branch)",
+)
+
+
+@NEEDS_BTL_COMPARISON
+def test_file_without_user_column_is_one_unit_per_comparison(tmp_path):
+    rows = [("x, 1", "y"), ("y", "z"), ("z", "x, 1"), ("x, 1", "z")]
+    f = write_csv(
+        tmp_path / "games.csv", ["winner", "loser", "venue"], [r + ("home",) for r in rows]
+    )
+    code, text, err = run_inproc(["aggregate", str(f), "--method", "btl"])
+    assert code == 0 and err == "", err
+    assert "btl consensus of 4 comparisons over 3 candidates" in text
+    assert "note: the file has no user column: each comparison is its own privacy unit" in text
+    d = strict_json(
+        run_inproc(
+            ["aggregate", str(f), "--method", "btl", "--epsilon", "1", "--seed", "0", "--json"]
+        )[1]
+    )
+    assert d["privacy_unit"] == "comparison" and d["epsilon"] == 1.0
+    assert d["epsilon_per_comparison"] == {
+        "min": float(np.nextafter(1.0, 0)),
+        "max": float(np.nextafter(1.0, 0)),
+    }
+    assert set(d["order"]) == {"x, 1", "y", "z"}
+
+
+@NEEDS_BTL_COMPARISON
+def test_chameleons_aggregate_as_they_are(shared_data):
+    "The R package's CSV, quoted names and extra columns, through `privrank aggregate --method btl`"
+    f = shared_data / "bradleyterry2-chameleons" / "chameleons_contests.csv.gz"
+    if not f.is_file():
+        pytest.skip("no bradleyterry2-chameleons in the shared data folder")
+    code, out, err = run_exe("aggregate", str(f), "--method", "btl", "--json")
+    assert code == 0, err
+    d = json.loads(out)
+    c = datasets.read_pairwise_csv(f)
+    assert (d["n_items"], d["n_voters"]) == (35, 106) and sorted(d["order"]) == c.item_ids.tolist()
+    assert all(n.startswith("C") and '"' not in n for n in d["order"])
+    res = btl.btl_aggregate_comparisons(
+        c.winner, c.loser, c.outcome, c.user, n_items=c.n_items, privacy_unit="comparison"
+    )
+    assert d["order"] == c.item_ids[res.order].tolist()
+    code, text, err = run_exe("aggregate", str(f), "--method", "btl")
+    assert code == 0 and "  1. " + d["order"][0] + " (id " + d["order"][0] + ")" in text
