@@ -1311,8 +1311,8 @@ def read_ratings(
     # read a FIFO / device too (still capped); by default only regular files
     allow_special: bool = False,
 ) -> Ratings:
-    """Read a ratings file, Jester (header `user,joke,rating`) or MovieLens (any other first
-    line), reading it once."""
+    """Read a ratings file, Jester (a CSV whose header names a `joke` column) or MovieLens,
+    reading it once."""
     n_items = _check_n_items(n_items)
     path, text = _read_text(
         path, max_bytes=max_bytes, allow_special=allow_special, factor=CSV_PARSE_FACTOR
@@ -1339,9 +1339,9 @@ def ratings_format(
     path: str
     | os.PathLike,  # a ratings file (gzip accepted; a regular file, as it reads the head only)
 ) -> str:
-    """'jester' if the ratings file `path` starts with the line `user,joke,rating`, else
+    """'jester' if the ratings file `path` is a CSV whose header names a `joke` column, else
     'movielens' (what `read_ratings` reads it as)."""
-    return "jester" if _is_jester(_head(path)[:200].decode("utf-8", "replace")) else "movielens"
+    return "jester" if _is_jester(_head(path).decode("utf-8", "replace")) else "movielens"
 
 # %% ../nbs/07_datasets.ipynb #edbc8298
 _CATALOGUES = (
