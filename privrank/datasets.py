@@ -970,7 +970,7 @@ def _plain(x):
     return x.item() if isinstance(x, np.generic) else x
 
 # %% ../nbs/07_datasets.ipynb #04811799
-CSV_PARSE_FACTOR = 24  # bytes of memory per byte of CSV text while parsing (measured 11 to 23)
+CSV_PARSE_FACTOR = 24  # bytes of memory per byte of CSV text while parsing (measured 7 to 10)
 
 # %% ../nbs/07_datasets.ipynb #199adfd1
 def _first_row(codes: list, bad: np.ndarray) -> tuple[int, int]:
