@@ -364,17 +364,36 @@ def _win_graph(s: rr.PairStats):
     return csr_matrix((np.ones(len(src), np.int8), (src, dst)), shape=(s.n_items, s.n_items))
 
 
+def _reaches_all(A):
+    "Does node 0 reach every node of the dense boolean adjacency A (A[u, v]: an edge u -> v)?"
+    seen, front = np.zeros(len(A), bool), np.zeros(1, np.int64)
+    seen[0] = True
+    while front.size:  # breadth first: each node's row is read once, O(m^2) in all
+        new = A[front].any(0) & ~seen
+        seen |= new
+        front = np.flatnonzero(new)
+    return seen.all()
+
+
+def _strongly_connected(s: rr.PairStats):
+    "Is the win graph strongly connected? (mean outcomes in [0, 1])"
+    m, won, lost = s.n_items, s.zbar > 0, s.zbar < 1
+    if m > 4096:  # the dense m x m matrix would be large: count the components instead
+        return connected_components(_win_graph(s), connection="strong")[0] == 1
+    A = np.zeros((m, m), bool)  # A[u, v]: u lost to v (an edge loser -> winner)
+    A[s.j[won], s.i[won]] = True
+    A[s.i[lost], s.j[lost]] = True
+    return _reaches_all(A) and _reaches_all(np.ascontiguousarray(A.T))
+
+
 def _components(s: rr.PairStats):
     "(strongly connected components of the win graph, or None; connected components)"
     m, ok = s.n_items, (s.zbar >= -1e-12) & (s.zbar <= 1 + 1e-12)
     nscc = None
     if ok.all():
-        both = (s.zbar > 0) & (s.zbar < 1)  # pairs that went both ways
-        # one item that went both ways with every other item: every item reaches it and back
-        hub = (np.bincount(s.i[both], minlength=m) + np.bincount(s.j[both], minlength=m)).max()
-        nscc = 1 if hub == m - 1 else connected_components(_win_graph(s), connection="strong")[0]
-        if nscc == 1:
+        if len(s.i) >= m - 1 and _strongly_connected(s):
             return 1, 1
+        nscc = connected_components(_win_graph(s), connection="strong")[0]
     hub = (np.bincount(s.i, minlength=m) + np.bincount(s.j, minlength=m)).max() == m - 1
     g = coo_matrix((np.ones(len(s.i)), (s.i, s.j)), shape=(m, m))
     return nscc, 1 if hub else connected_components(g, directed=False)[0]
@@ -441,7 +460,7 @@ def fit_btl_pairs(
     *,
     lam: float | str = "mle",  # ridge >= 0 (sum-over-comparisons scale), "mle" or "r3" (R3)
     tol: float = 1e-9,  # stop when ||grad||_inf / max(1, max_i D_i) <= tol
-    solver: str = "auto",  # "newton" (dense; "auto" takes it for m <= 1000), "newton-cg", "lbfgs"
+    solver: str = "auto",  # "newton" (dense; "auto" takes it for m <= 128), "newton-cg", "lbfgs"
     max_iter: int = 200,  # cap on the solver's iterations (it stops at convergence)
     link: str = "logit",  # "logit" (BTL, equation (3)) or "probit" (Thurstone, (T1))
 ) -> BTLFit:  # the centred estimate theta with the solver's diagnostics
@@ -456,7 +475,7 @@ def fit_btl_pairs(
     s = _check_pairdata(s)
     m, link = s.n_items, _check_link(link)
     if solver == "auto":
-        solver = "newton" if m <= 1000 else "newton-cg"
+        solver = "newton" if m <= 128 else "newton-cg"
     if solver not in ("newton", "newton-cg", "lbfgs"):
         raise ValueError(
             f"`solver` must be 'auto', 'newton', 'newton-cg' or 'lbfgs'; got {solver!r}"

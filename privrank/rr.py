@@ -573,9 +573,20 @@ def _listed_key(i, j, m, y01=None):
 
 def _pair_stats_wins(i, j, y01, m):
     "PairStats from c[a, b, y] = #(listed (a, b), outcome y), one bincount over the comparisons"
-    c = np.bincount(_listed_key(i, j, m, y01), minlength=2 * m * m)
-    return pair_stats_from_counts(  # raw outcomes: z = y
-        c.reshape(1, m, m, 2), np.zeros(1), np.ones(1), np.ones(1)
+    c = np.bincount(_listed_key(i, j, m, y01), minlength=2 * m * m).reshape(m, m, 2)
+    won = c[:, :, 1] + c[:, :, 0].T  # won[a, b]: a beat b, listed either way round
+    N = won + won.T
+    k = np.flatnonzero(np.triu(N, 1))  # the compared pairs a < b, row-major
+    count = N.ravel()[k]
+    return PairStats(  # raw outcomes: z = y, weight 1 each
+        i=k // m,
+        j=k % m,
+        count=count,
+        weight=count.astype(float),
+        zbar=won.ravel()[k] / count,
+        n_items=m,
+        n_comparisons=len(y01),
+        sum_w2_v=float(len(y01)),
     )
 
 
@@ -622,6 +633,7 @@ def pair_stats_from_counts(c, z0, z1, w):
         n_comparisons=int(n_g.sum()),
         sum_w2_v=float((w**2 * n_g) @ (z1 - z0) ** 2),
     )
+
 
 # %% ../nbs/01_randomized_response.ipynb #c21bbeb0
 def pair_statistics(
