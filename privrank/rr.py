@@ -520,7 +520,7 @@ def _check_comparisons(i, j, y, n_items, binary=False, weights=None):
     if y01 is None and y.dtype.kind == "f":
         if not np.isfinite(y).all():
             raise ValueError("`y` must be finite; it contains NaN or inf")
-        if np.abs(y).max() > 1e150:
+        if float(np.abs(y).max()) > 1e150:  # a Python float: no cast of 1e150 to float32
             raise ValueError(
                 f"`y` must be below 1e150 in size (its squares enter the fit); "
                 f"got {np.abs(y).max():g}"
@@ -633,7 +633,6 @@ def pair_stats_from_counts(c, z0, z1, w):
         n_comparisons=int(n_g.sum()),
         sum_w2_v=float((w**2 * n_g) @ (z1 - z0) ** 2),
     )
-
 
 # %% ../nbs/01_randomized_response.ipynb #c21bbeb0
 def pair_statistics(
