@@ -654,16 +654,20 @@ def pair_statistics(
     binary = w is None and y01 is not None
     if binary:
         v = float(n)
-    else:
+    else:  # sum w^2 (2y - 1)^2 = 4 (wy).(wy) - 4 w.(wy) + w.w: dot products, no temporaries
         yf = y.astype(float, copy=False)
-        v = float(((2 * yf - 1) ** 2).sum() if w is None else (w * w) @ ((2 * yf - 1) ** 2))
+        wy = yf if w is None else w * yf
+        ww = float(n) if w is None else float(w @ w)
+        v = max(
+            0.0, 4 * float(wy @ wy) - 4 * (float(wy.sum()) if w is None else float(w @ wy)) + ww
+        )
     if m * m <= 4 * n + (1 << 22):  # the m x m table fits: count per listed (a, b)
         if binary:  # one bincount of (listed pair, outcome)
             return _pair_stats_wins(i, j, y01, m)
         k = _listed_key(i, j, m)
         N = np.bincount(k, minlength=m * m)
         W = N if w is None else np.bincount(k, w, m * m)
-        return _fold_listed(N, W, np.bincount(k, yf if w is None else w * yf, m * m), m, n, v)
+        return _fold_listed(N, W, np.bincount(k, wy, m * m), m, n, v)
     swap = i > j  # many items: canonicalise to lo < hi, compress the keys
     lo, hi = np.minimum(i, j, dtype=np.int64), np.maximum(i, j, dtype=np.int64)
     key, nb, uniq = _pair_keys(lo, hi, m)
