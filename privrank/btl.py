@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 from scipy import linalg, optimize, special
-from scipy.sparse import coo_matrix
+from scipy.sparse import coo_matrix, csr_matrix
 from scipy.sparse.csgraph import connected_components
 
 from . import rr
@@ -270,6 +270,14 @@ class BTLFit:
     n_comparisons: int  # comparisons fitted
     n_pairs: int  # distinct pairs compared
     link: str = "logit"  # "logit" (BTL) or "probit" (Thurstone)
+    # the rule that set `lam`: "mle" (lambda = 0: the win graph is strongly connected, so the MLE
+    # exists and is unique), "mle-ridge" (it is not: the stated ridge `LAM_MLE_RIDGE`), "r3"
+    # (equation (R3)) or "given" (the caller's number); `lam_reason` says it in words
+    lam_rule: str = "given"
+    lam_reason: str = ""
+    # strongly connected components of the win graph (an edge loser -> winner per pair, both ways
+    # for a tie), defined when every pair's mean outcome lies in [0, 1]; None otherwise
+    n_strong_components: int | None = None
 
     @property
     def order(self):
@@ -330,6 +338,10 @@ def _solve(s: rr.PairStats, lam, tol, solver, max_iter, link="logit"):
 
 # %% ../nbs/02_btl.ipynb #9478f9e6
 C_LAMBDA = 0.1  # the constant c of (R3)
+# lam="mle" on a win graph that is not strongly connected: one virtual tie per item against an
+# item of strength 0, to second order a ridge of 1/8 per item (derived above)
+MLE_RIDGE_TIES = 1.0
+LAM_MLE_RIDGE = MLE_RIDGE_TIES / 8
 
 # %% ../nbs/02_btl.ipynb #453e20a8
 def default_lambda(
@@ -342,58 +354,137 @@ def default_lambda(
     return C_LAMBDA * math.sqrt(2 * s.sum_w2_v / s.n_items * math.log(max(s.n_items, 2)))
 
 
-def _check_lam(lam, s):
+def _win_graph(s: rr.PairStats):
+    """The win graph as a sparse matrix (an edge loser -> winner for each pair where the loser lost
+    with positive weight), or None when some pair's mean outcome lies outside [0, 1]"""
+    if not ((s.zbar >= -1e-12) & (s.zbar <= 1 + 1e-12)).all():
+        return None
+    won, lost = s.zbar > 0, s.zbar < 1  # s.i beat s.j with positive weight; s.j beat s.i
+    src, dst = np.concatenate([s.j[won], s.i[lost]]), np.concatenate([s.i[won], s.j[lost]])
+    return csr_matrix((np.ones(len(src), np.int8), (src, dst)), shape=(s.n_items, s.n_items))
+
+
+def _reaches_all(A):
+    "Does node 0 reach every node of the dense boolean adjacency A (A[u, v]: an edge u -> v)?"
+    seen, front = np.zeros(len(A), bool), np.zeros(1, np.int64)
+    seen[0] = True
+    while front.size:  # breadth first: each node's row is read once, O(m^2) in all
+        new = A[front].any(0) & ~seen
+        seen |= new
+        front = np.flatnonzero(new)
+    return seen.all()
+
+
+def _strongly_connected(s: rr.PairStats):
+    "Is the win graph strongly connected? (mean outcomes in [0, 1])"
+    m, won, lost = s.n_items, s.zbar > 0, s.zbar < 1
+    if m > 4096:  # the dense m x m matrix would be large: count the components instead
+        return connected_components(_win_graph(s), connection="strong")[0] == 1
+    A = np.zeros((m, m), bool)  # A[u, v]: u lost to v (an edge loser -> winner)
+    A[s.j[won], s.i[won]] = True
+    A[s.i[lost], s.j[lost]] = True
+    return _reaches_all(A) and _reaches_all(np.ascontiguousarray(A.T))
+
+
+def _components(s: rr.PairStats):
+    "(strongly connected components of the win graph, or None; connected components)"
+    m, ok = s.n_items, (s.zbar >= -1e-12) & (s.zbar <= 1 + 1e-12)
+    nscc = None
+    if ok.all():
+        if len(s.i) >= m - 1 and _strongly_connected(s):
+            return 1, 1
+        nscc = connected_components(_win_graph(s), connection="strong")[0]
+    hub = (np.bincount(s.i, minlength=m) + np.bincount(s.j, minlength=m)).max() == m - 1
+    g = coo_matrix((np.ones(len(s.i)), (s.i, s.j)), shape=(m, m))
+    return nscc, 1 if hub else connected_components(g, directed=False)[0]
+
+
+_LAM = "a number >= 0, 'mle' or 'r3'"
+
+
+def _choose_lam(lam, s: rr.PairStats):
+    "(lambda, rule, reason, strongly connected components or None, connected components)"
     if isinstance(lam, str):
-        if lam != "auto":
-            raise ValueError(f"`lam` must be a non-negative number or 'auto'; got {lam!r}")
-        return default_lambda(s)
-    lam = real_array(lam, "lam")
-    if lam.ndim or not np.isfinite(lam) or lam < 0:
-        raise ValueError(f"`lam` must be a non-negative finite number or 'auto'; got {lam}")
-    return float(lam)
+        if lam == "auto":
+            raise ValueError(
+                "`lam`='auto' was retired: use 'mle' (the maximum likelihood estimate, the "
+                "default without privacy), 'r3' (equation (R3), the default for debiased private "
+                "data) or a number >= 0"
+            )
+        if lam not in ("mle", "r3"):
+            raise ValueError(f"`lam` must be {_LAM}; got {lam!r}")
+    elif lam is None or isinstance(lam, bytes):
+        raise TypeError(f"`lam` must be {_LAM}; got {lam!r}")
+    else:
+        a = real_array(lam, "lam")
+        if a.ndim or not np.isfinite(a) or a < 0:
+            raise ValueError(f"`lam` must be {_LAM} (a finite number); got {a}")
+        lam = float(a)
+    nscc, ncc = _components(s)
+    if lam == "r3":
+        return default_lambda(s), "r3", "equation (R3)", nscc, ncc
+    if lam == "mle":
+        if nscc is None:
+            out = int(((s.zbar < 0) | (s.zbar > 1)).sum())
+            raise ValueError(
+                f"`lam`='mle' needs every pair's mean outcome in [0, 1] (raw outcomes, ties as "
+                f"1/2); {out} pairs have means outside it, as debiased private outcomes do, and "
+                "then the unpenalised loss can be unbounded below: use `lam`='r3' (equation "
+                "(R3)) or a number > 0"
+            )
+        if nscc == 1:
+            why = "the win graph is strongly connected: the MLE exists and is unique"
+            return 0.0, "mle", why, 1, 1
+        why = (
+            f"the win graph has {nscc} strongly connected components, so the MLE does not exist: "
+            f"the stated ridge of {MLE_RIDGE_TIES:g} virtual tie per item (lambda = "
+            f"{LAM_MLE_RIDGE:g})"
+        )
+        return LAM_MLE_RIDGE, "mle-ridge", why, nscc, ncc
+    if lam == 0 and ncc > 1:
+        raise ValueError(
+            f"the comparison graph has {ncc} connected components: with `lam`=0 the estimate "
+            "is not unique; use `lam`='mle' or `lam` > 0"
+        )
+    if lam == 0 and nscc is not None and nscc > 1:
+        raise ValueError(
+            f"the win graph has {nscc} strongly connected components: with `lam`=0 the maximum "
+            "likelihood estimate does not exist (a group of items never lost to the rest, its "
+            "theta grows without bound); use `lam`='mle' (a stated small ridge) or `lam` > 0"
+        )
+    return lam, "given", "the caller's lambda", nscc, ncc
 
 # %% ../nbs/02_btl.ipynb #b89d5b50
 def fit_btl_pairs(
     s: rr.PairStats,  # sufficient statistics, from `rr.pair_statistics`
     *,
-    lam: float | str = "auto",  # ridge penalty >= 0 (sum-over-comparisons scale), or "auto" (R3)
+    lam: float | str = "mle",  # ridge >= 0 (sum-over-comparisons scale), "mle" or "r3" (R3)
     tol: float = 1e-9,  # stop when ||grad||_inf / max(1, max_i D_i) <= tol
-    solver: str = "auto",  # "newton" (dense; "auto" takes it for m <= 1000), "newton-cg", "lbfgs"
+    solver: str = "auto",  # "newton" (dense; "auto" takes it for m <= 128), "newton-cg", "lbfgs"
     max_iter: int = 200,  # cap on the solver's iterations (it stops at convergence)
     link: str = "logit",  # "logit" (BTL, equation (3)) or "probit" (Thurstone, (T1))
 ) -> BTLFit:  # the centred estimate theta with the solver's diagnostics
-    """Regularized BTL M-estimator (equation (3), in the form (R1)) from pair statistics.
+    """BTL M-estimator (equation (3), in the form (R1)) from pair statistics. `lam`="mle": the
+    maximum likelihood estimate (lambda = 0) when the win graph is strongly connected, else the
+    stated ridge `LAM_MLE_RIDGE`; "r3": equation (R3). The result says which rule applied and why.
 
-    Refuses (naming the parameter) an `s` that is not a PairStats, a bad `lam`, `tol`, `solver`,
-    `max_iter` or `link`, and `lam` = 0 on a disconnected comparison graph (no unique estimate).
+    Refuses (naming the parameter) an `s` that is not a PairStats, a bad `lam` (and the retired
+    "auto"), `tol`, `solver`, `max_iter` or `link`, "mle" when some pair's mean outcome lies
+    outside [0, 1], and `lam` = 0 when the estimate does not exist or is not unique.
     Warns (RuntimeWarning) and says `converged=False` when `max_iter` is reached first."""
     s = _check_pairdata(s)
-    lam, m, link = _check_lam(lam, s), s.n_items, _check_link(link)
+    m, link = s.n_items, _check_link(link)
     if solver == "auto":
-        solver = "newton" if m <= 1000 else "newton-cg"
+        solver = "newton" if m <= 128 else "newton-cg"
     if solver not in ("newton", "newton-cg", "lbfgs"):
         raise ValueError(
             f"`solver` must be 'auto', 'newton', 'newton-cg' or 'lbfgs'; got {solver!r}"
         )
     if isinstance(tol, bool) or not (isinstance(tol, (int, float)) and tol > 0):
         raise ValueError(f"`tol` must be a positive number; got {tol!r}")
-    # one item meets all: connected
-    hub = (np.bincount(s.i, minlength=m) + np.bincount(s.j, minlength=m)).max() == m - 1
-    ncomp = (
-        1
-        if hub
-        else connected_components(
-            coo_matrix((np.ones(len(s.i)), (s.i, s.j)), shape=(m, m)), directed=False
-        )[0]
-    )
-    if lam == 0 and ncomp > 1:
-        raise ValueError(
-            f"the comparison graph has {ncomp} connected components: with `lam`=0 the estimate "
-            "is not unique; use `lam` > 0"
-        )
-    theta, it, gn = _solve(
-        s, lam, tol, solver, check_int(max_iter, name="max_iter", minimum=1), link
-    )
+    max_iter = check_int(max_iter, name="max_iter", minimum=1)
+    lam, rule, why, nscc, ncomp = _choose_lam(lam, s)
+    theta, it, gn = _solve(s, lam, tol, solver, max_iter, link)
     if not np.isfinite(theta).all():
         raise FloatingPointError("the BTL solver produced a non-finite estimate")
     if gn > tol:
@@ -414,23 +505,27 @@ def fit_btl_pairs(
         n_comparisons=s.n_comparisons,
         n_pairs=len(s.i),
         link=link,
+        lam_rule=rule,
+        lam_reason=why,
+        n_strong_components=None if nscc is None else int(nscc),
     )
 
 # %% ../nbs/02_btl.ipynb #79ed664b
 def fit_btl(
-    i: np.ndarray,  # (n,) first item of each comparison
+    i: np.ndarray,  # (n,) first item of each comparison (any integer dtype)
     j: np.ndarray,  # (n,) second item
-    y: np.ndarray,  # (n,) outcome "i beat j": 0/1 raw, or real (debiased)
+    y: np.ndarray,  # (n,) outcome "i beat j": 0/1 or 1/2 (a tie) raw, or real (debiased)
     *,
     n_items: int,  # number of items m
-    lam: float | str = "auto",  # ridge penalty >= 0, or "auto" (R3)
+    lam: float | str = "mle",  # ridge penalty >= 0, "mle" (the MLE when it exists) or "r3" (R3)
     weights: np.ndarray | None = None,  # optional non-negative weight per comparison
     tol: float = 1e-9,  # gradient tolerance (scaled, see above)
     solver: str = "auto",  # "auto", "newton", "newton-cg" or "lbfgs"
     max_iter: int = 200,  # cap on the solver's iterations
     link: str = "logit",  # "logit" (BTL) or "probit" (Thurstone)
 ) -> BTLFit:  # the centred estimate theta with the solver's diagnostics
-    """Regularized BTL M-estimator of equation (3) from comparisons (i, j, y).
+    """BTL M-estimator of equation (3) from comparisons (i, j, y): by default the maximum
+    likelihood estimate, or the stated ridge when it does not exist (see `fit_btl_pairs`).
 
     Refuses what `rr.pair_statistics` and `fit_btl_pairs` refuse, each by the parameter's name."""
     return fit_btl_pairs(
@@ -525,7 +620,8 @@ def private_btl(
     epsilon: float | np.ndarray,  # per-comparison epsilon: scalar, or one per user (by `user`)
     rng: np.random.Generator | int | None = None,  # random generator or seed
     weighting: str = "inverse_variance",  # or "uniform" (the plain mean of equation (3))
-    lam: float | str = "auto",  # ridge penalty >= 0, or "auto" (R3)
+    lam: float
+    | str = "r3",  # ridge >= 0, "r3" (R3, Theorem 1) or "mle" (if all pair means in [0,1])
     tol: float = 1e-9,  # gradient tolerance of the solver
     solver: str = "auto",  # "auto", "newton", "newton-cg" or "lbfgs"
     link: str = "logit",  # "logit" (BTL) or "probit" (Thurstone)
@@ -632,23 +728,29 @@ def ranks_to_comparisons(
     return np.repeat(np.arange(n), len(I)), np.tile(I, n), np.tile(J, n), y
 
 # %% ../nbs/02_btl.ipynb #a97fcf40
+_UNITS = ("voter", "user", "comparison")
+
+
 def btl_consensus(
     fit: BTLFit | PrivateBTL,  # from `fit_btl`, `fit_btl_pairs` or `private_btl`
     *,
     n_voters: int | None = None,  # voters behind the comparisons (PrivateBTL: default its users)
     epsilon: float | None = None,  # budget per voter (PrivateBTL; default and minimum: its spend)
-    privacy_unit: str = "voter",  # "voter" (a ranking's comparisons) or "user" (a user's rows)
+    privacy_unit: str = "voter",  # "voter" (a ranking), "user" (a user's rows) or "comparison"
     diagnostics: dict | None = None,  # extra diagnostics to record
 ) -> Consensus:  # items by theta, best first; scores = theta
     """A fitted BTL model as a `core.Consensus`: the order of theta, scores = theta; private (local
     model, pure epsilon-DP, `delta` = 0) for a PrivateBTL, not private for a BTLFit.
 
     Refuses another type of `fit`, a missing or bad `n_voters` for a BTLFit, an `epsilon` given
-    with a BTLFit or below the largest per-user spend of a PrivateBTL, and a bad `privacy_unit`."""
+    with a BTLFit or below the largest per-user spend of a PrivateBTL, and a bad `privacy_unit`.
+    Its diagnostics record `lam`, `lam_rule` and `n_strong_components`."""
     if not isinstance(fit, (BTLFit, PrivateBTL)):
         raise TypeError(f"`fit` must be a BTLFit or a PrivateBTL; got {type(fit).__name__}")
-    if not (isinstance(privacy_unit, str) and privacy_unit in ("voter", "user")):
-        raise ValueError(f"`privacy_unit` must be 'voter' or 'user'; got {privacy_unit!r}")
+    if not (isinstance(privacy_unit, str) and privacy_unit in _UNITS):
+        raise ValueError(
+            f"`privacy_unit` must be 'voter', 'user' or 'comparison'; got {privacy_unit!r}"
+        )
     if diagnostics is not None and not isinstance(diagnostics, dict):
         raise TypeError(f"`diagnostics` must be a dict; got {type(diagnostics).__name__}")
     private = isinstance(fit, PrivateBTL)
@@ -662,11 +764,17 @@ def btl_consensus(
     common = dict(
         order=fit.order, method="btl", n_voters=n, privacy_unit=privacy_unit, scores=fit.theta
     )
+    f = fit.fit if private else fit  # what set lambda, recorded in every consensus
+    lam_diag = dict(lam=f.lam, lam_rule=f.lam_rule, n_strong_components=f.n_strong_components)
     if not private:
         if epsilon is not None:
             raise ValueError("`epsilon` applies to a PrivateBTL only; a BTLFit spent no privacy")
         return Consensus(
-            epsilon=math.inf, delta=0.0, model="none", diagnostics=dict(diagnostics or {}), **common
+            epsilon=math.inf,
+            delta=0.0,
+            model="none",
+            diagnostics={**lam_diag, **(diagnostics or {})},
+            **common,
         )
     spent = float(fit.epsilon_per_user.max())
     e = spent if epsilon is None else check_epsilon(epsilon, scalar=True)
@@ -680,7 +788,7 @@ def btl_consensus(
         delta=0.0,
         model="local",
         noise=fit.noise,
-        diagnostics=dict(diagnostics or {}),
+        diagnostics={**lam_diag, **(diagnostics or {})},
         **common,
     )
 
@@ -715,11 +823,21 @@ def _check_btl_privacy(epsilon, delta, model):
     return epsilon
 
 
-def _check_user(user, n):
-    u = rr.check_ids(user, "user")
-    if len(u) != n:
+def _check_user(user, n, privacy_unit):
+    "Validated (unit of each comparison, privacy_unit); each row is its own unit for 'comparison'"
+    if not (isinstance(privacy_unit, str) and privacy_unit in _UNITS):
+        raise ValueError(
+            f"`privacy_unit` must be 'voter', 'user' or 'comparison'; got {privacy_unit!r}"
+        )
+    if user is None and privacy_unit != "comparison":
+        raise ValueError(
+            f"`user` is needed for `privacy_unit`={privacy_unit!r}; without user ids use "
+            "`privacy_unit`='comparison' (each comparison is its own unit)"
+        )
+    u = None if user is None else rr.check_ids(user, "user")
+    if u is not None and len(u) != n:
         raise ValueError(f"`user` must have one entry per comparison ({n}); got {len(u)}")
-    return u
+    return np.arange(n) if privacy_unit == "comparison" else u
 
 
 def _check_outcomes(y):
@@ -740,17 +858,20 @@ def btl_aggregate_comparisons(
     i: np.ndarray,  # (n,) first item of each comparison
     j: np.ndarray,  # (n,) second item
     y: np.ndarray,  # (n,) 1 if i won, 0 if j won, 0.5 for a tie
-    user: np.ndarray,  # (n,) id of the voter (user) who compared
+    user: np.ndarray | None = None,  # (n,) id of the voter (user) who compared; None: no ids
     *,
     n_items: int,  # number of items m
-    privacy_unit: str = "user",  # what a user id stands for: "voter" or "user"
+    privacy_unit: str = "user",  # what a unit is: "voter", "user" or "comparison" (each row)
+    lam: float | str = "mle",  # ridge >= 0, "mle" (the MLE when it exists) or "r3" (R3)
 ) -> Consensus:  # non-private: items by the fitted theta
-    """Non-private BTL consensus of a set of comparisons: items by the regularized M-estimate.
+    """Non-private BTL consensus of a set of comparisons: items by the maximum likelihood
+    estimate (default; the stated ridge when it does not exist, see `fit_btl_pairs`).
 
-    Refuses what `fit_btl` refuses, outcomes other than 0, 0.5, 1, and bad `user` ids."""
+    Refuses what `fit_btl` refuses, outcomes other than 0, 0.5, 1, bad `user` ids, a bad
+    `privacy_unit`, and no `user` unless `privacy_unit` is "comparison"."""
     y = _check_outcomes(y)
-    u = _check_user(user, len(y))
-    fit = fit_btl(i, j, y, n_items=n_items)
+    u = _check_user(user, len(y), privacy_unit)
+    fit = fit_btl(i, j, y, n_items=n_items, lam=lam)
     return btl_consensus(fit, n_voters=len(np.unique(u)), privacy_unit=privacy_unit)
 
 
@@ -758,32 +879,36 @@ def dp_btl_aggregate_comparisons(
     i: np.ndarray,  # (n,) first item of each comparison
     j: np.ndarray,  # (n,) second item
     y: np.ndarray,  # (n,) 1 if i won, 0 if j won, 0.5 for a tie (privatised as a fair coin)
-    user: np.ndarray,  # (n,) id of the voter (user) who compared: the privacy unit
+    user: np.ndarray | None = None,  # (n,) id of the voter (user) who compared; None: no ids
     *,
     n_items: int,  # number of items m
-    epsilon: float,  # budget per voter, split evenly over her comparisons; inf = not private
+    epsilon: float,  # budget per unit, split evenly over its comparisons; inf = not private
     delta: float = 0.0,  # must be 0: randomized response is pure epsilon-DP
     model: str = "local",  # must be "local": each voter privatises her own comparisons
     rng: np.random.Generator | int | None = None,  # random generator or seed
-    privacy_unit: str = "user",  # what a user id stands for: "voter" or "user"
-) -> Consensus:  # items by the private theta; epsilon per voter, local model
-    """Locally private BTL consensus at `epsilon` per voter (user): randomized response on each of
-    her k comparisons at epsilon/k (`per_comparison_epsilon`), then `private_btl`.
+    privacy_unit: str = "user",  # what a unit is: "voter", "user" or "comparison" (each row)
+    lam: float
+    | str = "r3",  # ridge >= 0, "r3" (R3, Theorem 1) or "mle" (if all pair means in [0,1])
+) -> Consensus:  # items by the private theta; epsilon per unit, local model
+    """Locally private BTL consensus at `epsilon` per unit (voter or user: randomized response on
+    each of her k comparisons at epsilon/k, `per_comparison_epsilon`; "comparison": each row at
+    epsilon), then `private_btl`.
 
     Refuses a `delta` > 0 and a `model` other than "local" (randomized response is pure
     epsilon-local DP: it cannot use either), a bad `epsilon` (or one whose split underflows to 0),
     a bad `rng`, and what `btl_aggregate_comparisons` refuses."""
     epsilon = _check_btl_privacy(epsilon, delta, model)
     if math.isinf(epsilon):
-        res = btl_aggregate_comparisons(i, j, y, user, n_items=n_items, privacy_unit=privacy_unit)
-        return Consensus(
-            **{**res.__dict__, "diagnostics": dict(note="epsilon = inf: no noise, not private")}
+        res = btl_aggregate_comparisons(
+            i, j, y, user, n_items=n_items, privacy_unit=privacy_unit, lam=lam
         )
+        diag = {**res.diagnostics, "note": "epsilon = inf: no noise, not private"}
+        return Consensus(**{**res.__dict__, "diagnostics": diag})
     rng, y = check_rng(rng), _check_outcomes(y)
-    u = _check_user(user, len(y))
+    u = _check_user(user, len(y), privacy_unit)
     _, user_index, k = np.unique(u, return_inverse=True, return_counts=True)
-    eps_c = per_comparison_epsilon(k, epsilon=epsilon)  # one per voter, indexed by `user_index`
-    unit = privacy_unit if privacy_unit in ("voter", "user") else "voter"
+    eps_c = per_comparison_epsilon(k, epsilon=epsilon)  # one per unit, indexed by `user_index`
+    unit = privacy_unit
     if not (eps_c > 0).all():
         raise ValueError(
             f"`epsilon` = {epsilon:g} per {unit} is too small: split over a {unit}'s "
@@ -793,7 +918,7 @@ def dp_btl_aggregate_comparisons(
         y = np.where(y == 0.5, rng.integers(0, 2, len(y)), y)  # a tie becomes a fair coin
     try:
         res = private_btl(
-            i, j, y.astype(np.int8), user_index, n_items=n_items, epsilon=eps_c, rng=rng
+            i, j, y.astype(np.int8), user_index, n_items=n_items, epsilon=eps_c, rng=rng, lam=lam
         )
     except ValueError as e:
         if "`epsilon`" not in str(e):
@@ -824,12 +949,16 @@ def _check_ranks2(ranks):
 
 def btl_aggregate(
     ranks: np.ndarray,  # (n_voters, n_items) ranks, 0 = best
+    *,
+    lam: float | str = "mle",  # ridge >= 0, "mle" (the MLE when it exists) or "r3" (R3)
 ) -> Consensus:  # items by the fitted theta, best first; scores = theta
     """Non-private BTL consensus of a profile: BTL fitted on the pairwise comparisons the rankings
     imply (`ranks_to_comparisons`). Refuses invalid `ranks` and fewer than 2 items."""
     r = _check_ranks2(ranks)
     user, i, j, y = ranks_to_comparisons(r)
-    return btl_aggregate_comparisons(i, j, y, user, n_items=r.shape[1], privacy_unit="voter")
+    return btl_aggregate_comparisons(
+        i, j, y, user, n_items=r.shape[1], privacy_unit="voter", lam=lam
+    )
 
 
 def dp_btl_aggregate(
@@ -839,6 +968,8 @@ def dp_btl_aggregate(
     delta: float = 0.0,  # must be 0: randomized response is pure epsilon-DP
     model: str = "local",  # must be "local": each voter privatises her own comparisons
     rng: np.random.Generator | int | None = None,  # random generator or seed
+    lam: float
+    | str = "r3",  # ridge >= 0, "r3" (R3, Theorem 1) or "mle" (if all pair means in [0,1])
 ) -> Consensus:  # items by the private theta; epsilon per voter, local model, delta = 0
     """Locally private BTL consensus: each voter applies randomized response to each of her
     m(m-1)/2 comparisons at epsilon / (m(m-1)/2), then `private_btl` fits BTL.
@@ -850,5 +981,5 @@ def dp_btl_aggregate(
     rng, r = check_rng(rng), _check_ranks2(ranks)
     user, i, j, y = ranks_to_comparisons(r)
     return dp_btl_aggregate_comparisons(
-        i, j, y, user, n_items=r.shape[1], epsilon=epsilon, rng=rng, privacy_unit="voter"
+        i, j, y, user, n_items=r.shape[1], epsilon=epsilon, rng=rng, privacy_unit="voter", lam=lam
     )

@@ -468,8 +468,8 @@ def _check_pairs(i, j, n_items):
 MAX_ITEMS = 1 << 26
 
 
-def _item_ids(x, name, n_items):
-    "Validated 1-D int64 item ids in 0..n_items-1"
+def _ids_any(x, name, n_items):
+    "Validated 1-D integer item ids in 0..n_items-1, in the caller's integer dtype (not copied)"
     a = _asarray(x, name) if x is not None and not isinstance(x, (str, bytes)) else None
     if a is None:
         raise TypeError(f"`{name}` must be an integer array of item ids; got {type(x).__name__}")
@@ -477,22 +477,38 @@ def _item_ids(x, name, n_items):
         raise ValueError(f"`{name}` must be a 1-D array; got shape {a.shape}")
     if a.dtype.kind not in "iu" or a.dtype == bool:
         raise TypeError(f"`{name}` must be an integer array of item ids; got dtype {a.dtype}")
-    a = a.astype(np.int64, copy=False)
-    if a.size and a.view(np.uint64).max() >= n_items:  # a negative id is a huge unsigned one
+    # one pass: read as unsigned of the same width, a negative id is a huge one
+    if a.size and a.view(f"u{a.itemsize}").max() >= n_items:
         raise ValueError(f"`{name}` has ids outside 0..{n_items - 1}: min {a.min()}, max {a.max()}")
     return a
 
 
-def check_comparisons(i, j, y, *, n_items, binary=False, weights=None):
-    "Validated (i, j, y, weights) of equal length; `binary` requires y in {0, 1}"
+def _item_ids(x, name, n_items):
+    "Validated 1-D int64 item ids in 0..n_items-1"
+    return _ids_any(x, name, n_items).astype(np.int64, copy=False)
+
+
+def _zero_one(y):
+    """`y` as a 0/1 unsigned array (a view for integers and bools) if every entry is 0 or 1, else
+    None: one pass for integers, two comparisons for floats"""
+    if y.dtype.kind in "biu":
+        u = y.view(f"u{y.itemsize}")  # a negative integer reads as a huge unsigned one
+        return u if u.max() <= 1 else None
+    one = y == 1
+    return (
+        one.view(np.uint8) if np.count_nonzero(one) + np.count_nonzero(y == 0) == len(y) else None
+    )
+
+
+def _check_comparisons(i, j, y, n_items, binary=False, weights=None):
+    """Validated (i, j, y, weights, y01): ids in their own integer dtype, y01 = `_zero_one(y)`
+    (a 0/1 float `y` is finite, so its other checks are skipped)"""
     if not isinstance(binary, (bool, np.bool_)):
         raise TypeError(f"`binary` must be True or False; got {binary!r}")
     m = check_int(n_items, name="n_items", minimum=1, maximum=MAX_ITEMS)
-    i, j = _item_ids(i, "i", m), _item_ids(j, "j", m)
+    i, j = _ids_any(i, "i", m), _ids_any(j, "j", m)
     y = _asarray(y, "y") if y is not None and not isinstance(y, (str, bytes)) else np.asarray(None)
-    if y.dtype == bool:
-        y = y.astype(np.int8)
-    if y.ndim != 1 or y.dtype.kind not in "iuf":
+    if y.ndim != 1 or y.dtype.kind not in "biuf":
         raise TypeError(f"`y` must be a 1-D real array; got dtype {y.dtype}, shape {y.shape}")
     if not (len(i) == len(j) == len(y)):
         raise ValueError(
@@ -500,15 +516,16 @@ def check_comparisons(i, j, y, *, n_items, binary=False, weights=None):
         )
     if len(y) == 0:
         raise ValueError("at least one comparison is needed; `y` is empty")
-    if y.dtype.kind == "f" and not np.isfinite(y).all():
-        raise ValueError("`y` must be finite; it contains NaN or inf")
-    if y.dtype.kind == "f" and np.abs(y).max() > 1e150:
-        raise ValueError(
-            f"`y` must be below 1e150 in size (its squares enter the fit); got {np.abs(y).max():g}"
-        )
-    if binary and (
-        y.min() < 0 or y.max() > 1 or (y.dtype.kind == "f" and not np.isin(y, (0.0, 1.0)).all())
-    ):
+    y01 = _zero_one(y)
+    if y01 is None and y.dtype.kind == "f":
+        if not np.isfinite(y).all():
+            raise ValueError("`y` must be finite; it contains NaN or inf")
+        if float(np.abs(y).max()) > 1e150:  # a Python float: no cast of 1e150 to float32
+            raise ValueError(
+                f"`y` must be below 1e150 in size (its squares enter the fit); "
+                f"got {np.abs(y).max():g}"
+            )
+    if binary and y01 is None:
         raise ValueError("`y` must hold raw outcomes 0 or 1 here")
     if (i == j).any():
         raise ValueError(
@@ -524,7 +541,14 @@ def check_comparisons(i, j, y, *, n_items, binary=False, weights=None):
             )
         if not np.isfinite(weights).all() or (weights < 0).any():
             raise ValueError("`weights` must be finite and non-negative")
-    return i, j, y, weights
+    return i, j, y, weights, y01
+
+
+def check_comparisons(i, j, y, *, n_items, binary=False, weights=None):
+    "Validated (i, j, y, weights) of equal length, ids as int64; `binary` requires y in {0, 1}"
+    i, j, y, weights, _ = _check_comparisons(i, j, y, n_items, binary, weights)
+    y = y.view(np.int8) if y.dtype == bool else y
+    return i.astype(np.int64, copy=False), j.astype(np.int64, copy=False), y, weights
 
 # %% ../nbs/01_randomized_response.ipynb #4757b1fc
 def _pair_keys(lo, hi, m):
@@ -536,11 +560,53 @@ def _pair_keys(lo, hi, m):
     return inv, len(uniq), uniq
 
 
-def _pair_stats_wins(i, j, y, m):
+def _listed_key(i, j, m, y01=None):
+    "int64 key a m + b of each listed (a, b) (times 2, plus the outcome, when 0/1 `y01` is given)"
+    add = lambda x: np.add(k, x, out=k, casting="unsafe")  # ids < m, y01 in {0, 1}: exact
+    k = np.multiply(i, m if y01 is None else 2 * m, dtype=np.int64)  # then in place, no temporaries
+    add(j)
+    if y01 is not None:
+        add(j)
+        add(y01)
+    return k
+
+
+def _pair_stats_wins(i, j, y01, m):
     "PairStats from c[a, b, y] = #(listed (a, b), outcome y), one bincount over the comparisons"
-    c = np.bincount((i * m + j) * 2 + y, minlength=2 * m * m)
-    return pair_stats_from_counts(  # raw outcomes: z = y
-        c.reshape(1, m, m, 2), np.zeros(1), np.ones(1), np.ones(1)
+    c = np.bincount(_listed_key(i, j, m, y01), minlength=2 * m * m).reshape(m, m, 2)
+    won = c[:, :, 1] + c[:, :, 0].T  # won[a, b]: a beat b, listed either way round
+    N = won + won.T
+    k = np.flatnonzero(np.triu(N, 1))  # the compared pairs a < b, row-major
+    count = N.ravel()[k]
+    return PairStats(  # raw outcomes: z = y, weight 1 each
+        i=k // m,
+        j=k % m,
+        count=count,
+        weight=count.astype(float),
+        zbar=won.ravel()[k] / count,
+        n_items=m,
+        n_comparisons=len(y01),
+        sum_w2_v=float(len(y01)),
+    )
+
+
+def _fold_listed(N, W, S, m, n, v):
+    """PairStats from per-listed-(a, b) tables N (count), W (weight), S (weighted outcome "a beat
+    b"): the pair lo < hi reads (lo, hi) as it is and (hi, lo) with outcome 1 - y"""
+    lo, hi = np.triu_indices(m, 1)
+    up, dn = lo * m + hi, hi * m + lo
+    Wp = (W[up] + W[dn]).astype(float, copy=False)
+    k = np.flatnonzero(Wp > 0)
+    up, dn = up[k], dn[k]
+    return PairStats(
+        i=lo[k],
+        j=hi[k],
+        count=N[up] + N[dn],
+        weight=Wp[k],
+        zbar=(S[up] + W[dn] - S[dn]) / Wp[k],
+        n_items=m,
+        n_comparisons=n,
+        sum_w2_v=v,
     )
 
 
@@ -570,9 +636,9 @@ def pair_stats_from_counts(c, z0, z1, w):
 
 # %% ../nbs/01_randomized_response.ipynb #c21bbeb0
 def pair_statistics(
-    i: np.ndarray,  # (n,) first item of each comparison
+    i: np.ndarray,  # (n,) first item of each comparison (any integer dtype)
     j: np.ndarray,  # (n,) second item
-    y: np.ndarray,  # (n,) outcome "i beat j": 0/1 (ints or bools), or real (debiased)
+    y: np.ndarray,  # (n,) outcome "i beat j": 0/1 (bools, ints or floats), or real (debiased)
     *,
     n_items: int,  # m; ids must lie in 0..m-1
     weights: np.ndarray | None = None,  # (n,) non-negative weights, e.g. inverse-variance ones
@@ -583,27 +649,37 @@ def pair_statistics(
     Refuses (naming the parameter) item ids outside 0..m-1 or equal within a comparison, arrays of
     unequal lengths, no comparison, a non-finite or huge `y`, negative or non-finite `weights`,
     and `n_items` above `MAX_ITEMS`."""
-    i, j, y, w = check_comparisons(i, j, y, n_items=n_items, weights=weights)
-    m = int(n_items)
-    binary = w is None and y.dtype.kind in "iu"
-    if binary and y.min() >= 0 and y.max() <= 1 and m * m <= 4 * len(y) + (1 << 22):
-        return _pair_stats_wins(i, j, y, m)  # 0/1 outcomes, dense: one bincount
-    swap = i > j
-    lo, hi = np.where(swap, j, i), np.where(swap, i, j)
+    i, j, y, w, y01 = _check_comparisons(i, j, y, n_items, weights=weights)
+    m, n = int(n_items), len(y)
+    binary = w is None and y01 is not None
+    if binary:
+        v = float(n)
+    else:  # sum w^2 (2y - 1)^2 = 4 (wy).(wy) - 4 w.(wy) + w.w: dot products, no temporaries
+        yf = y.astype(float, copy=False)
+        wy = yf if w is None else w * yf
+        ww = float(n) if w is None else float(w @ w)
+        v = max(
+            0.0, 4 * float(wy @ wy) - 4 * (float(wy.sum()) if w is None else float(w @ wy)) + ww
+        )
+    if m * m <= 4 * n + (1 << 22):  # the m x m table fits: count per listed (a, b)
+        if binary:  # one bincount of (listed pair, outcome)
+            return _pair_stats_wins(i, j, y01, m)
+        k = _listed_key(i, j, m)
+        N = np.bincount(k, minlength=m * m)
+        W = N if w is None else np.bincount(k, w, m * m)
+        return _fold_listed(N, W, np.bincount(k, wy, m * m), m, n, v)
+    swap = i > j  # many items: canonicalise to lo < hi, compress the keys
+    lo, hi = np.minimum(i, j, dtype=np.int64), np.maximum(i, j, dtype=np.int64)
     key, nb, uniq = _pair_keys(lo, hi, m)
-    if binary:  # integer outcomes: one bincount of (pair, oriented outcome)
-        t = np.bincount(2 * key + (y != swap), minlength=2 * nb).reshape(nb, 2)
+    if binary:  # one bincount of (pair, oriented outcome)
+        t = np.bincount(2 * key + (y01 != swap), minlength=2 * nb).reshape(nb, 2)
         N = t.sum(1)
-        W, S, v = N.astype(float), t[:, 1].astype(float), float(len(y))
-        if y.min() < 0 or y.max() > 1:  # integers other than 0/1: sum them
-            yo = np.where(swap, 1 - y, y).astype(float)
-            S, v = np.bincount(key, yo, nb), float(((2 * y - 1.0) ** 2).sum())
+        W, S = N.astype(float), t[:, 1].astype(float)
     else:
-        yo = np.where(swap, 1.0 - y, y)
+        yo = np.where(swap, 1.0 - yf, yf)
         N = np.bincount(key, minlength=nb)
         W = N.astype(float) if w is None else np.bincount(key, w, nb)
         S = np.bincount(key, yo if w is None else w * yo, nb)
-        v = float(((2 * y - 1.0) ** 2).sum() if w is None else (w * w) @ ((2 * y - 1.0) ** 2))
     k = np.flatnonzero(W > 0)
     codes = k if uniq is None else uniq[k]
     return PairStats(
@@ -613,7 +689,7 @@ def pair_statistics(
         weight=W[k],
         zbar=S[k] / W[k],
         n_items=m,
-        n_comparisons=len(y),
+        n_comparisons=n,
         sum_w2_v=v,
     )
 

@@ -274,3 +274,152 @@ def test_btl_consensus():
         btl.btl_consensus(p, epsilon=1.0)
     with pytest.raises(TypeError, match="`fit`"):
         btl.btl_consensus(c)
+
+
+# lam="mle": the maximum likelihood estimate when it exists (Zermelo / Ford), a stated ridge
+# otherwise; "r3" for debiased data; the retired "auto" refused by name
+
+
+def season(rng, sizes=(10, 10, 10, 10, 9, 9), rounds=2, away=9):
+    "58 teams in 6 conferences: rivals twice, `away` random games outside (as in 02_btl)"
+    conf = np.repeat(np.arange(len(sizes)), sizes)
+    a, b = np.triu_indices(len(conf), 1)
+    same = conf[a] == conf[b]
+    t = np.repeat(np.arange(len(conf)), away)
+    o = rng.integers(0, len(conf), len(t))
+    keep = conf[o] != conf[t]
+    i = np.r_[np.tile(a[same], rounds), t[keep]]
+    j = np.r_[np.tile(b[same], rounds), o[keep]]
+    theta = rng.normal(0, 0.6, len(sizes))[conf] + rng.normal(0, 1.0, len(conf))
+    return len(conf), i, j, btl.simulate_btl(theta, i, j, rng=rng)
+
+
+def test_default_is_the_mle_on_a_sparse_schedule_as_choix_computes_it():
+    choix = pytest.importorskip("choix")
+    kendalltau = pytest.importorskip("scipy.stats").kendalltau
+    found = 0
+    for seed in range(12):
+        m, i, j, y = season(np.random.default_rng([2026, seed]))
+        f = btl.fit_btl(i, j, y, n_items=m)
+        assert 2 * len(y) / m > 30  # a sparse schedule: about 32 games per team, 58 teams
+        if f.lam_rule != "mle":
+            assert f.lam == btl.LAM_MLE_RIDGE and f.n_strong_components > 1
+            continue
+        found += 1
+        assert f.lam == 0 and f.n_strong_components == 1 and f.converged
+        won, lost = np.where(y == 1, i, j), np.where(y == 1, j, i)
+        th = choix.ilsr_pairwise(m, np.c_[won, lost].tolist(), alpha=1e-8, max_iter=10_000)
+        assert kendalltau(f.theta, th)[0] >= 0.99
+        np.testing.assert_allclose(f.theta, th - th.mean(), atol=1e-4)
+        r3 = btl.fit_btl(i, j, y, n_items=m, lam="r3")
+        assert 1.0 < r3.lam < 1.3 and kendalltau(r3.theta, f.theta)[0] < 0.99  # (R3) reorders
+        c = btl.btl_aggregate_comparisons(i, j, y, n_items=m, privacy_unit="comparison")
+        assert np.array_equal(c.order, f.order) and c.diagnostics["lam_rule"] == "mle"
+    assert found >= 6
+
+
+@SETTINGS
+@given(st.integers(2, 12), st.integers(1, 40), st.integers(0, 2**32 - 1), st.booleans())
+def test_strong_components_match_scipy(m, n, seed, weighted):
+    from scipy.sparse.csgraph import connected_components
+
+    rng = np.random.default_rng(seed)
+    i = rng.integers(0, m, n)
+    j = (i + rng.integers(1, m, n)) % m
+    y = rng.choice([0.0, 0.5, 1.0], n)
+    w = np.where(rng.random(n) < 0.2, 0.0, rng.random(n) + 0.1) if weighted else None
+    if w is not None and not w.any():
+        return
+    s = rr.pair_statistics(i, j, y, n_items=m, weights=w)
+    # the win graph by definition: an edge loser -> winner per comparison of positive weight
+    ww = np.ones(n) if w is None else w
+    A = np.zeros((m, m), bool)
+    for a, b, v, wt in zip(i, j, y, ww):
+        if wt > 0 and v > 0:
+            A[b, a] = True  # a won (or tied): b -> a
+        if wt > 0 and v < 1:
+            A[a, b] = True
+    n_ref = connected_components(A, connection="strong")[0]
+    nscc, ncc = btl._components(s)
+    assert nscc == n_ref and ncc == connected_components(A | A.T, directed=False)[0]
+    f = btl.fit_btl(i, j, y, n_items=m, weights=w)
+    assert f.n_strong_components == n_ref and f.converged
+    assert (f.lam_rule, f.lam) == (("mle", 0.0) if n_ref == 1 else ("mle-ridge", 1 / 8))
+    if n_ref == 1:  # the MLE: the unpenalised gradient vanishes
+        assert np.abs(btl.btl_grad(f.theta, s, 0.0)).max() < 1e-6 * max(1.0, s.weight.sum())
+    else:
+        with pytest.raises(ValueError, match="connected components"):
+            btl.fit_btl(i, j, y, n_items=m, weights=w, lam=0)
+
+
+def test_mle_on_debiased_outcomes_refused_or_defined():
+    rng = np.random.default_rng(5)
+    m, L = 6, 3
+    user, i, j = rr.complete_design(L, m)
+    y = btl.simulate_btl(np.linspace(-1, 1, m), i, j, rng=rng)
+    z = rr.privatize(i, j, y, user, epsilon=1.0, rng=1).z  # 3 per pair: means outside [0, 1]
+    with pytest.raises(ValueError, match="`lam`='mle' needs every pair's mean outcome in"):
+        btl.fit_btl(i, j, z, n_items=m)
+    with pytest.raises(ValueError, match="`lam`='mle' needs"):
+        btl.private_btl(i, j, y, user, n_items=m, epsilon=1.0, rng=0, lam="mle")
+    assert btl.private_btl(i, j, y, user, n_items=m, epsilon=1.0, rng=0).fit.lam_rule == "r3"
+    # many comparisons per pair: every debiased mean inside [0, 1], "mle" is the lambda = 0 fit
+    user, i, j = rr.complete_design(3000, 4)
+    y = btl.simulate_btl(np.linspace(-0.5, 0.5, 4), i, j, rng=rng)
+    z = rr.privatize(i, j, y, user, epsilon=2.0, rng=2).z
+    f = btl.fit_btl(i, j, z, n_items=4)
+    assert (f.lam, f.lam_rule) == (0.0, "mle")
+    np.testing.assert_allclose(f.theta, btl.fit_btl(i, j, z, n_items=4, lam=0.0).theta)
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda lam: btl.fit_btl([0, 1], [1, 0], [1, 1], n_items=2, lam=lam),
+        lambda lam: btl.fit_btl_pairs(rr.pair_statistics([0], [1], [1], n_items=2), lam=lam),
+        lambda lam: btl.private_btl([0, 1], [1, 0], [1, 0], [0, 1], n_items=2, epsilon=1, lam=lam),
+        lambda lam: btl.btl_aggregate([[0, 1], [1, 0]], lam=lam),
+        lambda lam: btl.dp_btl_aggregate([[0, 1], [1, 0]], epsilon=1.0, rng=0, lam=lam),
+        lambda lam: btl.btl_aggregate_comparisons([0], [1], [1], [0], n_items=2, lam=lam),
+        lambda lam: btl.dp_btl_aggregate_comparisons(
+            [0], [1], [1], [0], n_items=2, epsilon=1.0, rng=0, lam=lam
+        ),
+    ],
+)
+def test_auto_is_retired_everywhere_with_the_new_names(call):
+    with pytest.raises(ValueError, match="'auto' was retired: use 'mle'.*'r3'"):
+        call("auto")
+
+
+def test_defaults_and_diagnostics_of_the_aggregators():
+    import inspect
+
+    for f in (btl.fit_btl, btl.fit_btl_pairs, btl.btl_aggregate, btl.btl_aggregate_comparisons):
+        assert inspect.signature(f).parameters["lam"].default == "mle", f.__name__
+    for f in (btl.private_btl, btl.dp_btl_aggregate, btl.dp_btl_aggregate_comparisons):
+        assert inspect.signature(f).parameters["lam"].default == "r3", f.__name__
+    R = np.array([[0, 1, 2], [1, 0, 2], [0, 2, 1], [2, 1, 0]])
+    c = btl.btl_aggregate(R)
+    assert c.diagnostics["lam_rule"] == "mle" and c.diagnostics["lam"] == 0.0
+    cp = btl.dp_btl_aggregate(R, epsilon=2.0, rng=0)
+    assert cp.diagnostics["lam_rule"] == "r3" and cp.diagnostics["lam"] > 0
+    c2 = btl.btl_aggregate(R, lam=0.3)
+    assert (c2.diagnostics["lam"], c2.diagnostics["lam_rule"]) == (0.3, "given")
+
+
+def test_privacy_unit_comparison():
+    i, j, y = [0, 1, 2, 0], [1, 2, 0, 2], [1, 0.5, 0, 1]
+    c = btl.btl_aggregate_comparisons(i, j, y, n_items=3, privacy_unit="comparison")
+    assert (c.privacy_unit, c.n_voters) == ("comparison", 4)
+    d = btl.dp_btl_aggregate_comparisons(
+        i, j, y, n_items=3, epsilon=1.0, rng=0, privacy_unit="comparison"
+    )
+    assert (d.privacy_unit, d.n_voters, d.epsilon) == ("comparison", 4, 1.0)
+    assert d.diagnostics["comparisons_per_unit_max"] == 1
+    assert d.diagnostics["epsilon_per_comparison_max"] <= 1.0
+    for f in (btl.btl_aggregate_comparisons, btl.dp_btl_aggregate_comparisons):
+        kw = dict(epsilon=1.0, rng=0) if f is btl.dp_btl_aggregate_comparisons else {}
+        with pytest.raises(ValueError, match="`user` is needed"):
+            f(i, j, y, n_items=3, **kw)  # privacy_unit="user" needs ids
+        with pytest.raises(ValueError, match="`privacy_unit` must be"):
+            f(i, j, y, [0, 0, 1, 1], n_items=3, privacy_unit="row", **kw)

@@ -706,7 +706,7 @@ def test_fit_btl_refuses(field, data):
         j=BTL_OK["j"],
         y=BTL_OK["y"],
         n_items=3,
-        lam="auto",
+        lam="mle",
         tol=1e-9,
         solver="auto",
         weights=None,

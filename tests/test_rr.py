@@ -251,3 +251,59 @@ def test_extreme_epsilon_answers_where_finite():
 def test_shapes_named(call, name):
     with pytest.raises(ValueError, match=name):
         call()
+
+
+# every dtype a user passes: the same statistics, on the dense path and on the compressed one
+
+ID_DTYPES = [np.int64, np.int32, np.uint32, np.uint64, np.int16, np.uint16]
+Y_DTYPES = [bool, np.int8, np.uint8, np.int32, np.int64, np.float32, np.float64]
+
+
+@pytest.mark.parametrize("m, n", [(7, 60), (300, 500), (40_000, 300)])  # dense, dense, compressed
+def test_pair_statistics_identical_for_every_dtype(m, n):
+    rng = np.random.default_rng(m)
+    i = rng.integers(0, m, n)
+    j = (i + rng.integers(1, m, n)) % m
+    y = rng.integers(0, 2, n)
+    ref = rr.pair_statistics(i, j, y, n_items=m)
+    for idt in ID_DTYPES:
+        if np.iinfo(idt).max < m:
+            continue
+        for ydt in Y_DTYPES:
+            ps = rr.pair_statistics(i.astype(idt), j.astype(idt), y.astype(ydt), n_items=m)
+            for k in ("i", "j", "count", "weight", "zbar", "n_comparisons", "sum_w2_v"):
+                assert np.array_equal(getattr(ps, k), getattr(ref, k)), (idt, ydt, k)
+            assert ps.i.dtype == np.int64 and ps.weight.dtype == np.float64
+    # ties (0.5) and integers other than 0/1 take the general path: the same as floats
+    yt = np.where(rng.random(n) < 0.3, 0.5, y)
+    for ydt in (np.float32, np.float64):
+        a = rr.pair_statistics(i.astype(np.int32), j, yt.astype(ydt), n_items=m)
+        b = rr.pair_statistics(i, j, yt, n_items=m)
+        assert np.allclose(a.zbar, b.zbar) and np.array_equal(a.count, b.count)
+    y3 = np.where(rng.random(n) < 0.3, 2, y)
+    a, b = rr.pair_statistics(i, j, y3, n_items=m), rr.pair_statistics(i, j, y3 * 1.0, n_items=m)
+    assert np.allclose(a.zbar, b.zbar) and a.sum_w2_v == b.sum_w2_v
+
+
+def test_pair_statistics_large_ids_do_not_overflow_narrow_dtypes():
+    m = 60_000  # m^2 > 2^31: a key a m + b computed in int32 would overflow
+    i = np.array([59_999, 1, 59_998, 59_999], np.int32)
+    j = np.array([59_998, 59_999, 59_999, 1], np.uint32)
+    ps = rr.pair_statistics(i, j, np.array([1.0, 0.0, 0.0, 1.0]), n_items=m)
+    assert ps.i.tolist() == [1, 59_998] and ps.j.tolist() == [59_999, 59_999]
+    assert ps.count.tolist() == [2, 2] and ps.zbar.tolist() == [0.0, 0.0]
+
+
+def test_ids_are_not_copied_and_negative_ids_refused_for_every_dtype():
+    for dt in (np.int32, np.int64, np.uint16):
+        a = np.array([0, 2, 1], dt)
+        assert rr._ids_any(a, "i", 3) is a  # validated in place, no int64 copy
+    for dt in (np.int8, np.int32, np.int64):
+        with pytest.raises(ValueError, match="`i` has ids outside"):
+            rr.pair_statistics(np.array([0, -1], dt), [1, 2], [1, 0], n_items=3)
+
+
+@pytest.mark.parametrize("y", [[1.0, np.nan], [1.0, np.inf], [0.0, 1e200]])
+def test_non_binary_floats_still_validated(y):
+    with pytest.raises(ValueError, match="`y`"):
+        rr.pair_statistics([0, 1], [1, 2], y, n_items=3)
