@@ -98,16 +98,30 @@ def tree_depth(n_items: int) -> int:  # number of positions m, >= 1
     return int(check_int(n_items, name="n_items", minimum=1) - 1).bit_length()
 
 
+def _hist_rows(m):
+    "Rows per block of `rank_histograms`: >= 2^16 entries, and >= 8 m^2 (adding up blocks is cheap)"
+    return max(1, max(1 << 16, 8 * m * m) // m)
+
+
 def rank_histograms(r):
-    "H[q, x] of validated ranks r (n, m): one np.bincount over the flat index q m + r[i, q]"
+    """H[q, x] of validated ranks r (n, m), any integer dtype: np.bincount over the flat index
+    q m + r[i, q], computed per block of rows into one reused intp buffer (no copy of r)"""
     n, m = r.shape
-    return np.bincount((r + np.arange(m) * m).ravel(), minlength=m * m).reshape(m, m)
+    step, offs = _hist_rows(m), np.arange(m) * m
+    if step >= n:
+        return np.bincount((r + offs).ravel(), minlength=m * m).reshape(m, m)
+    keys, H = np.empty((step, m), np.intp), np.zeros(m * m, np.int64)
+    for s in range(0, n, step):  # blocks of rows, not a loop over voters
+        k = min(step, n - s)
+        np.add(r[s : s + k], offs, out=keys[:k])
+        H += np.bincount(keys[:k].ravel(), minlength=m * m)
+    return H.reshape(m, m)
 
 
 def _cost_bytes(n, m):
-    """About the bytes of the position costs: the flat index (n m) and a few m x m int64/float64
-    arrays"""
-    return 8 * n * m + 48 * m * m
+    """About the bytes of the position costs: the flat index of one block of rows and a few m x m
+    int64/float64 arrays"""
+    return 8 * min(n, _hist_rows(m)) * m + 48 * m * m
 
 
 def check_cost_memory(n, m, extra=0, what="the m x m position costs"):

@@ -456,3 +456,37 @@ def test_memory_is_estimated_before_allocating():
 def test_public_helpers_validate(call, exc, name):
     with pytest.raises(exc, match=name):
         call()
+
+
+INT_DTYPES = [np.int8, np.uint8, np.int16, np.uint16, np.int32, np.uint32, np.int64, np.uint64]
+
+
+@pytest.mark.parametrize("m", [1, 3, 30, 100, 300])
+def test_rank_histograms_over_blocks_equal_one_bincount(m):
+    "The blocked histograms equal the one-bincount definition, for every dtype and block boundary"
+    rng = np.random.default_rng(m)
+    for n in (1, tree._hist_rows(m) - 1, tree._hist_rows(m), 2 * tree._hist_rows(m) + 3):
+        R = np.argsort(rng.random((n, m)), axis=1)
+        H = np.bincount((R + np.arange(m) * m).ravel(), minlength=m * m).reshape(m, m)
+        for dtype in INT_DTYPES:
+            if m > np.iinfo(dtype).max + 1:
+                continue
+            got = tree.position_histograms(R.astype(dtype))
+            assert got.dtype == np.int64 and np.array_equal(got, H), (n, dtype)
+
+
+@pytest.mark.parametrize("dtype", INT_DTYPES)
+def test_position_costs_identical_for_every_dtype(dtype):
+    "Exact and private position costs (both models, both laws, both noise paths) ignore the dtype"
+    R = np.argsort(np.random.default_rng(4).random((3000, 20)), axis=1)
+    Rd = R.astype(dtype)
+    assert np.array_equal(tree.exact_position_costs(Rd), tree.exact_position_costs(R))
+    for noise in ("fast", "exact"):
+        with core.use_noise(noise):
+            for model in ("central", "local"):
+                for delta in (0.0, 1e-6):
+                    a = tree.private_position_costs(
+                        Rd, epsilon=1.0, delta=delta, model=model, rng=3
+                    )
+                    b = tree.private_position_costs(R, epsilon=1.0, delta=delta, model=model, rng=3)
+                    assert np.array_equal(a.gamma, b.gamma), (noise, model, delta)
