@@ -654,6 +654,29 @@ def _group_sums(reports, groups, m):
     return [(G @ v, G @ u) for v, u in reports], np.asarray(G.sum(axis=1)).ravel()
 
 
+def _summed_noise(law, scale, k, shape, rng):
+    """Per entry of row g, the sum of k[g] independent fast-path draws of `law` at `scale`: Laplace
+    as scale (Gamma(k) - Gamma(k)), Gaussian as N(0, k scale^2)"""
+    if law == "none" or scale == 0:
+        return np.zeros(shape)
+    k = np.broadcast_to(k[:, None].astype(float), shape)
+    if law == "laplace":  # Laplace(1) = E - E', E, E' ~ Exp(1); a sum of k Exp(1) is Gamma(k)
+        return scale * (rng.standard_gamma(k) - rng.standard_gamma(k))
+    return scale * np.sqrt(k) * rng.standard_normal(shape)
+
+
+def _summed_reports(x, groups, m, law, scales, rng):
+    """The server's group sums of the fast path's local reports, drawn directly: per level, each
+    group's node counts (the sum of its voters' one-value trees, exact) plus the sum of its voters'
+    noise (`_summed_noise`); the same law as `_group_sums(local_reports(...))` in O(n + m^2) work"""
+    sizes = np.bincount(groups, minlength=m)
+    counts = _node_counts(np.bincount(groups * m + x, minlength=m * m).reshape(m, m))
+    return [
+        tuple(c + _summed_noise(law, scales[l], sizes, c.shape, rng) for c in vu)
+        for l, vu in enumerate(counts)
+    ], sizes
+
+
 def aggregate_local_reports(
     reports,  # per level (v, u) of shape (n, ceil(m/2^l)), as from `local_reports`
     groups,  # (n,) group (candidate) of each voter, every group in 0..m-1 non-empty
@@ -732,8 +755,13 @@ def private_position_costs(
         check_cost_memory(
             n, m, 32 * m * m + noise_bytes(m * m, mode), "the released trees and position costs"
         )
-    else:
-        check_cost_memory(n, m, _local_bytes(n, m, mode), "the local reports and position costs")
+    else:  # the fast path draws the group sums directly: O(n + m^2) memory
+        check_cost_memory(
+            n,
+            m,
+            (48 * n + 96 * m * m) if mode == "fast" else _local_bytes(n, m, mode),
+            "the local reports and position costs",
+        )
     l1, l2 = tree_sensitivity(m, scope="ranking" if model == "central" else "value")
     if model == "central":
         l1, l2 = l1 / n, l2 / n
@@ -752,8 +780,11 @@ def private_position_costs(
         gamma, diag = _reconstruct(nodes, m), dict(released_nodes=nodes, denom=n)
     else:  # each voter releases her own one-value tree plus noise; the server sums per group
         groups = assign_groups(n, m, rng=rng)
-        sums, sizes = _group_sums(
-            local_reports(r[np.arange(n), groups], m, law, scales, rng=rng, noise=mode), groups, m
+        x = r[np.arange(n), groups].astype(np.int64)  # voter i's value in her group's tree
+        sums, sizes = (
+            _summed_reports(x, groups, m, law, scales, rng)
+            if mode == "fast"  # the same law as the reports' sums below, without n x m arrays
+            else _group_sums(local_reports(x, m, law, scales, rng=rng, noise=mode), groups, m)
         )
         gamma = _reconstruct([(v / sizes[:, None], u / sizes[:, None]) for v, u in sums], m)
         bound, diag = (
