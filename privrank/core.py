@@ -198,7 +198,7 @@ def _all_permutations(a, block=_BLOCK):
     without a copy: per block of rows, one range check (the max of `a` read as unsigned, so a
     negative value reads huge) and one scatter of row * m + a[i, q] that must mark every slot"""
     n, m = a.shape
-    step = max(1, block // m)
+    step = max(1, min(n, block // m))
     u = a.view(a.dtype.str.replace("i", "u"))
     off = np.arange(0, step * m, m)[:, None]
     keys, seen = np.empty((step, m), np.intp), np.empty(step * m, bool)
