@@ -34,7 +34,7 @@ from privrank.tree import (
     check_cost_memory,
     check_scale,
     cost_counts,
-    exact_position_costs,
+    exact_position_costs,  # noqa: F401 (re-exported: privrank.audit reads it from here)
     finite_array,
     noise_bytes,
     private_position_costs,
