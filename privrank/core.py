@@ -180,9 +180,44 @@ def check_memory(
     return nbytes
 
 # %% ../nbs/00_core.ipynb #559f2ab5
+_BLOCK = 1 << 16  # entries per block of rows: the scatter's index (512 KiB) stays in cache
+
+
+def _signed(a, m):
+    """Signed integer ranks: `a` itself; an unsigned `a` viewed as the signed type of its width when
+    every valid value (< m) fits, else a signed copy (uint8 with m > 128, uint16 with m > 2^15)"""
+    if a.dtype.kind != "u":
+        return a
+    if m <= 1 << (8 * a.dtype.itemsize - 1):
+        return a.view(a.dtype.str.replace("u", "i"))  # values >= 2^(bits-1) turn negative: invalid
+    return a.astype({1: np.int16, 2: np.int32}.get(a.dtype.itemsize, np.int64))
+
+
+def _all_permutations(a, block=_BLOCK):
+    """True iff every row of the signed (n, m) array `a` is a permutation of 0..m-1, in O(nm)
+    without a copy: per block of rows, one range check (the max of `a` read as unsigned, so a
+    negative value reads huge) and one scatter of row * m + a[i, q] that must mark every slot"""
+    n, m = a.shape
+    step = max(1, min(n, block // m))
+    u = a.view(a.dtype.str.replace("i", "u"))
+    off = np.arange(0, step * m, m)[:, None]
+    keys, seen = np.empty((step, m), np.intp), np.empty(step * m, bool)
+    for s in range(0, n, step):  # blocks of rows, not a loop over voters
+        k = min(step, n - s)
+        if u[s : s + k].max() >= m:  # checked first: the index below cannot overflow
+            return False
+        np.add(a[s : s + k], off[:k], out=keys[:k])
+        hit = seen[: k * m]
+        hit.fill(False)
+        hit[keys[:k].ravel()] = True  # k m values into k m slots: all marked iff no repeat
+        if not hit.all():
+            return False
+    return True
+
+
 def _permutation_rows(a, block=1 << 22):
     """Which rows of the (n, m) integer array `a` are permutations of 0..m-1, in O(nm): a row is
-    one iff its m values lie in 0..m-1 and mark all m of them (one scatter per block of rows)"""
+    one iff its m values lie in 0..m-1 and mark all m of them (the error path's answer)"""
     n, m = a.shape
     ok, step = np.empty(n, bool), max(1, block // m)
     for s in range(0, n, step):  # blocks of about 4M entries, not a loop over voters
@@ -195,7 +230,8 @@ def _permutation_rows(a, block=1 << 22):
 
 
 def _check_permutations(a, name):
-    "Validated int64 2-D array whose rows are permutations of 0..m-1"
+    """Validated 2-D signed integer array whose rows are permutations of 0..m-1: the caller's array
+    itself (no copy), or for unsigned input a view (see `_signed`)"""
     if not isinstance(a, np.ndarray):
         try:
             a = np.asarray(a)
@@ -203,10 +239,10 @@ def _check_permutations(a, name):
             raise ValueError(
                 f"`{name}` must be a rectangular integer array (voters x candidates); {e}"
             ) from None
-    if a.dtype == object or a.dtype.kind not in "iub" or a.dtype.kind == "b":
+    if a.dtype.kind not in "iu":
         raise TypeError(
-            f"`{name}` must be an integer array; got dtype {a.dtype} (convert with "
-            ".astype(int) if the values are whole numbers)"
+            f"`{name}` must be an integer array; got dtype {a.dtype} (positions are whole "
+            "numbers: convert floats with .astype(np.int32) once they are checked whole)"
         )
     if a.ndim != 2:
         raise ValueError(f"`{name}` must be 2-D (voters x candidates); got shape {a.shape}")
@@ -215,21 +251,20 @@ def _check_permutations(a, name):
         raise ValueError(
             f"`{name}` must have at least one voter and one candidate; got shape {a.shape}"
         )
+    a = _signed(a, m)
+    if _all_permutations(a):
+        return a
     bad = np.flatnonzero(~_permutation_rows(a))
-    a = a.astype(np.int64, copy=False)
-    if bad.size:
-        row = a[bad[0]]
-        what = (
-            f"values outside 0..{m - 1}"
-            if (row.min() < 0 or row.max() >= m)
-            else "repeated values "
-            f"{np.unique(row[np.bincount(row, minlength=m)[row] > 1]).tolist()}"
-        )
-        raise ValueError(
-            f"`{name}` row {bad[0]} is not a permutation of 0..{m - 1} ({what}); "
-            f"{bad.size} of {n} rows are invalid"
-        )
-    return a
+    row = a[bad[0]].astype(np.int64)
+    what = (
+        f"values outside 0..{m - 1}"
+        if (row.min() < 0 or row.max() >= m)
+        else f"repeated values {np.unique(row[np.bincount(row, minlength=m)[row] > 1]).tolist()}"
+    )
+    raise ValueError(
+        f"`{name}` row {bad[0]} is not a permutation of 0..{m - 1} ({what}); "
+        f"{bad.size} of {n} rows are invalid"
+    )
 
 # %% ../nbs/00_core.ipynb #27c06754
 def check_ranks(
@@ -237,7 +272,8 @@ def check_ranks(
     *,
     name: str = "ranks",
 ) -> np.ndarray:
-    "Validated `ranks` as an int64 (n, m) array whose rows are permutations of 0..m-1"
+    """Validated `ranks`: an (n, m) signed integer array whose rows are permutations of 0..m-1 (the
+    caller's array, not a copy; unsigned input as a signed view)"""
     return _check_permutations(ranks, name)
 
 
@@ -246,7 +282,8 @@ def check_orders(
     *,
     name: str = "orders",
 ) -> np.ndarray:
-    "Validated `orders` as an int64 (n, m) array whose rows are permutations of 0..m-1"
+    """Validated `orders`: an (n, m) signed integer array whose rows are permutations of 0..m-1
+    (the caller's array, not a copy; unsigned input as a signed view)"""
     return _check_permutations(orders, name)
 
 # %% ../nbs/00_core.ipynb #7e787fdb
@@ -417,8 +454,12 @@ class Consensus:
 # %% ../nbs/00_core.ipynb #22f45e5b
 def borda_scores(ranks: ArrayLike) -> np.ndarray:  # (n, m) ranks
     "Total Borda points sum_i (m - 1 - ranks[i, q]) of each candidate"
-    r = check_ranks(ranks)
-    return (r.shape[1] - 1) * r.shape[0] - r.sum(axis=0)
+    return _borda_points(check_ranks(ranks))
+
+
+def _borda_points(r):
+    "Borda points of validated ranks of any integer dtype (the column sums in int64)"
+    return (r.shape[1] - 1) * r.shape[0] - r.sum(axis=0, dtype=np.int64)
 
 
 def _order_from_scores(scores):
@@ -427,14 +468,15 @@ def _order_from_scores(scores):
 
 def borda_aggregate(ranks: ArrayLike) -> Consensus:  # (n, m) ranks
     "Non-private Borda consensus: candidates by total points, best first (ties to the lower index)"
-    s = borda_scores(ranks)
+    r = check_ranks(ranks)
+    s = _borda_points(r)
     return Consensus(
         order=_order_from_scores(s),
         method="borda",
         epsilon=math.inf,
         delta=0.0,
         model="none",
-        n_voters=len(np.asarray(ranks)),
+        n_voters=r.shape[0],
         scores=s,
     )
 
@@ -1163,7 +1205,7 @@ def dp_borda_aggregate(
         )
     law, scale = _borda_noise(m, epsilon, delta, mode)
     if model == "central":
-        noisy = release(borda_scores(r), law, scale, rng=rng, noise=mode)
+        noisy = release(_borda_points(r), law, scale, rng=rng, noise=mode)
     else:
         check_memory(
             24 * n * m, name="ranks", what=f"the local model's {n:,} x {m:,} noisy reports"

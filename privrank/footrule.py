@@ -34,7 +34,7 @@ from privrank.tree import (
     check_cost_memory,
     check_scale,
     cost_counts,
-    exact_position_costs,
+    exact_position_costs,  # noqa: F401 (re-exported: privrank.audit reads it from here)
     finite_array,
     noise_bytes,
     private_position_costs,
@@ -89,16 +89,22 @@ def _check_consensus(consensus):
     return check_ranks(c[None], name="consensus")[0]
 
 
-def check_matching_size(ranks):  # (n, m) ranks
-    """Validated ranks whose m x m matching is affordable; refuses, naming `ranks`, before building
-    m x m"""
-    r = check_ranks(ranks)
-    if r.shape[1] > MAX_MATCHING_M:
+def _matching_m(ranks):
+    """`ranks` as an array (not yet validated), refused, naming `ranks`, when its m x m matching
+    is beyond `MAX_MATCHING_M`"""
+    a = as_array(ranks, "ranks")
+    if a.ndim == 2 and a.shape[1] > MAX_MATCHING_M:
         raise ValueError(
-            f"`ranks` has m = {r.shape[1]:,} candidates: the footrule matching handles"
+            f"`ranks` has m = {a.shape[1]:,} candidates: the footrule matching handles"
             f" m <= {MAX_MATCHING_M:,}"
         )
-    return r
+    return a
+
+
+def check_matching_size(ranks):  # (n, m) ranks
+    """Validated ranks (the caller's array, any integer dtype) whose m x m matching is affordable;
+    refuses, naming `ranks`, before building m x m"""
+    return check_ranks(_matching_m(ranks))
 
 
 def _min_matching(gamma, maximize=False):
@@ -123,7 +129,7 @@ def footrule_aggregate(
     `MAX_MATCHING_M` candidates."""
     r = check_matching_size(ranks)
     check_cost_memory(*r.shape, 16 * r.shape[1] ** 2)
-    gamma = exact_position_costs(r)
+    gamma = cost_counts(rank_histograms(r)) / r.shape[0]  # exact_position_costs, validated once
     psi = _min_matching(gamma)
     return Consensus(
         order=ranks_to_orders(psi[None])[0],
@@ -151,8 +157,8 @@ def dp_footrule_aggregate(
     and the released `PositionCosts`). Refuses, naming the parameter, what
     `private_position_costs` refuses and more than `MAX_MATCHING_M` candidates."""
     pc = private_position_costs(
-        check_matching_size(ranks), epsilon=epsilon, delta=delta, model=model, rng=rng
-    )  # validates the rest
+        _matching_m(ranks), epsilon=epsilon, delta=delta, model=model, rng=rng
+    )  # validates `ranks` (once, without a copy) and the rest
     psi = _min_matching(pc.gamma)
     return Consensus(
         order=ranks_to_orders(psi[None])[0],

@@ -98,16 +98,30 @@ def tree_depth(n_items: int) -> int:  # number of positions m, >= 1
     return int(check_int(n_items, name="n_items", minimum=1) - 1).bit_length()
 
 
+def _hist_rows(m):
+    "Rows per block of `rank_histograms`: >= 2^16 entries, and >= 8 m^2 (adding up blocks is cheap)"
+    return max(1, max(1 << 16, 8 * m * m) // m)
+
+
 def rank_histograms(r):
-    "H[q, x] of validated ranks r (n, m): one np.bincount over the flat index q m + r[i, q]"
+    """H[q, x] of validated ranks r (n, m), any integer dtype: np.bincount over the flat index
+    q m + r[i, q], computed per block of rows into one reused intp buffer (no copy of r)"""
     n, m = r.shape
-    return np.bincount((r + np.arange(m) * m).ravel(), minlength=m * m).reshape(m, m)
+    step, offs = _hist_rows(m), np.arange(m) * m
+    if step >= n:
+        return np.bincount((r + offs).ravel(), minlength=m * m).reshape(m, m)
+    keys, H = np.empty((step, m), np.intp), np.zeros(m * m, np.int64)
+    for s in range(0, n, step):  # blocks of rows, not a loop over voters
+        k = min(step, n - s)
+        np.add(r[s : s + k], offs, out=keys[:k])
+        H += np.bincount(keys[:k].ravel(), minlength=m * m)
+    return H.reshape(m, m)
 
 
 def _cost_bytes(n, m):
-    """About the bytes of the position costs: the flat index (n m) and a few m x m int64/float64
-    arrays"""
-    return 8 * n * m + 48 * m * m
+    """About the bytes of the position costs: the flat index of one block of rows and a few m x m
+    int64/float64 arrays"""
+    return 8 * min(n, _hist_rows(m)) * m + 48 * m * m
 
 
 def check_cost_memory(n, m, extra=0, what="the m x m position costs"):
@@ -640,6 +654,29 @@ def _group_sums(reports, groups, m):
     return [(G @ v, G @ u) for v, u in reports], np.asarray(G.sum(axis=1)).ravel()
 
 
+def _summed_noise(law, scale, k, shape, rng):
+    """Per entry of row g, the sum of k[g] independent fast-path draws of `law` at `scale`: Laplace
+    as scale (Gamma(k) - Gamma(k)), Gaussian as N(0, k scale^2)"""
+    if law == "none" or scale == 0:
+        return np.zeros(shape)
+    k = np.broadcast_to(k[:, None].astype(float), shape)
+    if law == "laplace":  # Laplace(1) = E - E', E, E' ~ Exp(1); a sum of k Exp(1) is Gamma(k)
+        return scale * (rng.standard_gamma(k) - rng.standard_gamma(k))
+    return scale * np.sqrt(k) * rng.standard_normal(shape)
+
+
+def _summed_reports(x, groups, m, law, scales, rng):
+    """The server's group sums of the fast path's local reports, drawn directly: per level, each
+    group's node counts (the sum of its voters' one-value trees, exact) plus the sum of its voters'
+    noise (`_summed_noise`); the same law as `_group_sums(local_reports(...))` in O(n + m^2) work"""
+    sizes = np.bincount(groups, minlength=m)
+    counts = _node_counts(np.bincount(groups * m + x, minlength=m * m).reshape(m, m))
+    return [
+        tuple(c + _summed_noise(law, scales[l], sizes, c.shape, rng) for c in vu)
+        for l, vu in enumerate(counts)
+    ], sizes
+
+
 def aggregate_local_reports(
     reports,  # per level (v, u) of shape (n, ceil(m/2^l)), as from `local_reports`
     groups,  # (n,) group (candidate) of each voter, every group in 0..m-1 non-empty
@@ -718,8 +755,13 @@ def private_position_costs(
         check_cost_memory(
             n, m, 32 * m * m + noise_bytes(m * m, mode), "the released trees and position costs"
         )
-    else:
-        check_cost_memory(n, m, _local_bytes(n, m, mode), "the local reports and position costs")
+    else:  # the fast path draws the group sums directly: O(n + m^2) memory
+        check_cost_memory(
+            n,
+            m,
+            (48 * n + 96 * m * m) if mode == "fast" else _local_bytes(n, m, mode),
+            "the local reports and position costs",
+        )
     l1, l2 = tree_sensitivity(m, scope="ranking" if model == "central" else "value")
     if model == "central":
         l1, l2 = l1 / n, l2 / n
@@ -738,8 +780,11 @@ def private_position_costs(
         gamma, diag = _reconstruct(nodes, m), dict(released_nodes=nodes, denom=n)
     else:  # each voter releases her own one-value tree plus noise; the server sums per group
         groups = assign_groups(n, m, rng=rng)
-        sums, sizes = _group_sums(
-            local_reports(r[np.arange(n), groups], m, law, scales, rng=rng, noise=mode), groups, m
+        x = r[np.arange(n), groups].astype(np.int64)  # voter i's value in her group's tree
+        sums, sizes = (
+            _summed_reports(x, groups, m, law, scales, rng)
+            if mode == "fast"  # the same law as the reports' sums below, without n x m arrays
+            else _group_sums(local_reports(x, m, law, scales, rng=rng, noise=mode), groups, m)
         )
         gamma = _reconstruct([(v / sizes[:, None], u / sizes[:, None]) for v, u in sums], m)
         bound, diag = (

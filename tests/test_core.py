@@ -106,7 +106,8 @@ def test_malformed_ranks_rejected(x):
     except Exception:
         valid = False
     if valid:
-        assert core.check_ranks(x).dtype == np.int64
+        got = core.check_ranks(x)
+        assert got.dtype.kind == "i" and np.array_equal(got, np.asarray(x))
         return
     for f in (
         core.check_ranks,
@@ -157,3 +158,113 @@ def test_permutation_check_is_the_sort_definition(dtype):
         expected = (np.sort(a.astype(np.int64), axis=1) == np.arange(m)).all(axis=1)
         got = core._permutation_rows(a, block=64)  # several blocks
         assert np.array_equal(got, expected), (dtype, m)
+
+
+INT_DTYPES = [np.int8, np.uint8, np.int16, np.uint16, np.int32, np.uint32, np.int64, np.uint64]
+
+
+def _sort_definition(a):
+    "Which rows are permutations of 0..m-1, by the definition: the sorted row is 0..m-1"
+    m = a.shape[1]
+    s = np.sort(a, axis=1)
+    return ((s >= 0) & (s == np.arange(m))).all(axis=1)  # compared as Python-exact integers
+
+
+def _adversarial(dtype, m, rng, n=300):
+    "Permutation rows of `dtype`, some spoiled: repeats, -1, m, and the dtype's extreme values"
+    a = np.argsort(rng.random((n, m)), axis=1)
+    info = np.iinfo(dtype)
+    a = a.astype(dtype)
+    k = rng.permutation(n)
+    for j, v in enumerate([info.max, info.min, info.max - 1, m, m + 1, -1, -m, 2**31 - 1]):
+        if info.min <= v <= info.max and v != 0:
+            a[k[j], rng.integers(m)] = v
+    d = k[10:30]
+    a[d, rng.integers(0, m, d.size)] = a[d, rng.integers(0, m, d.size)]  # repeats (or no change)
+    return a
+
+
+@pytest.mark.parametrize("dtype", INT_DTYPES)
+def test_check_ranks_is_the_sort_definition(dtype):
+    """check_ranks accepts exactly the arrays whose rows all sort to 0..m-1, for every integer
+    dtype and adversarial values (extremes that would overflow r + i m), and its error names the
+    first bad row and the number of bad rows; an accepted array comes back uncopied (or, unsigned,
+    as a signed view of it)"""
+    rng = np.random.default_rng(11)
+    for m in (1, 2, 3, 17, 100, 127, 128, 129, 200):
+        if m > np.iinfo(dtype).max + 1:
+            continue
+        a = _adversarial(dtype, m, rng)
+        ok = _sort_definition(a)
+        assert not ok.all()
+        with pytest.raises(ValueError, match=f"`ranks` row {np.flatnonzero(~ok)[0]} is not") as e:
+            core.check_ranks(a)
+        assert f"{(~ok).sum()} of {len(a)} rows are invalid" in str(e.value)
+        good = a[ok]
+        got = core.check_ranks(good)
+        assert got.dtype.kind == "i" and np.array_equal(got, good)
+        if np.dtype(dtype).kind == "i" or m <= 2 ** (8 * np.dtype(dtype).itemsize - 1):
+            assert np.shares_memory(got, good) and got.itemsize == good.itemsize
+        for r in np.flatnonzero(~ok)[:5]:  # each bad row alone is refused, each good row accepted
+            with pytest.raises(ValueError, match="row 0 is not a permutation"):
+                core.check_ranks(a[r : r + 1])
+
+
+@pytest.mark.parametrize("dtype", INT_DTYPES)
+def test_blocked_check_is_the_sort_definition(dtype):
+    "The blocked fast check and the row-by-row check agree with the sort definition, block by block"
+    rng = np.random.default_rng(3)
+    for m in (1, 5, 17, 100):
+        a = _adversarial(dtype, m, rng)
+        s = core._signed(a, m)
+        ok = _sort_definition(a)
+        assert np.array_equal(core._permutation_rows(s, block=64), ok)
+        for block in (1, 64, 1000, 1 << 16):
+            assert core._all_permutations(s, block=block) == ok.all()
+            assert core._all_permutations(s[ok], block=block)
+            for r in np.flatnonzero(~ok)[:3]:  # one bad row among good ones, in any block
+                b = np.concatenate([s[ok][:50], s[r : r + 1], s[ok][50:90]])
+                assert not core._all_permutations(b, block=block)
+
+
+def test_check_ranks_refuses_floats_and_bools_and_keeps_noncontiguous_input():
+    R = np.argsort(np.random.default_rng(0).random((40, 6)), axis=1)
+    for bad in (R.astype(float), R.astype(np.float32), R == 0):
+        with pytest.raises(TypeError, match="`ranks` must be an integer array"):
+            core.check_ranks(bad)
+    F = np.asfortranarray(R.astype(np.int32))
+    assert core.check_ranks(F) is F
+    wide = np.argsort(np.random.default_rng(1).random((40, 12)), axis=1).astype(np.int16)
+    sub = wide[::2]
+    assert core.check_ranks(sub) is sub  # a strided view, validated as it is
+
+
+@pytest.mark.parametrize("dtype", INT_DTYPES)
+def test_rank_functions_give_identical_results_for_every_dtype(dtype):
+    "Borda (private and not), the preference matrix and the distances do not depend on the dtype"
+    rng = np.random.default_rng(5)
+    R = np.argsort(rng.random((400, 12)), axis=1)
+    B = np.argsort(rng.random((400, 12)), axis=1)
+    Rd, Bd = R.astype(dtype), B.astype(dtype)
+    assert np.array_equal(core.borda_scores(Rd), core.borda_scores(R))
+    assert core.borda_scores(Rd).dtype == np.int64
+    assert np.array_equal(core.borda_aggregate(Rd).order, core.borda_aggregate(R).order)
+    for model in ("central", "local"):
+        a = core.dp_borda_aggregate(Rd, epsilon=1.0, model=model, rng=7)
+        b = core.dp_borda_aggregate(R, epsilon=1.0, model=model, rng=7)
+        assert np.array_equal(a.scores, b.scores) and np.array_equal(a.order, b.order)
+    assert np.array_equal(core.preference_counts(Rd), core.preference_counts(R))
+    assert np.array_equal(core.kendall_tau_distance(Rd, Bd), core.kendall_tau_distance(R, B))
+    assert np.array_equal(core.footrule_distance(Rd, Bd), core.footrule_distance(R, B))
+    assert np.array_equal(core.ranks_to_orders(Rd), core.ranks_to_orders(R))
+    assert np.array_equal(core.orders_to_ranks(Rd), core.orders_to_ranks(R))
+
+
+def test_uint8_ranks_beyond_int8_are_widened():
+    "uint8 positions up to 255 (m = 256) are valid: they come back as int16, equal"
+    R = np.argsort(np.random.default_rng(2).random((30, 256)), axis=1)
+    got = core.check_ranks(R.astype(np.uint8))
+    assert got.dtype == np.int16 and np.array_equal(got, R)
+    assert np.array_equal(
+        core.footrule_distance(R.astype(np.uint8), R[::-1]), core.footrule_distance(R, R[::-1])
+    )

@@ -320,3 +320,35 @@ def test_memory_estimated_before_m_by_m():
 def test_helpers_validate(call, exc, name):
     with pytest.raises(exc, match=name):
         call()
+
+
+INT_DTYPES = [np.int8, np.uint8, np.int16, np.uint16, np.int32, np.uint32, np.int64, np.uint64]
+
+
+@pytest.mark.parametrize("dtype", INT_DTYPES)
+def test_footrule_consensus_identical_for_every_dtype(dtype):
+    "The footrule consensus, private (both models) and not, does not depend on the ranks' dtype"
+    R = np.argsort(np.random.default_rng(8).random((2000, 15)), axis=1)
+    Rd = R.astype(dtype)
+    a, b = footrule.footrule_aggregate(Rd), footrule.footrule_aggregate(R)
+    assert np.array_equal(a.order, b.order) and a.diagnostics == b.diagnostics
+    for model in ("central", "local"):
+        for delta in (0.0, 1e-6):
+            a = footrule.dp_footrule_aggregate(Rd, epsilon=1.0, delta=delta, model=model, rng=5)
+            b = footrule.dp_footrule_aggregate(R, epsilon=1.0, delta=delta, model=model, rng=5)
+            assert np.array_equal(a.order, b.order)
+            assert a.diagnostics["noisy_footrule_cost"] == b.diagnostics["noisy_footrule_cost"]
+    a = footrule.naive_dp_footrule_aggregate(Rd, epsilon=1.0, rng=5)
+    b = footrule.naive_dp_footrule_aggregate(R, epsilon=1.0, rng=5)
+    assert np.array_equal(a.diagnostics["gamma"], b.diagnostics["gamma"])
+
+
+def test_footrule_refuses_float_and_bool_ranks():
+    R = np.argsort(np.random.default_rng(0).random((50, 5)), axis=1)
+    for bad in (R.astype(float), R < 2):
+        for f in (
+            footrule.footrule_aggregate,
+            lambda r: footrule.dp_footrule_aggregate(r, epsilon=1.0, rng=0),
+        ):
+            with pytest.raises(TypeError, match="`ranks` must be an integer array"):
+                f(bad)

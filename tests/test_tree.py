@@ -395,6 +395,12 @@ def test_exact_gaussian_is_zcdp_calibrated():
     assert math.isclose(rho, 1 / (2 * core.zcdp_sigma(epsilon=1.0, delta=1e-6) ** 2), rel_tol=1e-9)
 
 
+def _exact_local(R):
+    "The exact path's local model, which still draws every voter's report"
+    with core.use_noise("exact"):
+        return tree.private_position_costs(R, epsilon=1.0, model="local")
+
+
 def test_memory_is_estimated_before_allocating():
     with pytest.raises(
         ValueError,
@@ -405,7 +411,7 @@ def test_memory_is_estimated_before_allocating():
     try:
         R = np.argsort(np.random.default_rng(0).random((2000, 20)), axis=1)
         for call in (
-            lambda: tree.private_position_costs(R, epsilon=1.0, model="local"),
+            lambda: _exact_local(R),
             lambda: tree.position_histograms(np.arange(400)[None]),
             lambda: tree.exact_position_costs(np.arange(400)[None]),
         ):
@@ -456,3 +462,69 @@ def test_memory_is_estimated_before_allocating():
 def test_public_helpers_validate(call, exc, name):
     with pytest.raises(exc, match=name):
         call()
+
+
+INT_DTYPES = [np.int8, np.uint8, np.int16, np.uint16, np.int32, np.uint32, np.int64, np.uint64]
+
+
+@pytest.mark.parametrize("m", [1, 3, 30, 100, 300])
+def test_rank_histograms_over_blocks_equal_one_bincount(m):
+    "The blocked histograms equal the one-bincount definition, for every dtype and block boundary"
+    rng = np.random.default_rng(m)
+    for n in (1, tree._hist_rows(m) - 1, tree._hist_rows(m), 2 * tree._hist_rows(m) + 3):
+        R = np.argsort(rng.random((n, m)), axis=1)
+        H = np.bincount((R + np.arange(m) * m).ravel(), minlength=m * m).reshape(m, m)
+        for dtype in INT_DTYPES:
+            if m > np.iinfo(dtype).max + 1:
+                continue
+            got = tree.position_histograms(R.astype(dtype))
+            assert got.dtype == np.int64 and np.array_equal(got, H), (n, dtype)
+
+
+@pytest.mark.parametrize("dtype", INT_DTYPES)
+def test_position_costs_identical_for_every_dtype(dtype):
+    "Exact and private position costs (both models, both laws, both noise paths) ignore the dtype"
+    R = np.argsort(np.random.default_rng(4).random((3000, 20)), axis=1)
+    Rd = R.astype(dtype)
+    assert np.array_equal(tree.exact_position_costs(Rd), tree.exact_position_costs(R))
+    for noise in ("fast", "exact"):
+        with core.use_noise(noise):
+            for model in ("central", "local"):
+                for delta in (0.0, 1e-6):
+                    a = tree.private_position_costs(
+                        Rd, epsilon=1.0, delta=delta, model=model, rng=3
+                    )
+                    b = tree.private_position_costs(R, epsilon=1.0, delta=delta, model=model, rng=3)
+                    assert np.array_equal(a.gamma, b.gamma), (noise, model, delta)
+
+
+@pytest.mark.parametrize("law", ["laplace", "gaussian"])
+def test_summed_local_noise_has_the_law_of_the_summed_reports(law):
+    """The fast local path's one-step group noise against the sum of the voters' own report noise
+    (k = 2 voters a group: far from Gaussian); KS at level 1e-6, and a Gaussian of the same
+    variance is rejected (the test has power)"""
+    from scipy import stats
+
+    k, reps, g = 2, 100_000, np.random.default_rng(21)
+    rep = tree.local_reports(np.zeros(k * reps, int), 8, law, np.array([1.0, 2.0, 0.5]), rng=g)
+    for level, scale in enumerate([1.0, 2.0, 0.5]):
+        for part in (0, 1):
+            summed = rep[level][part][:, -1].reshape(reps, k).sum(1)  # an empty node
+            direct = tree._summed_noise(law, scale, np.full(reps, k), (reps, 1), g)[:, 0]
+            assert stats.ks_2samp(summed, direct).pvalue > 1e-6, (level, part)
+    if law == "laplace":
+        gauss = g.normal(0, np.sqrt(2 * k), reps)
+        assert stats.ks_2samp(direct * 2, gauss).pvalue < 1e-6
+
+
+def test_fast_local_group_sums_are_the_exact_counts_plus_noise():
+    "Noiseless, the fast local path's group sums equal the summed one-value trees of the reports"
+    R = np.argsort(np.random.default_rng(2).random((500, 9)), axis=1)
+    groups = tree.assign_groups(500, 9, rng=1)
+    x = R[np.arange(500), groups]
+    zero = np.zeros(tree.tree_depth(9))
+    fast, sizes = tree._summed_reports(x, groups, 9, "laplace", zero, np.random.default_rng(0))
+    slow, sizes2 = tree._group_sums(tree.local_reports(x, 9, "laplace", zero, rng=0), groups, 9)
+    assert np.array_equal(sizes, sizes2)
+    for (a, b), (c, d) in zip(fast, slow):
+        assert np.array_equal(a, c) and np.array_equal(b, d)
