@@ -446,6 +446,12 @@ def _choose_lam(lam, s: rr.PairStats):
             f"the comparison graph has {ncc} connected components: with `lam`=0 the estimate "
             "is not unique; use `lam`='mle' or `lam` > 0"
         )
+    if lam == 0 and nscc is None:
+        raise ValueError(
+            "`lam`=0 needs every pair's mean outcome in [0, 1] (raw outcomes, ties as 1/2); "
+            "debiased private outcomes leave it, and then the unpenalised loss can be unbounded "
+            "below: use `lam`='r3' (equation (R3)) or a number > 0"
+        )
     if lam == 0 and nscc is not None and nscc > 1:
         raise ValueError(
             f"the win graph has {nscc} strongly connected components: with `lam`=0 the maximum "
@@ -744,7 +750,7 @@ def btl_consensus(
 
     Refuses another type of `fit`, a missing or bad `n_voters` for a BTLFit, an `epsilon` given
     with a BTLFit or below the largest per-user spend of a PrivateBTL, and a bad `privacy_unit`.
-    Its diagnostics record `lam`, `lam_rule` and `n_strong_components`."""
+    Its diagnostics record `lam`, `lam_rule`, `lam_reason` and `n_strong_components`."""
     if not isinstance(fit, (BTLFit, PrivateBTL)):
         raise TypeError(f"`fit` must be a BTLFit or a PrivateBTL; got {type(fit).__name__}")
     if not (isinstance(privacy_unit, str) and privacy_unit in _UNITS):
@@ -765,7 +771,12 @@ def btl_consensus(
         order=fit.order, method="btl", n_voters=n, privacy_unit=privacy_unit, scores=fit.theta
     )
     f = fit.fit if private else fit  # what set lambda, recorded in every consensus
-    lam_diag = dict(lam=f.lam, lam_rule=f.lam_rule, n_strong_components=f.n_strong_components)
+    lam_diag = dict(
+        lam=f.lam,
+        lam_rule=f.lam_rule,
+        lam_reason=f.lam_reason,
+        n_strong_components=f.n_strong_components,
+    )
     if not private:
         if epsilon is not None:
             raise ValueError("`epsilon` applies to a PrivateBTL only; a BTLFit spent no privacy")

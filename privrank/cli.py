@@ -111,6 +111,8 @@ class Method:
     summary: str = ""
     data: str = "rankings"  # what it reads: "rankings" (ranks) or "comparisons" (Pairs)
     pure: bool = False  # pure epsilon-DP only: --delta is refused
+    # keyword options its functions take beyond the privacy ones (the command's --lam is "lam")
+    options: tuple = ()
 
     def __post_init__(self):
         if not (isinstance(self.name, str) and self.name.strip()):
@@ -133,6 +135,8 @@ class Method:
             raise ValueError(f"`data` must be one of {DATA_KINDS}; got {self.data!r}")
         if not isinstance(self.pure, (bool, np.bool_)):
             raise TypeError(f"`pure` must be True or False; got {type(self.pure).__name__}")
+        if not (isinstance(self.options, tuple) and all(isinstance(x, str) for x in self.options)):
+            raise TypeError(f"`options` must be a tuple of option names; got {self.options!r}")
 
 
 METHODS: dict[str, Method] = {}
@@ -187,17 +191,27 @@ register_method(
 )
 
 # %% ../nbs/09_cli.ipynb #4c7379c7
-def _btl(pairs: Pairs) -> Consensus:
-    "BTL consensus of a comparisons file (`btl.btl_aggregate_comparisons`)"
+def _btl(pairs: Pairs, *, lam: float | str = "mle") -> Consensus:
+    """BTL consensus of a comparisons file (`btl.btl_aggregate_comparisons`); `lam`: "mle" (the
+    maximum likelihood estimate, or a stated ridge where it does not exist), "r3" or a number"""
     if not isinstance(pairs, Pairs):
         raise TypeError(f"`pairs` must be a Pairs; got {type(pairs).__name__}")
     return btl.btl_aggregate_comparisons(
-        pairs.i, pairs.j, pairs.y, pairs.user, n_items=pairs.n_items, privacy_unit=pairs.unit
+        pairs.i,
+        pairs.j,
+        pairs.y,
+        pairs.user,
+        n_items=pairs.n_items,
+        privacy_unit=pairs.unit,
+        lam=lam,
     )
 
 
-def _dp_btl(pairs: Pairs, *, epsilon, delta=0.0, model="local", rng=None) -> Consensus:
-    "Locally private BTL consensus of a comparisons file (`btl.dp_btl_aggregate_comparisons`)"
+def _dp_btl(
+    pairs: Pairs, *, epsilon, delta=0.0, model="local", rng=None, lam: float | str = "r3"
+) -> Consensus:
+    """Locally private BTL consensus of a comparisons file (`btl.dp_btl_aggregate_comparisons`);
+    `lam`: "r3" (equation (R3), for debiased private data) or a number"""
     if not isinstance(pairs, Pairs):
         raise TypeError(f"`pairs` must be a Pairs; got {type(pairs).__name__}")
     return btl.dp_btl_aggregate_comparisons(
@@ -211,6 +225,7 @@ def _dp_btl(pairs: Pairs, *, epsilon, delta=0.0, model="local", rng=None) -> Con
         model=model,
         rng=rng,
         privacy_unit=pairs.unit,
+        lam=lam,
     )
 
 
@@ -224,6 +239,7 @@ register_method(
         "(local DP), epsilon per voter split over her comparisons",
         data="comparisons",
         pure=True,
+        options=("lam",),
     )
 )
 
@@ -352,9 +368,10 @@ def _check_choice(x, name, choices, allow_none=True):
     return x
 
 
-def run_method(name, profile, *, epsilon=None, delta=None, model=None, rng=None):
+def run_method(name, profile, *, epsilon=None, delta=None, model=None, rng=None, options=None):
     """Run method `name` on `profile`, privately when `epsilon` is given; returns (Consensus,
-    seconds)"""
+    seconds). `options`: keyword options of the method (its `Method.options`), e.g. {"lam": 0.5}
+    for btl; None values are left to the method's default"""
     if not isinstance(name, str):
         raise TypeError(f"`name` must be a method name (str); got {type(name).__name__}")
     if not isinstance(profile, Profile):
@@ -367,12 +384,21 @@ def run_method(name, profile, *, epsilon=None, delta=None, model=None, rng=None)
         delta = check_delta(delta)
     model, rng = _check_choice(model, "model", MODELS), check_rng(rng)
     m = METHODS[name]
+    if options is not None and not isinstance(options, dict):
+        raise TypeError(f"`options` must be a dict or None; got {type(options).__name__}")
+    options = {k: v for k, v in (options or {}).items() if v is not None}
+    if bad := [k for k in options if k not in m.options]:
+        takes = [k for k, v in METHODS.items() if bad[0] in v.options]
+        raise CLIError(
+            f"--{bad[0].replace('_', '-')} applies to --method {' / '.join(takes) or 'none'} "
+            f"only; method {name!r} does not take it"
+        )
     if epsilon is None:
         if delta is not None or model is not None:
             raise CLIError("--delta and --model need --epsilon")
         data = _method_input(m, profile)
         t0 = time.perf_counter()
-        res = m.aggregate(data)
+        res = m.aggregate(data, **options)
     else:
         if m.private is None:
             raise CLIError(
@@ -387,7 +413,12 @@ def run_method(name, profile, *, epsilon=None, delta=None, model=None, rng=None)
         data = _method_input(m, profile)
         t0 = time.perf_counter()
         res = m.private(
-            data, epsilon=epsilon, delta=0.0 if delta is None else delta, model=model, rng=rng
+            data,
+            epsilon=epsilon,
+            delta=0.0 if delta is None else delta,
+            model=model,
+            rng=rng,
+            **options,
         )
     return res, time.perf_counter() - t0
 
@@ -519,6 +550,9 @@ def _format_result(d, title=""):
         f"{k + 1:>3}. {printable(str(name))} (id {printable(str(i))})"
         for k, (i, name) in enumerate(zip(d["order"], d["names"]))
     ]
+    dg = d.get("diagnostics", {})
+    if d["method"] == "btl" and "lam" in dg:
+        lines.append(f"lambda = {dg['lam']:g} ({dg['lam_rule']}: {dg.get('lam_reason', '')})")
     if d.get("conversion"):
         lines.append(f"note: {d['conversion']}")
     if d.get("note"):
@@ -559,6 +593,21 @@ def _count(flag, minimum=0):
 
 
 _seed = _count("--seed")
+
+
+def _lam(s):
+    "--lam: 'mle', 'r3' or a finite number >= 0"
+    if s in ("mle", "r3"):
+        return s
+    try:
+        v = float(s)
+    except ValueError:
+        v = math.nan
+    if not (math.isfinite(v) and v >= 0):
+        raise argparse.ArgumentTypeError(
+            f"--lam must be 'mle', 'r3' or a finite number >= 0; got {s!r}"
+        )
+    return v
 
 
 def _add_noise_arg(p):
@@ -605,7 +654,13 @@ def _cmd_aggregate(args):
     rng = check_rng(args.seed)
     profile = load_profile(args.file, rng=rng)
     res, sec = run_method(
-        args.method, profile, epsilon=args.epsilon, delta=args.delta, model=args.model, rng=rng
+        args.method,
+        profile,
+        epsilon=args.epsilon,
+        delta=args.delta,
+        model=args.model,
+        rng=rng,
+        options=dict(lam=args.lam),
     )
     d = _result_dict(res, profile, sec, seed=args.seed, method=args.method, noise=core.noise_mode())
     return _json(d) if args.json else _format_result(d, profile.title)
@@ -849,6 +904,14 @@ def build_parser() -> argparse.ArgumentParser:
     )
     a.add_argument("--method", required=True, help=f"one of: {', '.join(METHODS)}")
     _add_privacy_args(a)
+    a.add_argument(
+        "--lam",
+        type=_lam,
+        default=None,
+        help="BTL ridge penalty: mle (default without --epsilon: the maximum likelihood "
+        "estimate, or a stated ridge of one virtual tie per item where it does not exist), r3 "
+        "(default with --epsilon: equation (R3) for debiased private data) or a number >= 0",
+    )
     c = sub.add_parser(
         "complete", help="private matrix completion of the ratings in RATINGS (joint DP)"
     )

@@ -766,7 +766,8 @@ def test_quoted_names_print_as_they_are(tmp_path, rows):
     d = strict_json(out)
     assert code == 0 and err == "" and set(d["order"]) == set(d["names"]) == names
     code, text, err = run_inproc(["aggregate", str(f), "--method", "btl"])
-    lines = text.splitlines()[1:]
+    lines = text.splitlines()[1 : 1 + len(d["order"])]
+    assert text.splitlines()[-1].startswith(f"lambda = {d['diagnostics']['lam']:g} (mle")
     assert code == 0 and all(line.isprintable() for line in text.splitlines())
     want = [
         f"{k + 1:>3}. {cli.printable(n)} (id {cli.printable(n)})" for k, n in enumerate(d["order"])
@@ -786,31 +787,6 @@ def test_quoted_csv_errors_name_file_and_line(tmp_path):
     assert f"{f} line 2: not a valid CSV line (unexpected end of data)" in err
 
 
-def _btl_takes_comparison_unit():
-    "True once btl's aggregators accept privacy_unit='comparison' (the btl branch of issue 13)"
-    try:
-        btl.btl_aggregate_comparisons(
-            np.array([0, 1]),
-            np.array([1, 0]),
-            np.array([1.0, 1.0]),
-            np.array([0, 1]),
-            n_items=2,
-            privacy_unit="comparison",
-        )
-    except ValueError as e:
-        if "privacy_unit" in str(e):
-            return False
-        raise
-    return True
-
-
-NEEDS_BTL_COMPARISON = pytest.mark.skipif(
-    not _btl_takes_comparison_unit(),
-    reason="btl_aggregate_comparisons does not take privacy_unit='comparison' yet (btl branch)",
-)
-
-
-@NEEDS_BTL_COMPARISON
 def test_file_without_user_column_is_one_unit_per_comparison(tmp_path):
     rows = [("x, 1", "y"), ("y", "z"), ("z", "x, 1"), ("x, 1", "z")]
     f = write_csv(
@@ -833,7 +809,6 @@ def test_file_without_user_column_is_one_unit_per_comparison(tmp_path):
     assert set(d["order"]) == {"x, 1", "y", "z"}
 
 
-@NEEDS_BTL_COMPARISON
 def test_chameleons_aggregate_as_they_are(shared_data):
     "The R package's CSV, quoted names and extra columns, through `privrank aggregate --method btl`"
     f = shared_data / "bradleyterry2-chameleons" / "chameleons_contests.csv.gz"
@@ -851,3 +826,78 @@ def test_chameleons_aggregate_as_they_are(shared_data):
     assert d["order"] == c.item_ids[res.order].tolist()
     code, text, err = run_exe("aggregate", str(f), "--method", "btl")
     assert code == 0 and "  1. " + d["order"][0] + " (id " + d["order"][0] + ")" in text
+
+
+def _games(tmp_path, rows, name="games.csv"):
+    return write_csv(tmp_path / name, ["user", "winner", "loser"], rows)
+
+
+def test_lam_default_is_the_mle_and_says_so(tmp_path):
+    "--lam: 'mle' by default (lambda 0 on a strongly connected win graph), the rule printed"
+    cycle = [("u1", "a", "b"), ("u1", "b", "c"), ("u2", "c", "a"), ("u2", "a", "c")]
+    f = _games(tmp_path, cycle)
+    d = strict_json(run_inproc(["aggregate", str(f), "--method", "btl", "--json"])[1])
+    assert d["diagnostics"]["lam"] == 0.0 and d["diagnostics"]["lam_rule"] == "mle"
+    code, text, err = run_inproc(["aggregate", str(f), "--method", "btl"])
+    assert code == 0 and "lambda = 0 (mle: the win graph is strongly connected" in text
+    # a never-beaten item: no MLE, the stated ridge, said in the output
+    f2 = _games(tmp_path, [("u1", "a", "b"), ("u1", "b", "c"), ("u2", "a", "c")], "chain.csv")
+    code, text, err = run_inproc(["aggregate", str(f2), "--method", "btl"])
+    assert code == 0 and f"lambda = {btl.LAM_MLE_RIDGE:g} (mle-ridge: the win graph has 3" in text
+    assert text.index("a (id a)") < text.index("b (id b)") < text.index("c (id c)")
+
+
+@pytest.mark.parametrize("lam", ["0.5", "r3", "0"])
+def test_lam_is_passed_through(tmp_path, lam):
+    cycle = [("u1", "a", "b"), ("u1", "b", "c"), ("u2", "c", "a"), ("u2", "a", "c")]
+    f = _games(tmp_path, cycle)
+    d = strict_json(run_inproc(["aggregate", str(f), "--method", "btl", "--lam", lam, "--json"])[1])
+    c = datasets.read_pairwise_csv(f)
+    fit = btl.fit_btl(
+        c.winner, c.loser, c.outcome, n_items=3, lam=lam if lam == "r3" else float(lam)
+    )
+    assert d["diagnostics"]["lam"] == fit.lam
+    assert d["diagnostics"]["lam_rule"] == ("r3" if lam == "r3" else "given")
+    if lam == "0":  # debiased outcomes: lambda = 0 is refused (see test_lam_refusals_are_one_line)
+        return
+    d = strict_json(
+        run_inproc(
+            [
+                "aggregate",
+                str(f),
+                "--method",
+                "btl",
+                "--lam",
+                lam,
+                "--epsilon",
+                "2",
+                "--seed",
+                "1",
+                "--json",
+            ]
+        )[1]
+    )
+    assert d["private"] and d["diagnostics"]["lam_rule"] == ("r3" if lam == "r3" else "given")
+
+
+@pytest.mark.parametrize(
+    "extra, needle",
+    [
+        (["--lam", "-1"], "--lam must be 'mle', 'r3' or a finite number >= 0"),
+        (["--lam", "nan"], "--lam must be 'mle', 'r3' or a finite number >= 0"),
+        (["--lam", "auto"], "--lam must be 'mle', 'r3' or a finite number >= 0"),
+        (["--lam", "0"], "strongly connected components"),
+        (["--lam", "0", "--epsilon", "2"], "`lam`=0 needs every pair's mean outcome in [0, 1]"),
+    ],
+)
+def test_lam_refusals_are_one_line(tmp_path, extra, needle):
+    f = _games(tmp_path, [("u1", "a", "b"), ("u1", "b", "c"), ("u2", "a", "c")])
+    code, out, err = run_inproc(["aggregate", str(f), "--method", "btl", *extra])
+    assert_one_line_error(code, out, err)
+    assert needle in err
+
+
+def test_lam_applies_to_btl_only():
+    code, out, err = run_inproc(["aggregate", DEMO, "--method", "borda", "--lam", "1"])
+    assert_one_line_error(code, out, err)
+    assert "--lam applies to --method btl only" in err
