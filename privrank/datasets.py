@@ -11,6 +11,7 @@ import csv
 import gc
 import gzip
 import io
+import math
 import os
 import re
 import stat
@@ -31,7 +32,7 @@ from .core import RNGLike, check_int, check_memory, check_rng, memory_limit, ord
 __all__ = ['DEFAULT_MAX_FILE_BYTES', 'CSV_CHUNK_ROWS', 'PAIRWISE_COLUMNS', 'RATINGS_COLUMNS', 'JESTER_JOKES', 'data_home',
            'find_data_file', 'shared_data_dir', 'max_file_bytes', 'set_max_file_bytes', 'Preferences', 'read_preflib',
            'demo_path', 'load_demo', 'Comparisons', 'read_pairwise_csv', 'Ratings', 'read_movielens', 'read_jester',
-           'read_ratings', 'ratings_format', 'item_universe']
+           'read_ratings', 'ratings_format', 'rating_scale', 'item_universe']
 
 # %% ../nbs/07_datasets.ipynb #c381c6cd
 def _home(folder):
@@ -1237,10 +1238,17 @@ def _ratings_csv(path, text, n_items, lo, hi, fast=True) -> Ratings:
 _ML_HEADER = "userId,movieId,rating,timestamp"
 
 
+def _csv_item_column(first):
+    "The item column's name in a ratings CSV header line (lower case), or None"
+    where = _ratings_header(first)
+    return None if where is None else next(_csv_reader(first))[where["item"]].strip().lower()
+
+
 def _movielens(path, text, n_items) -> Ratings:
     first = text.split("\n", 1)[0].removesuffix("\r")
-    if _ratings_header(first) is not None:
-        return _ratings_csv(path, text, n_items, 0.5, 5)
+    if (col := _csv_item_column(first)) is not None:  # MovieLens stars, or a scale of its own
+        lo, hi = (0.5, 5) if col in ("movie", "movieid") else (-math.inf, math.inf)
+        return _ratings_csv(path, text, n_items, lo, hi)
     lines = [l.removesuffix("\r") for l in text.split("\n")]
     names = ("user", "item", "rating", "timestamp")
     if "::" in lines[0]:
@@ -1342,6 +1350,24 @@ def ratings_format(
     """'jester' if the ratings file `path` is a CSV whose header names a `joke` column, else
     'movielens' (what `read_ratings` reads it as)."""
     return "jester" if _is_jester(_head(path).decode("utf-8", "replace")) else "movielens"
+
+
+def rating_scale(
+    path: str | os.PathLike,  # a ratings file (gzip accepted; the head is read)
+) -> tuple[float, float] | None:  # (lo, hi), or None when the format does not fix it
+    """The rating scale a ratings file's format fixes: Jester (-10, 10); MovieLens u.data
+    (1, 5); ratings.dat and a CSV with a `movie`/`movieId` column (0.5, 5); None for any other
+    CSV (`user,item,rating`), whose scale its user states."""
+    first = _head(path).decode("utf-8", "replace").split("\n", 1)[0].removesuffix("\r")
+    first = first.lstrip("\ufeff")
+    col = _csv_item_column(first)
+    if col == "joke":
+        return (-10.0, 10.0)
+    if col in ("movie", "movieid") or (col is None and "::" in first):
+        return (0.5, 5.0)
+    if col is None and "\t" in first:
+        return (1.0, 5.0)
+    return None
 
 # %% ../nbs/07_datasets.ipynb #edbc8298
 _CATALOGUES = (
