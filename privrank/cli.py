@@ -22,7 +22,7 @@ from typing import TextIO
 
 import numpy as np
 
-from . import __version__, btl, core, datasets, mc
+from . import __version__, btl, completion, core, datasets, mc
 from privrank.core import (
     Consensus,
     RNGLike,
@@ -665,6 +665,22 @@ def _cmd_aggregate(args):
     d = _result_dict(res, profile, sec, seed=args.seed, method=args.method, noise=core.noise_mode())
     return _json(d) if args.json else _format_result(d, profile.title)
 
+
+def _rating_range_arg(s):
+    "--rating-range: 'LO,HI' (two finite numbers, LO < HI) or 'private'"
+    if s == "private":
+        return s
+    parts = s.split(",")
+    try:
+        lo, hi = (float(p) for p in parts) if len(parts) == 2 else (math.nan, math.nan)
+    except ValueError:
+        lo = hi = math.nan
+    if not (math.isfinite(lo) and math.isfinite(hi) and lo < hi):
+        raise argparse.ArgumentTypeError(
+            f"--rating-range must be LO,HI with LO < HI (for example 1,5) or 'private'; got {s!r}"
+        )
+    return (lo, hi)
+
 # %% ../nbs/09_cli.ipynb #60af663e
 def demo_rows(*, epsilon=1.0, delta=1e-6, model=None, rng=None):
     """The demo profile and rows (method, Consensus, Kendall distance to the non-private
@@ -746,6 +762,9 @@ def load_ratings(path, *, n_items=None):
 
 
 _COMPLETE_FLAGS = dict(
+    rating_range="--rating-range",
+    rank="--rank",
+    estimator="--method",
     n_iter="--iterations",
     row_norm="--row-norm",
     nuclear_norm="--nuclear-norm",
@@ -784,10 +803,97 @@ def _universe(args):
     return n, "the MovieLens catalogue beside the ratings file"
 
 
-def _fw_bytes(n_items, n_iter, solver):
-    """Estimated peak memory of private Frank-Wolfe's dense item-side arrays: a (64, n) noise
-    block, the T factors, n x n for 'exact'"""
-    return 8 * n_items * (64 + n_iter + 16) + (24 * n_items * n_items if solver == "exact" else 0)
+def _complete_bytes(n_items, n_iter):
+    """Estimated peak memory of the item-side arrays of a completion: the n x n Gram release
+    (and its noise), a (64, n) noise block and the T factors"""
+    return 48 * n_items * n_items + 8 * n_items * (64 + n_iter + 16)
+
+
+def _rating_range(args):
+    """(lo, hi) or None (a private bound), and where it comes from: --rating-range, or the
+    scale the file's format fixes"""
+    if args.rating_range is not None:
+        return (
+            (None, "private bound")
+            if args.rating_range == "private"
+            else (args.rating_range, "--rating-range")
+        )
+    scale = datasets.rating_scale(args.file)
+    if scale is None:
+        raise CLIError(
+            f"{Path(args.file).name}: the rating scale is not known: pass --rating-range LO,HI "
+            "(for example 1,10), the scale the ratings use, or --rating-range private to spend "
+            f"{completion.QUANTILE_SHARE:.0%} of epsilon on a private bound"
+        )
+    return scale, "the file's format"
+
+
+_ESTIMATOR_FLAGS = dict(  # command flag -> (option name, the estimators that take it)
+    rank=("rank", ("subspace", "als", "cleansing")),
+    iterations=("n_iter", ("als", "frank-wolfe", "pgd")),
+    row_norm=("row_norm", ("frank-wolfe", "pgd", "cleansing")),
+    nuclear_norm=("nuclear_norm", ("frank-wolfe", "pgd")),
+    solver=("solver", ("frank-wolfe",)),
+)
+
+
+def _options(args, name):
+    "The estimator's options from the flags given; a flag it does not take is refused"
+    out = {}
+    for flag, (opt, takes) in _ESTIMATOR_FLAGS.items():
+        v = getattr(args, flag)
+        if v is None:
+            continue
+        if name not in takes:
+            raise CLIError(
+                f"--{flag.replace('_', '-')} applies to --method {' / '.join(takes)}, not {name}"
+            )
+        out[opt] = v
+    return out
+
+
+class _Progress:
+    "Progress lines on stderr, once a run has taken more than `after` seconds"
+
+    def __init__(self, stream, after=2.0):
+        self.stream, self.after, self.t0 = stream, after, time.perf_counter()
+
+    def __call__(self, stage, fraction):
+        t = time.perf_counter() - self.t0
+        if self.stream is not None and t > self.after:
+            _say(self.stream, f"privrank: complete: {stage} ({fraction:.0%}, {t:.0f}s)")
+
+
+def _check_output(path):
+    "The --output path, refused now (before the work) unless it is a .npz file in a folder"
+    path = Path(path)
+    if path.suffix != ".npz":
+        raise CLIError(f"--output {printable(str(path))}: the file name must end in .npz")
+    if not path.parent.is_dir():
+        raise CLIError(f"--output {printable(str(path))}: no folder {printable(str(path.parent))}")
+    return path
+
+
+def _write_npz(path, **arrays):
+    """Write `arrays` to `path` (.npz) through a temporary file in the same folder, renamed into
+    place: never a partial file"""
+    path = _check_output(path)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        with open(tmp, "wb") as f:
+            np.savez(f, **arrays)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    finally:
+        if tmp.exists():
+            tmp.unlink()
+
+
+def _alone(z, delta, accountant):
+    "The epsilon of one Gaussian release of multiplier z at `delta`, were it released alone"
+    f = mc.epsilon_rdp if accountant.startswith("rdp") else mc.epsilon_gdp
+    return float(f(np.array([z]), delta=delta))
 
 
 def _cmd_complete(args):
@@ -797,55 +903,85 @@ def _cmd_complete(args):
             "--test-fraction needs --evaluate: without it nothing is held out and no "
             "evaluation is printed"
         )
+    name = completion.DEFAULT_ESTIMATOR if args.method == "auto" else args.method
+    if name not in completion.ESTIMATORS:
+        raise CLIError(
+            f"--method {printable(args.method)}: choose auto or one of "
+            f"{', '.join(completion.ESTIMATORS)}"
+        )
+    options = _options(args, name)
+    if args.output is not None:
+        _check_output(args.output)
     try:
         n_items, items_from = _universe(args)
-        mc.check_iter(args.iterations, name="n_iter")  # before the estimate that uses it
+        mc.check_iter(args.iterations or 10, name="n_iter")  # before the estimate that uses it
         core.check_memory(
-            _fw_bytes(n_items, args.iterations, args.solver),
+            _complete_bytes(n_items, args.iterations or 10),
             name="n_items",
-            what=f"private Frank-Wolfe's dense arrays over the {n_items:,} items of the universe",
+            what=f"the item-side arrays of a completion over the {n_items:,} items of the universe",
         )
+        scale, scale_from = _rating_range(args)
         r = load_ratings(args.file, n_items=n_items)
         rng, mode, t0 = check_rng(args.seed), core.noise_mode(), time.perf_counter()
-        out = mc.complete(
+        out = completion.complete(
             r.ratings,
             epsilon=args.epsilon,
             delta=args.delta,
-            nuclear_norm=args.nuclear_norm,
-            n_iter=args.iterations,
-            row_norm=args.row_norm,
-            solver=args.solver,
+            estimator=args.method,
+            rating_range=scale,
             max_per_user=args.max_per_user,
             evaluate=args.evaluate,
             test_fraction=0.01 if args.test_fraction is None else args.test_fraction,
+            progress=_Progress(getattr(args, "err", None)),
             noise=mode,
             rng=rng,
-        )
-        rec = dict(
-            epsilon=out.epsilon,
-            delta=out.delta,
-            privacy_unit=out.privacy_unit,
-            accountant=out.accountant,
-            noise_multiplier=float(out.noise_multiplier[0]),
-            nuclear_norm=out.params["nuclear_norm"],
-            n_iter=out.params["n_iter"],
+            **options,
         )
         ev = out.evaluation
     except (ValueError, TypeError) as e:
         raise _flag_names(e, _COMPLETE_FLAGS) from None
+    ledger = [
+        {k: (None if isinstance(v, float) and not math.isfinite(v) else v) for k, v in e.items()}
+        | (
+            dict(epsilon_alone=_alone(e["noise_multiplier"], out.delta, out.accountant))
+            if e["mechanism"] == "gaussian"
+            else {}
+        )
+        for e in out.diagnostics["ledger"]
+    ]
+    if args.output is not None:
+        _write_npz(
+            args.output,
+            coef=out.coef,
+            factors=out.factors,
+            user_mean=out.user_mean,
+            user_ids=np.asarray(r.user_ids),
+            item_ids=np.asarray(r.item_ids),
+            epsilon=out.epsilon,
+            delta=out.delta,
+        )
     d = dict(
         file=Path(args.file).name,
         users=r.n_users,
         items=n_items,
         items_from=items_from,
+        rating_range=None if scale is None else list(scale),
+        rating_range_from=scale_from,
+        estimator=out.estimator,
+        reason=out.diagnostics["reason"],
         private=True,
-        **rec,
+        epsilon=out.epsilon,
+        delta=out.delta,
+        privacy_unit=out.privacy_unit,
         model="joint",
         noise=mode,
-        row_norm=args.row_norm,
-        solver=args.solver,
+        accountant=out.accountant,
+        noise_multiplier=float(out.noise_multiplier[0]),
+        params={k: (list(v) if isinstance(v, tuple) else v) for k, v in out.params.items()},
+        ledger=ledger,
         max_per_user=args.max_per_user,
         seed=args.seed,
+        output=None if args.output is None else Path(args.output).name,
         evaluation=None,
     )
     if args.evaluate:
@@ -862,13 +998,27 @@ def _cmd_complete(args):
     if args.json:
         return _json(d)
     lines = [
-        f"private Frank-Wolfe on {printable(d['file'])}: {d['users']} users x {d['items']} "
-        f"items (items: {d['items_from']})",
+        f"{out.estimator} on {printable(d['file'])}: {d['users']} users x {d['items']} "
+        f"items (items: {d['items_from']}; ratings {_scale_text(scale)}, from {scale_from})",
+        d["reason"],
         f"spent epsilon = {d['epsilon']:g}, delta = {d['delta']:g} per {d['privacy_unit']} "
-        f"(joint DP, {mode} noise), "
-        f"{d['n_iter']} iterations, accountant {d['accountant']}, noise multiplier "
-        f"{d['noise_multiplier']:.3g}",
+        f"(joint DP, {mode} noise), composed by {d['accountant']}:",
     ]
+    for e in ledger:
+        if e["mechanism"] == "gaussian":
+            lines.append(
+                f"  {printable(e['step']):<24} Gaussian, multiplier {e['noise_multiplier']:.3g}"
+                f" (alone: epsilon {e['epsilon_alone']:.3g} at delta {d['delta']:g})"
+            )
+        else:
+            lines.append(
+                f"  {printable(e['step']):<24} {e['mechanism']}, epsilon {e['epsilon']:.3g}"
+            )
+    lines.append(
+        "settings: " + ", ".join(f"{k} {_fmt(v)}" for k, v in d["params"].items() if v is not None)
+    )
+    if args.output is not None:
+        lines.append(f"wrote the completed factors to {printable(d['output'])}")
     if not args.evaluate:
         lines.append(
             "no accuracy figure printed: pass --evaluate for a (non-private) test RMSE on "
@@ -883,6 +1033,14 @@ def _cmd_complete(args):
             f"{e['baseline_rmse_user_mean']:.4f}); {e['seconds']:.2f}s"
         )
     return "\n".join(lines)
+
+
+def _scale_text(scale):
+    return "on a private scale" if scale is None else f"{scale[0]:g} to {scale[1]:g}"
+
+
+def _fmt(v):
+    return f"{v:.4g}" if isinstance(v, float) else printable(str(v))
 
 # %% ../nbs/09_cli.ipynb #e480e682
 EXIT_USAGE, EXIT_SIGPIPE, EXIT_INTERRUPT = 2, 141, 130
@@ -937,25 +1095,47 @@ def build_parser() -> argparse.ArgumentParser:
         "the MovieLens catalogue beside RATINGS)",
     )
     c.add_argument(
-        "--nuclear-norm",
-        type=_positive_float("--nuclear-norm"),
-        default=None,
-        help="nuclear-norm bound k (default: row_norm * sqrt(users), data-independent)",
+        "--method",
+        default="auto",
+        help=f"the estimator: auto (default: {completion.DEFAULT_ESTIMATOR}, the measured best) "
+        f"or one of {', '.join(completion.ESTIMATORS)}",
     )
     c.add_argument(
-        "--iterations", type=_seed, default=10, help="Frank-Wolfe iterations T (default 10)"
+        "--rating-range",
+        type=_rating_range_arg,
+        default=None,
+        help="the rating scale LO,HI (default: the one the format fixes: MovieLens 1,5 or "
+        "0.5,5, Jester -10,10; required for other files), or 'private' for a private bound",
+    )
+    c.add_argument(
+        "--rank",
+        type=_count("--rank", 0),
+        default=None,
+        help="rank of the completion (default: chosen privately; subspace, als, cleansing)",
+    )
+    c.add_argument(
+        "--iterations",
+        type=_count("--iterations", 1),
+        default=None,
+        help="rounds: ALS rounds (default 2), Frank-Wolfe / PGD iterations T (default 10)",
     )
     c.add_argument(
         "--row-norm",
         type=_positive_float("--row-norm"),
-        default=2.0,
-        help="row clipping norm L (default 2)",
+        default=None,
+        help="row clipping norm L (frank-wolfe, pgd; clamp for cleansing; default: private)",
+    )
+    c.add_argument(
+        "--nuclear-norm",
+        type=_positive_float("--nuclear-norm"),
+        default=None,
+        help="nuclear-norm bound k (frank-wolfe, pgd; default: private)",
     )
     c.add_argument(
         "--solver",
-        default="oja",
-        help=f"private top eigenvector, one of {', '.join(mc.SOLVERS)} (default oja: "
-        "streaming Oja)",
+        default=None,
+        help=f"Frank-Wolfe's private top eigenvector, one of {', '.join(mc.SOLVERS)} "
+        "(default oja: streaming Oja)",
     )
     c.add_argument(
         "--max-per-user", type=_seed, default=80, help="ratings sampled per user (default 80)"
@@ -974,6 +1154,13 @@ def build_parser() -> argparse.ArgumentParser:
     )
     _add_noise_arg(c)
     c.add_argument("--seed", type=_seed, default=None, help="seed for the sampling and the noise")
+    c.add_argument(
+        "--output",
+        default=None,
+        metavar="FACTORS.npz",
+        help="also write the completed factors (coef, factors, user_mean, user_ids, item_ids) "
+        "to this .npz file; written whole or not at all",
+    )
     c.add_argument("--json", action="store_true", help="print one JSON object")
     return p
 
@@ -1013,7 +1200,7 @@ def _check_stream(s, name):
     return s
 
 
-def _run(argv, out):
+def _run(argv, out, err=None):
     """Parse `argv` and run the command: the text to print, or an exit status (after --help /
     --version)"""
     parser = build_parser()
@@ -1031,6 +1218,7 @@ def _run(argv, out):
             "standard output is closed: the result would be lost; run privrank with a "
             "standard output (or redirect it to a file)"
         )
+    args.err = err  # progress lines of long runs
     core.noise_mode()  # an invalid PRIVRANK_NOISE is refused before any work
     with (
         core.use_noise(args.noise) if args.noise else contextlib.nullcontext(),
@@ -1067,7 +1255,7 @@ def main(
     out = sys.stdout if _check_stream(out, "out") is None else out
     err = sys.stderr if _check_stream(err, "err") is None else err
     try:
-        text = _run(argv, out)
+        text = _run(argv, out, err)
         if isinstance(text, int):
             return text
     except KeyboardInterrupt:

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from privrank import audit, btl, cli, core, datasets, footrule, kemeny, mc, rr, tree
+from privrank import audit, btl, cli, completion, core, datasets, footrule, kemeny, mc, rr, tree
 
 R = core.sample_plackett_luce(np.linspace(1, 0, 5), 40, rng=0)
 USER, I, J, Y = btl.ranks_to_comparisons(R)
@@ -67,7 +67,15 @@ RECORDS = {
     "mc.private_svd_cleansing": lambda: mc.private_svd_cleansing(
         RAT, epsilon=1.0, delta=1e-6, rng=0
     ),
+    "completion.private_subspace": lambda: completion.private_subspace(
+        RAT, epsilon=1.0, delta=1e-6, rng=0
+    ),
+    "completion.private_als": lambda: completion.private_als(RAT, epsilon=1.0, delta=1e-6, rng=0),
+    "completion.complete": lambda: completion.complete(RAT, epsilon=1.0, delta=1e-6, rng=0),
     "mc.complete": lambda: mc.complete(RAT, epsilon=1.0, delta=1e-6, n_iter=2, rng=0),
+    "completion.complete(frank-wolfe)": lambda: completion.complete(
+        RAT, epsilon=1.0, delta=1e-6, estimator="frank-wolfe", rng=0
+    ),
 }
 RAW = {  # spend privacy but return the raw draws (arrays) a mechanism is built from, not a result
     "rr.randomized_response",
@@ -115,7 +123,7 @@ from pathlib import Path  # noqa: E402
 
 import privrank as pr  # noqa: E402
 
-MODULES = (core, rr, btl, tree, footrule, kemeny, mc, datasets, audit, cli)
+MODULES = (core, rr, btl, tree, footrule, kemeny, mc, completion, datasets, audit, cli)
 # parameter names that the rule replaced: old name -> the name to use
 RETIRED = {
     "m": "n_items",
@@ -143,6 +151,11 @@ NEEDS_DELTA = {
     "mc.private_svd_cleansing": lambda d: mc.private_svd_cleansing(
         RAT, epsilon=1.0, delta=d, rng=0
     ),
+    "completion.private_subspace": lambda d: completion.private_subspace(
+        RAT, epsilon=1.0, delta=d, rng=0
+    ),
+    "completion.private_als": lambda d: completion.private_als(RAT, epsilon=1.0, delta=d, rng=0),
+    "completion.complete": lambda d: completion.complete(RAT, epsilon=1.0, delta=d, rng=0),
     "mc.complete": lambda d: mc.complete(RAT, epsilon=1.0, delta=d, n_iter=2, rng=0),
 }
 AGGREGATE_INPUT = {"btl.btl_aggregate": R}  # every `<method>_aggregate(ranks)` runs on R

@@ -582,8 +582,6 @@ def test_complete_movielens_universe_from_catalogue(shared_data):
                 "1",
                 "--delta",
                 "1e-6",
-                "--iterations",
-                "2",
                 "--seed",
                 "0",
                 "--json",
@@ -591,6 +589,7 @@ def test_complete_movielens_universe_from_catalogue(shared_data):
         )[1]
     )
     assert (d["users"], d["items"]) == (943, 1682) and d["evaluation"] is None
+    assert d["rating_range"] == [1.0, 5.0] and d["estimator"] == "private-subspace"
 
 
 @pytest.mark.parametrize("eps", ["1e6", "1e16", "1e300"])

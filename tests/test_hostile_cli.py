@@ -322,8 +322,6 @@ def test_complete_epsilon_delta_range(ratings_file, e, delta, evaluate):
         fstr(e),
         "--delta",
         fstr(delta),
-        "--iterations",
-        "2",
         "--seed",
         "0",
         "--json",
@@ -650,7 +648,7 @@ def test_csv_labels_compared_as_strings(tmp_path_factory, rows):
             "user,joke,rating\n1,5,2.5\n",
             "j.csv",
             ["--items", str(10**8)],
-            "`--items`: private Frank-Wolfe's dense arrays over the 100,000,000 items",
+            "`--items`: the item-side arrays of a completion over the 100,000,000 items",
         ),
         (
             "user,joke,rating\n1,5,2.5\n",
@@ -661,13 +659,13 @@ def test_csv_labels_compared_as_strings(tmp_path_factory, rows):
         (
             "user,joke,rating\n1,5,2.5\n",
             "j.csv",
-            ["--items", "100000", "--solver", "exact"],
-            "`--items`: private Frank-Wolfe's dense arrays",
+            ["--items", "100000", "--method", "frank-wolfe", "--solver", "exact"],
+            "`--items`: the item-side arrays of a completion",
         ),
         (
             "user,joke,rating\n1,5,2.5\n",
             "j.csv",
-            ["--iterations", str(10**12)],
+            ["--method", "frank-wolfe", "--iterations", str(10**12)],
             "`--iterations` must be at most",
         ),
         (
