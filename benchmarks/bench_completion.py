@@ -1,0 +1,96 @@
+"""Time the steps of privrank.completion against private Frank-Wolfe's streaming Oja step, and a
+whole default `complete` run, in one run; print the ratios.
+
+    python benchmarks/bench_completion.py [--quick]
+
+Data: `synthetic_rank_one(500_000, 400)` (80 ratings per user: 40M ratings; 50K users with
+--quick), split and centred by `split_ratings`, at the noise of epsilon = 1, delta = 1e-6.
+
+- the floor: one streaming Oja pass of private FW (`top_eig_oja_stream`), as in
+  benchmarks/bench_mc_step.py;
+- the private subspace's releases: the item effects (two sums), the Gram matrix of unit rows and
+  its eigendecomposition, the private validation (22 candidates, at most 100,000 users);
+- one private ALS round (the users' local fits and the per-item releases and solves);
+- the users' final local fits;
+- a whole `complete(R, epsilon=1, delta=1e-6, rating_range=(-1, 1))` with its defaults, from the
+  raw matrix (the split included), and the split alone.
+
+Target (issue 14, item 6): each method's step within 2x the streaming Oja step; a whole default
+run under 30 s at 500K x 400. Best of 3 (the whole run: best of 2). Absolute times on shared
+machines are noisy: read the ratios.
+"""
+
+import math
+import sys
+import time
+
+import numpy as np
+
+from privrank import completion as C
+from privrank import mc
+
+
+def best_of(f, k=3):
+    t, out = math.inf, None
+    for _ in range(k):
+        t0 = time.perf_counter()
+        out = f()
+        t = min(t, time.perf_counter() - t0)
+    return t, out
+
+
+def main(quick=False):
+    m, n = (50_000 if quick else 500_000), 400
+    R = mc.synthetic_rank_one(m, n, rng=0)[0]
+    t_split, sp = best_of(lambda: mc.split_ratings(R, rng=1), k=2)
+    Rt = sp.train
+    rows, k = C._rows(Rt), np.diff(Rt.indptr)
+    z = mc.noise_multiplier(epsilon=1.0, delta=1e-6, n_iter=4)
+    gen = np.random.default_rng(2)
+    times = {}
+    A = mc.scaled_rows(Rt, 4.0)
+    sigma = mc.SENSITIVITY_EXACT * mc.noise_multiplier(epsilon=1.0, delta=1e-6, n_iter=10)[0]
+    times["floor: private FW, one streaming Oja pass"] = best_of(
+        lambda: mc.top_eig_oja_stream(A, sigma, rng=gen)
+    )[0]
+    del A
+    y = np.clip(Rt.data / 2.0, -1, 1)
+    w = (1 / np.sqrt(k))[rows]
+    t, (c, *_) = best_of(lambda: C._item_effects(Rt.indices, y, w, n, z[:2], gen, "fast", m))
+    times["subspace: item effects (two noisy sums)"] = t
+    t, (V, lam, _) = best_of(
+        lambda: C._subspace(Rt, rows, y - c[Rt.indices], m, n, z[2], gen, "fast", 8)
+    )
+    times["subspace: Gram release of unit rows + eigh"] = t
+    cand = C._candidates(n, "auto", "auto")
+    times[f"subspace: private validation ({len(cand)} candidates)"] = best_of(
+        lambda: C._validation(Rt, rows, y, c, V, cand, gen)
+    )[0]
+    times["subspace: the users' final local fits (rank 1)"] = best_of(
+        lambda: C._local_fit(Rt, y - c[Rt.indices], V[:, :1], 0.03)
+    )[0]
+    yn = np.sqrt(np.bincount(rows, y * y, minlength=m))
+    times["private ALS: one round (rank 1)"] = best_of(
+        lambda: C._als_step(Rt, rows, y, yn, V[:, :1], c, 0.03, z[0], gen, "fast")
+    )[0]
+    floor = times["floor: private FW, one streaming Oja pass"]
+    print(f"m={m:,} users x n={n} items, nnz={Rt.nnz:,}, epsilon=1, delta=1e-6")
+    print("| step | time (s) | ratio to the streaming Oja pass | target <= 2x |")
+    print("|---|---|---|---|")
+    for name, t in times.items():
+        r = t / floor
+        mark = "" if name.startswith("floor") else ("met" if r <= 2 else "not met")
+        print(f"| {name} | {t:.3f} | {r:.1f}x | {mark} |")
+    del Rt, sp
+    t_all, f = best_of(
+        lambda: C.complete(R, epsilon=1.0, delta=1e-6, rating_range=(-1, 1), rng=3), k=2
+    )
+    print(
+        f"whole default run (complete, {f.estimator}, rank {f.params['rank']}): {t_all:.1f} s "
+        f"(of which split_ratings {t_split:.1f} s); target < 30 s: "
+        + ("met" if t_all < 30 else "NOT met")
+    )
+
+
+if __name__ == "__main__":
+    main(quick="--quick" in sys.argv)
