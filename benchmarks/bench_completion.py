@@ -53,7 +53,6 @@ def main(quick=False):
     times["floor: private FW, one streaming Oja pass"] = best_of(
         lambda: mc.top_eig_oja_stream(A, sigma, rng=gen)
     )[0]
-    del A
     y = np.clip(Rt.data / 2.0, -1, 1)
     w = (1 / np.sqrt(k))[rows]
     t, (c, *_) = best_of(lambda: C._item_effects(Rt.indices, y, w, n, z[:2], gen, "fast", m))
@@ -81,7 +80,6 @@ def main(quick=False):
         r = t / floor
         mark = "" if name.startswith("floor") else ("met" if r <= 2 else "not met")
         print(f"| {name} | {t:.3f} | {r:.1f}x | {mark} |")
-    del Rt, sp
     t_all, f = best_of(
         lambda: C.complete(R, epsilon=1.0, delta=1e-6, rating_range=(-1, 1), rng=3), k=2
     )
