@@ -9,7 +9,7 @@ Data: `synthetic_rank_one(500_000, 400)` (80 ratings per user: 40M ratings; 50K 
 - the floor: one streaming Oja pass of private FW (`top_eig_oja_stream`), as in
   benchmarks/bench_mc_step.py;
 - the private subspace's releases: the item effects (two sums), the Gram matrix of unit rows and
-  its eigendecomposition, the private validation (22 candidates, at most 100,000 users);
+  its eigendecomposition, the private validation (32 candidates, at most 100,000 users);
 - one private ALS round (the users' local fits and the per-item releases and solves);
 - the users' final local fits;
 - a whole `complete(R, epsilon=1, delta=1e-6, rating_range=(-1, 1))` with its defaults, from the

@@ -183,6 +183,11 @@ def _solve(M, b, rho):
     return np.linalg.solve(M, b[..., None])[..., 0]
 
 
+def _with_intercept(V):
+    "[1, V]: each user's own offset, then the item factors"
+    return np.column_stack([np.ones(V.shape[0]), V])
+
+
 def _local_fit(R, t, V, rho, mask=None):
     """Each user's ridge fit u_i of the targets t (one per stored rating) on the rows v_j of V over
     her rated items (those where `mask` is False, if given): (m, r)"""
@@ -205,7 +210,7 @@ def _subspace(R, rows, t, m, n, z, rng, mode, r_max):
 
 # %% ../nbs/06a_completion.ipynb #f5a1fa73e5044315a093ec459c9be902
 RANKS = (0, 1, 2, 3, 5, 8)  # the ranks the private validation chooses among (below n)
-RIDGES = (0.03, 0.3)  # relative ridges rho of the users' local fits
+RIDGES = (0.003, 0.03, 0.3)  # relative ridges rho of the users' local fits
 HOLDOUT = 0.2  # share of her ratings each user holds out for the private validation
 VALIDATION_USERS = 100_000  # at most this many users, drawn at random (public coins), validate
 
@@ -245,20 +250,20 @@ def _validation(R, rows, y, c, V, cand, rng):
     has = hc > 0
     var = np.bincount(rows[ho], y[ho] ** 2, minlength=m)[has] / hc[has]
     r_max = max(r for _, r, _ in cand)
-    Mf = _designs(R, V[:, :r_max], mask=ho)
+    Vi = _with_intercept(V[:, :r_max])  # rank r: the leading r + 1 columns
+    Mf = _designs(R, Vi, mask=ho)
     targets = {eff: y - c[R.indices] if eff else y for eff in {e for e, _, _ in cand}}
     bf = {
-        eff: sparse.csr_array((np.where(ho, 0.0, t), R.indices, R.indptr), shape=R.shape)
-        @ V[:, :r_max]
+        eff: sparse.csr_array((np.where(ho, 0.0, t), R.indices, R.indptr), shape=R.shape) @ Vi
         for eff, t in targets.items()
     }
-    hu, Vh = rows[ho], V[R.indices[ho], :r_max]
+    hu, Vh = rows[ho], Vi[R.indices[ho]]
     th = {eff: t[ho] for eff, t in targets.items()}
     inv = np.where(var > 0, 1 / np.where(var > 0, var, 1), np.inf)
     E = []
     for eff, r, rho in cand:
-        u = _solve(Mf[:, :r, :r], bf[eff][:, :r], rho)
-        res = th[eff] - np.einsum("ij,ij->i", u[hu], Vh[:, :r])
+        u = _solve(Mf[:, : r + 1, : r + 1], bf[eff][:, : r + 1], rho)
+        res = th[eff] - np.einsum("ij,ij->i", u[hu], Vh[:, : r + 1])
         mse = np.bincount(hu, res * res, minlength=m)[has] / hc[has]
         with np.errstate(invalid="ignore"):  # inf * 0: a user with var = 0 and mse = 0 scores 0
             E.append(np.sum(np.minimum(1.0, np.nan_to_num(mse * inv, nan=0.0))))
@@ -398,11 +403,17 @@ def _fit_subspace(
     )
 
 
-def _factored(coef, V, c):
-    "(coef, factors) of Y = coef @ factors: the item effects as one more column (of B) when used"
+def _factored(coef, V, c, scale=1.0):
+    """(coef, factors) of Y = coef @ factors from each user's (offset, u) in `coef` (in the data's
+    units): the offsets against a row of ones, the item effects (times `scale`) when used"""
+    ones = np.ones((1, V.shape[0]))
     if c is None:
-        return coef, V.T
-    return np.column_stack([np.full(coef.shape[0], 1.0), coef]), np.vstack([c, V.T])
+        return coef, np.vstack([ones, V.T])
+    m = coef.shape[0]
+    return (
+        np.column_stack([coef[:, :1], np.full(m, scale), coef[:, 1:]]),
+        np.vstack([ones, c, V.T]),
+    )
 
 
 def _tick(progress, stage, fraction):
@@ -448,8 +459,8 @@ def private_subspace(
             progress=progress,
         )
     _tick(progress, "local fits", 0.9)
-    u = _local_fit(R, f["y"] - f["c"][R.indices], f["V"], f["ridge"])
-    coef, factors = _factored(f["B"] * u, f["V"], f["c"] if f["effects"] else None)
+    u = _local_fit(R, f["y"] - f["c"][R.indices], _with_intercept(f["V"]), f["ridge"])
+    coef, factors = _factored(f["B"] * u, f["V"], f["c"] if f["effects"] else None, f["B"])
     return Completion(
         coef,
         factors,
@@ -474,19 +485,21 @@ def private_subspace(
     )
 
 # %% ../nbs/06a_completion.ipynb #015066fb96f841e5be1e03a9eaadc3b6
-def _als_step(R, rows, yp, ynorm, V, c, rho, z, rng, mode):
+def _als_step(R, rows, yp, V, c, rho, z, rng, mode):
     "One private ALS round (Result 4): the users' local fits, then the noisy per-item solves"
     m, n, r = R.shape[0], R.shape[1], V.shape[1]
     q, k = r + 1, np.diff(R.indptr)
-    u = _local_fit(R, yp - c[R.indices], V, rho)
-    ut = np.column_stack([u, np.ones(m)])
+    bu = _local_fit(R, yp - c[R.indices], _with_intercept(V), rho)  # (offset, u) per user
+    t = yp - bu[rows, 0]
+    tnorm = np.sqrt(np.bincount(rows, t * t, minlength=m))
+    ut = np.column_stack([bu[:, 1:], np.ones(m)])
     un2 = np.sum(ut * ut, 1)
-    w = 1 / np.maximum(np.sqrt(k) * un2, ynorm * np.sqrt(un2))
+    w = 1 / np.maximum(np.sqrt(k) * un2, tnorm * np.sqrt(un2))
     Ind = sparse.csr_array((np.ones(R.nnz), R.indices, R.indptr), shape=R.shape)
     A = (Ind.T @ ((w[:, None, None] * ut[:, :, None] * ut[:, None, :]).reshape(m, -1))).reshape(
         n, q, q
     )
-    b = sparse.csr_array((yp, R.indices, R.indptr), shape=R.shape).T @ (w[:, None] * ut)
+    b = sparse.csr_array((t, R.indices, R.indptr), shape=R.shape).T @ (w[:, None] * ut)
     A, sA = gaussian_release(
         A,
         l2=math.sqrt(2),
@@ -556,20 +569,20 @@ def private_als(
         )
         rows, s = f["rows"], f["rms"]
         yp = f["y"] / s
-        ynorm = np.sqrt(np.bincount(rows, yp * yp, minlength=m))
         V, c, ledger = f["V"], f["c"] / s, list(f["ledger"])
         for t in range(T):
             _tick(progress, f"ALS round {t + 1} of {T}", 0.6 + 0.3 * t / T)
-            V, c, sA, sb = _als_step(R, rows, yp, ynorm, V, c, f["ridge"], f["z"][4 + t], rng, mode)
+            V, c, sA, sb = _als_step(R, rows, yp, V, c, f["ridge"], f["z"][4 + t], rng, mode)
             ledger.append(
                 _entry(
                     f"ALS round {t + 1}", "gaussian", math.sqrt(6), f["z"][4 + t], sA, sigma_b=sb
                 )
             )
-    u = _local_fit(R, yp - c[R.indices], V, f["ridge"])
+    u = _local_fit(R, yp - c[R.indices], _with_intercept(V), f["ridge"])
+    coef, factors = _factored(f["B"] * s * u, V, c, f["B"] * s)
     return Completion(
-        f["B"] * s * np.column_stack([np.ones(m), u]),
-        np.vstack([c, V.T]),
+        coef,
+        factors,
         um,
         "private-als",
         epsilon,
@@ -595,7 +608,7 @@ def als(
     *,
     rank: int,  # r >= 1
     n_iter: int = 15,  # alternations
-    ridge: float = 0.1,  # relative ridge rho of both sides
+    ridge: float = 0.01,  # relative ridge rho of both sides
     user_mean: ArrayLike | None = None,  # (m,) added back to predictions
     rng: np.random.Generator | int | None = None,
 ) -> Completion:  # epsilon = inf: not private
@@ -607,25 +620,21 @@ def als(
     T, um = check_iter(n_iter, name="n_iter"), _user_mean(user_mean, m)
     if not (_is_real(ridge) and 0 < ridge < math.inf):
         raise ValueError(f"`ridge` must be a positive number; got {ridge!r}")
-    V, c = rng.normal(size=(n, r)), np.zeros(n)
+    V, c, rows = rng.normal(size=(n, r)), np.zeros(n), _rows(R)
     Ind = sparse.csr_array((np.ones(R.nnz), R.indices, R.indptr), shape=R.shape)
     for _ in range(T):
-        u = _local_fit(R, R.data - c[R.indices], V, ridge)
-        ut = np.column_stack([u, np.ones(m)])
+        bu = _local_fit(R, R.data - c[R.indices], _with_intercept(V), ridge)
+        ut = np.column_stack([bu[:, 1:], np.ones(m)])
         A = (Ind.T @ (ut[:, :, None] * ut[:, None, :]).reshape(m, -1)).reshape(n, r + 1, r + 1)
         d = np.arange(r + 1)
         A[:, d, d] += ridge * (np.trace(A, axis1=1, axis2=2) / (r + 1))[:, None] + 1e-12
-        x = np.linalg.solve(A, (R.T @ ut)[..., None])[..., 0]
+        t = sparse.csr_array((R.data - bu[rows, 0], R.indices, R.indptr), shape=R.shape)
+        x = np.linalg.solve(A, (t.T @ ut)[..., None])[..., 0]
         V, c = x[:, :r], x[:, r]
-    u = _local_fit(R, R.data - c[R.indices], V, ridge)
+    u = _local_fit(R, R.data - c[R.indices], _with_intercept(V), ridge)
+    coef, factors = _factored(u, V, c)
     return Completion(
-        np.column_stack([np.ones(m), u]),
-        np.vstack([c, V.T]),
-        um,
-        "als",
-        math.inf,
-        0.0,
-        params=dict(rank=r, n_iter=T, ridge=float(ridge)),
+        coef, factors, um, "als", math.inf, 0.0, params=dict(rank=r, n_iter=T, ridge=float(ridge))
     )
 
 # %% ../nbs/06a_completion.ipynb #94ae71b6e24e4355a139fb9fe2e09b64
