@@ -552,7 +552,7 @@ def standard_audits(
     "The audit setup of every mechanism in privrank"
     import scipy.sparse as sp
 
-    from privrank import core, footrule, kemeny, mc, rr, tree
+    from privrank import completion, core, footrule, kemeny, mc, rr, tree
 
     N = lambda k: max(int(k * scale), 1000)
     e, d = 1.0, 1e-3
@@ -990,6 +990,61 @@ def standard_audits(
         )
         for a in exact
     ]
+    # the private subspace of 06a: the Gram matrix of unit rows (Result 2, sensitivity sqrt 2,
+    # attained by two orthogonal rows) and the item sums (Result 1, sensitivity 2, attained by
+    # one rating of +B against one of -B on the same item), each at its own noise multiplier
+    z1 = float(mc.noise_multiplier(epsilon=e, delta=d, n_iter=1)[0])
+    iu2 = np.triu_indices(2)
+    ug_real = lambda A, rng: completion.unit_gram_release(A, A.data, z=z1, rng=rng, mode="fast")[0][
+        iu2
+    ]
+    ug_batch = lambda A, rng, n: (
+        completion.unit_gram_release(A, A.data, z=0.0, rng=rng, mode="none")[0][iu2]
+        + core.sample_gaussian(z1 * math.sqrt(2), (n, iu2[0].size), rng=rng)
+    )
+    out.append(
+        MechanismAudit(
+            "private subspace: Gram matrix of unit rows",
+            "central (joint DP)",
+            "user",
+            ug_batch,
+            sp.csr_matrix(np.array([[3.0, 0.0]])),
+            sp.csr_matrix(np.array([[0.0, -0.5]])),
+            e,
+            d,
+            "gaussian",
+            N(200_000),
+            batch=True,
+            replay=_replayer(ug_batch, ug_real),
+        )
+    )
+
+    def is_args(A):  # one user's one rating, in units of B
+        return A.indices, A.data, np.ones(A.nnz), A.shape[1]
+
+    is_real = lambda A, rng: completion.item_releases(
+        *is_args(A), z=(z1, z1), rng=rng, mode="fast", m=A.shape[0]
+    )[0]
+    is_batch = lambda A, rng, n: (
+        np.bincount(A.indices, A.data, minlength=A.shape[1])
+        + core.sample_gaussian(2 * z1, (n, A.shape[1]), rng=rng)
+    )
+    out.append(
+        MechanismAudit(
+            "private subspace: item sums",
+            "central (joint DP)",
+            "user",
+            is_batch,
+            sp.csr_matrix(np.array([[1.0, 0.0]])),
+            sp.csr_matrix(np.array([[-1.0, 0.0]])),
+            e,
+            d,
+            "gaussian",
+            N(200_000),
+            batch=True,
+            replay=_replayer(is_batch, is_real),
+        )
+    )
     # private Frank-Wolfe on the exact path: the statistic is real, so it is snapped to the
     # grid the step was calibrated for;
     # the claim of one release is what its discrete Gaussian spends as rho-zCDP, rho =

@@ -137,8 +137,8 @@ def private_quantile(
     return float(edges[min(int(np.searchsorted(cdf, q * x.size)), n_bins - 1)])
 
 # %% ../nbs/06a_completion.ipynb #8309879909854d7188b41380fd92a7c3
-def _item_effects(cols, y, w, n, z, rng, mode, m):
-    "(c, S, K, sigma_S, sigma_K, tau2): Result 1's two releases and the shrunk item effects"
+def item_releases(cols, y, w, n, *, z, rng, mode, m):
+    "(S, K, sigma_S, sigma_K): Result 1's two releases, the item sums and the item weights"
     S, sS = gaussian_release(
         np.bincount(cols, w * y, minlength=n),
         l2=2.0,
@@ -157,6 +157,12 @@ def _item_effects(cols, y, w, n, z, rng, mode, m):
         n_users=m,
         magnitude=m,
     )
+    return S, K, sS, sK
+
+
+def _item_effects(cols, y, w, n, z, rng, mode, m):
+    "(c, S, K, sigma_S, sigma_K, tau2): Result 1's two releases and the shrunk item effects"
+    S, K, sS, sK = item_releases(cols, y, w, n, z=z, rng=rng, mode=mode, m=m)
     Kp = np.maximum(K, 0.0)
     tau2 = max(float(np.mean(S * S)) - sS**2, 0.0) / max(float(np.mean(Kp * Kp)), 1e-300)
     den = Kp * Kp * tau2 + sS**2
@@ -198,13 +204,20 @@ def _local_fit(R, t, V, rho, mask=None):
     return _solve(_designs(R, V, mask), b, rho)
 
 
-def _subspace(R, rows, t, m, n, z, rng, mode, r_max):
-    "(V, eigenvalues, sigma): Result 2's release and its top r_max eigenvectors, scaled by sqrt n"
+def unit_gram_release(R, t, *, z, rng, mode):
+    """(G, sigma): Result 2's release, the Gram matrix of the users' rows of targets t (one per
+    stored rating of R) scaled to unit norm, with symmetric Gaussian noise of sigma z sqrt 2"""
+    m, rows = R.shape[0], _rows(R)
     nr = np.sqrt(np.bincount(rows, t * t, minlength=m))
     A = sparse.csr_array((t / np.where(nr > 0, nr, 1.0)[rows], R.indices, R.indptr), shape=R.shape)
-    G, sG = gaussian_release(
+    return gaussian_release(
         gram(A), l2=math.sqrt(2), z=z, rng=rng, mode=mode, n_users=m, magnitude=m, symmetric=True
     )
+
+
+def _subspace(R, rows, t, m, n, z, rng, mode, r_max):
+    "(V, eigenvalues, sigma): Result 2's release and its top r_max eigenvectors, scaled by sqrt n"
+    G, sG = unit_gram_release(R, t, z=z, rng=rng, mode=mode)
     lam, V = np.linalg.eigh((G + G.T) / 2)
     return V[:, ::-1][:, :r_max] * math.sqrt(n), lam[::-1], sG
 
