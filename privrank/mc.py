@@ -1548,14 +1548,26 @@ def _step_sizes(step, n_iter):
         t = np.arange(1, n_iter + 1, dtype=float)
         return t**-0.5 if step == "1/sqrt(t)" else 1 / t
     if not (_is_real(step) and 0 < step <= 2):
-        raise ValueError(
-            f"`step` must be in (0, 2] or one of {list(STEP_SCHEDULES)}; got {step!r}"
-        )
+        raise ValueError(f"`step` must be in (0, 2] or one of {list(STEP_SCHEDULES)}; got {step!r}")
     return np.full(n_iter, float(step))
 
 # %% ../nbs/06_private_fw.ipynb #ed92edfb
 def _pgd_step(
-    R, rows, C, V, *, step, row_norm, sigma, nuclear_norm, rank, rng, beta, mode, grid, callback=None
+    R,
+    rows,
+    C,
+    V,
+    *,
+    step,
+    row_norm,
+    sigma,
+    nuclear_norm,
+    rank,
+    rng,
+    beta,
+    mode,
+    grid,
+    callback=None,
 ):
     """One private PGD iteration from Y = C V^T: each user's clipped row Z_i (local), the noisy
     Z^T Z and its top eigenpairs (global), her projected row (local); returns (C, V, ||W||_F).
@@ -1601,8 +1613,19 @@ def _pgd(
     C, V, fro, ranks = np.zeros((R.shape[0], 0)), np.zeros((R.shape[1], 0)), [], []
     for t, sigma in enumerate(sigmas):
         C, V, f = _pgd_step(
-            R, rows, C, V, step=steps[t], row_norm=row_norm, sigma=sigma,
-            nuclear_norm=nuclear_norm, rank=rank, rng=rng, beta=beta, mode=mode, grid=grid,
+            R,
+            rows,
+            C,
+            V,
+            step=steps[t],
+            row_norm=row_norm,
+            sigma=sigma,
+            nuclear_norm=nuclear_norm,
+            rank=rank,
+            rng=rng,
+            beta=beta,
+            mode=mode,
+            grid=grid,
             callback=None if callback is None else (lambda ZZ, t=t: callback(t, ZZ)),
         )
         fro.append(f)
