@@ -505,3 +505,58 @@ def test_exact_gram_release_on_lattice_and_calibrated():
     x = (W - round(0.1234567 / g) * g) / sigma
     se = math.sqrt(2 / x.size)
     assert abs(x.var() - 1) < 5 * se and abs(x.var() / 4 - 1) > 5 * se
+
+
+# --- Section 5's protocol: PGD's step schedules, the tuning harness (issue 14) ---
+
+
+@pytest.mark.parametrize(
+    "step,want",
+    [
+        ("1/sqrt(t)", np.arange(1, 6) ** -0.5),
+        ("1/t", 1 / np.arange(1, 6)),
+        (0.5, np.full(5, 0.5)),
+    ],
+)
+def test_pgd_step_schedule_is_the_step_used(step, want):
+    R, u, v = mc.synthetic_rank_one(400, 30, per_user=10, rng=0)
+    sp = mc.split_ratings(R, rng=1)
+    kw = dict(nuclear_norm=5.0, row_norm=50.0, rank=3, beta=1e-3, mode="fast", grid=None)
+    C1, V1, d = mc._pgd(
+        sp.train, n_iter=5, step=step, sigmas=np.ones(5), rng=np.random.default_rng(0), **kw
+    )
+    g, C, V = np.random.default_rng(0), np.zeros((400, 0)), np.zeros((30, 0))
+    for t in range(5):
+        C, V, _ = mc._pgd_step(
+            sp.train, mc._row_ids(sp.train), C, V, step=want[t], sigma=1.0, rng=g, **kw
+        )
+    np.testing.assert_allclose(C @ V.T, C1 @ V1.T, atol=1e-12)
+    np.testing.assert_allclose(d["step"], want, rtol=1e-15)
+
+
+@pytest.mark.parametrize("step", ["1/T", "t", 0, -0.1, 2.5, np.nan, None, [0.5]])
+def test_pgd_refuses_other_steps(step):
+    R, _, _ = mc.synthetic_rank_one(50, 20, per_user=5, rng=0)
+    with pytest.raises(
+        ValueError, match=r"`step` must be in \(0, 2\] or one of \['1/sqrt\(t\)', '1/t'\]"
+    ):
+        mc.private_pgd(
+            R, epsilon=1.0, delta=1e-6, nuclear_norm=1.0, n_iter=2, row_norm=1.0, step=step
+        )
+
+
+def test_tune_holds_out_training_ratings_and_returns_the_best():
+    R, u, v = mc.synthetic_rank_one(3000, 100, per_user=20, rng=0)
+    sp = mc.split_ratings(R, rng=1)
+    k = np.linalg.norm(u) * np.linalg.norm(v)
+    grid = [dict(nuclear_norm=1.5 * k, n_iter=T, row_norm=L) for T in (2, 5) for L in (1.0, 3.0)]
+    best, table = mc.tune(mc.private_frank_wolfe, sp, grid, epsilon=5.0, delta=1e-6, rng=0)
+    assert [kw for kw, _ in table] == grid
+    assert best == min(table, key=lambda r: r[1])[0]
+    assert mc.tune(mc.private_frank_wolfe, sp, grid, epsilon=5.0, delta=1e-6, rng=0) == (
+        best,
+        table,
+    )
+    vs = mc.validation_split(sp, valid_fraction=0.1, rng=0)
+    assert vs.train.nnz + len(vs.test_value) == sp.train.nnz
+    assert (np.diff(vs.train.indptr) >= 1).all()
