@@ -42,6 +42,7 @@ from privrank.mc import (
     private_frank_wolfe,
     private_pgd,
     private_svd_cleansing,
+    scaled_rows,
     split_ratings,
 )
 from .tree import range_count_tree, range_counts
@@ -165,9 +166,14 @@ def _item_effects(cols, y, w, n, z, rng, mode, m):
     S, K, sS, sK = item_releases(cols, y, w, n, z=z, rng=rng, mode=mode, m=m)
     Kp = np.maximum(K, 0.0)
     tau2 = max(float(np.mean(S * S)) - sS**2, 0.0) / max(float(np.mean(Kp * Kp)), 1e-300)
+    return _shrink(S, K, sS, tau2), S, K, sS, sK, tau2
+
+
+def _shrink(S, K, sS, tau2):
+    "The posterior mean K tau^2 S / (K^2 tau^2 + sigma_S^2) (0 where both vanish), K at least 0"
+    Kp = np.maximum(K, 0.0)
     den = Kp * Kp * tau2 + sS**2
-    c = np.divide(Kp * tau2 * S, den, out=np.zeros(n), where=den > 0)
-    return c, S, K, sS, sK, tau2
+    return np.divide(Kp * tau2 * S, den, out=np.zeros(np.shape(S)), where=den > 0)
 
 # %% ../nbs/06a_completion.ipynb #db7b79bc585a40fcaf58bf750017e135
 def _designs(R, V, mask=None):
@@ -225,7 +231,18 @@ def _subspace(R, rows, t, m, n, z, rng, mode, r_max):
 RANKS = (0, 1, 2, 3, 5, 8)  # the ranks the private validation chooses among (below n)
 RIDGES = (0.003, 0.03, 0.3)  # relative ridges rho of the users' local fits
 HOLDOUT = 0.2  # share of her ratings each user holds out for the private validation
-VALIDATION_USERS = 100_000  # at most this many users, drawn at random (public coins), validate
+VALIDATION_SHARE = 0.2  # the share of the users, drawn at random (public coins), who validate
+VALIDATION_USERS = 100_000  # and at most this many
+
+
+def _validators(m, rng):
+    """Which users validate (a public random sample of VALIDATION_SHARE of them, at most
+    VALIDATION_USERS): they score the candidates and take no part in the other
+    releases, so that their scores are out of sample"""
+    nv = min(VALIDATION_USERS, round(VALIDATION_SHARE * m))
+    val = np.zeros(m, dtype=bool)
+    val[rng.choice(m, nv, replace=False)] = True
+    return val
 
 
 def _holdout(R, rows, rng):
@@ -248,15 +265,8 @@ def _candidates(n, rank, ridge):
 
 
 def _validation(R, rows, y, c, V, cand, rng):
-    """(E, ms): each candidate's sum of the users' relative held-out errors; sum_i min(1, mean
-    y^2). The designs are computed once at the largest rank: a lower rank's are their corners"""
-    k = np.diff(R.indptr)
-    ms = np.sum(np.minimum(1.0, np.bincount(rows, y * y, minlength=R.shape[0]) / np.maximum(k, 1)))
-    if R.shape[0] > VALIDATION_USERS:  # a public random sample of users takes part
-        pick = np.sort(rng.choice(R.shape[0], VALIDATION_USERS, replace=False))
-        Y = sparse.csr_array((y, R.indices, R.indptr), shape=R.shape)[pick]
-        R, y = Y, Y.data
-        rows = _rows(R)
+    """Each candidate's sum of the (validating) users' relative held-out errors. The designs are
+    computed once at the largest rank: a lower rank's are their corners"""
     m = R.shape[0]
     ho = _holdout(R, rows, rng)
     hc = np.bincount(rows[ho], minlength=m)
@@ -280,7 +290,7 @@ def _validation(R, rows, y, c, V, cand, rng):
         mse = np.bincount(hu, res * res, minlength=m)[has] / hc[has]
         with np.errstate(invalid="ignore"):  # inf * 0: a user with var = 0 and mse = 0 scores 0
             E.append(np.sum(np.minimum(1.0, np.nan_to_num(mse * inv, nan=0.0))))
-    return np.array(E), ms
+    return np.array(E)
 
 
 def _choose(cand, En, sE):
@@ -369,8 +379,15 @@ def _fit_subspace(
             )
         )
     y = np.clip(R.data / B, -1.0, 1.0)
+    val = _validators(m, rng)  # public coins: they score the candidates, the others release
+    Y = sparse.csr_array((y, cols, R.indptr), shape=R.shape)
+    Yr, Yv = Y[~val], Y[val]
+    rr = _rows(Yr)
     _tick(progress, "item effects", 0.1)
-    c, S, K, sS, sK, tau2 = _item_effects(cols, y, (1 / np.sqrt(k))[rows], n, z[:2], rng, mode, m)
+    kr = np.diff(Yr.indptr)
+    c, S, K, sS, sK, tau2 = _item_effects(
+        Yr.indices, Yr.data, (1 / np.sqrt(kr))[rr], n, z[:2], rng, mode, m
+    )
     ledger += [
         _entry("item sums", "gaussian", 2.0, z[0], sS),
         _entry("item weights", "gaussian", math.sqrt(2), z[1], sK),
@@ -379,11 +396,12 @@ def _fit_subspace(
     r_max = min(max(RANKS), n - 1) if rank == "auto" else rank
     if r_max > n - 1:
         raise ValueError(f"`rank` must be below the number of items ({n}); got {rank}")
-    V, lam, sG = _subspace(R, rows, y - c[cols], m, n, z[2], rng, mode, r_max)
+    V, lam, sG = _subspace(Yr, rr, Yr.data - c[Yr.indices], m, n, z[2], rng, mode, r_max)
     ledger.append(_entry("item Gram matrix", "gaussian", math.sqrt(2), z[2], sG))
     _tick(progress, "private validation", 0.6)
     cand = _candidates(n, rank, ridge)
-    E, ms = _validation(R, rows, y, c, V, cand, rng)
+    E = _validation(Yv, _rows(Yv), Yv.data, c, V, cand, rng) if Yv.shape[0] else np.zeros(len(cand))
+    ms = np.sum(np.minimum(1.0, np.bincount(rows, y * y, minlength=m) / np.maximum(k, 1)))
     rel, sE = gaussian_release(
         np.r_[E, ms],
         l2=math.sqrt(len(cand) + 1),
@@ -697,36 +715,34 @@ def _check_range(rating_range, R):
     return hi - lo
 
 
-def _fw_bounds(R, *, epsilon, delta, max_per_user, need_k, rng, mode):
-    "Private (L, k, ledger, epsilon spent, delta spent) for Frank-Wolfe and PGD"
+def _fw_bounds(R, *, epsilon, delta, max_per_user, L, need_k, rng, mode):
+    "(L, k, kbar, ledger, epsilon spent, delta spent) for Frank-Wolfe and PGD; L given: kept"
     m, n = R.shape
     rows = _rows(R)
-    eps_L = BOUND_SHARE * epsilon
-    L = private_quantile(
-        np.sqrt(np.bincount(rows, R.data**2, minlength=m)), 0.9, epsilon=eps_L, rng=rng
-    )
-    led = [
-        dict(
-            step="row norm L (0.9-quantile)",
-            mechanism="laplace (binary tree)",
-            epsilon=eps_L,
-            delta=0.0,
-            value=L,
-            noise_multiplier=math.nan,
+    eps_L, led = 0.0, []
+    if L is None:
+        eps_L = BOUND_SHARE * epsilon
+        norms = np.sqrt(np.bincount(rows, R.data**2, minlength=m))
+        L = private_quantile(norms, 0.9, epsilon=eps_L, rng=rng)
+        led.append(
+            dict(
+                step="row norm L (0.9-quantile)",
+                mechanism="laplace (binary tree)",
+                epsilon=eps_L,
+                delta=0.0,
+                value=L,
+                noise_multiplier=math.nan,
+            )
         )
-    ]
     if not need_k:
         return L, None, None, led, eps_L, 0.0
     eps_k, dlt_k = BOUND_SHARE * epsilon, 0.1 * delta
-    nr = np.sqrt(np.bincount(rows, R.data**2, minlength=m))
-    sc = np.where(nr > L, L / np.where(nr > L, nr, 1.0), 1.0)[rows]  # clipped at L
-    Gm = gram(sparse.csr_array((R.data * sc, R.indices, R.indptr), shape=R.shape))
-    lam1 = float(np.linalg.eigvalsh(Gm)[-1])
+    lam1 = float(np.linalg.eigvalsh(gram(scaled_rows(R, L)))[-1])  # in units of L^2
     z = noise_multiplier(
         epsilon=eps_k, delta=dlt_k, n_iter=1, accountant="rdp" if mode == "exact" else "gdp"
     )[0]
     v, s = gaussian_release(
-        np.array([lam1 / (math.sqrt(2) * L * L), R.nnz / max_per_user]),
+        np.array([lam1 / math.sqrt(2), R.nnz / max_per_user]),
         l2=math.sqrt(2),
         z=z,
         rng=rng,
@@ -734,8 +750,14 @@ def _fw_bounds(R, *, epsilon, delta, max_per_user, need_k, rng, mode):
         n_users=m,
         magnitude=m * n,
     )
-    lam1h, kbar = max(v[0], 1e-12) * math.sqrt(2) * L * L, max(v[1] * max_per_user / m, 1.0)
-    k = 1.5 * math.sqrt(lam1h) * n / kbar
+    kbar = max(v[1] * max_per_user / m, 1.0)
+    with np.errstate(over="ignore", under="ignore"):
+        k = 1.5 * math.sqrt(max(v[0], 1e-12) * math.sqrt(2)) * L * n / kbar
+    if not (0 < k < math.inf):
+        raise ValueError(
+            f"`row_norm` = {L:g} makes the private nuclear-norm bound {k:g}: use a bound on the "
+            "ratings' scale, or give `nuclear_norm`"
+        )
     led.append(
         _entry(
             "nuclear norm k", "gaussian", math.sqrt(2), z, s, epsilon=eps_k, delta=dlt_k, value=k
@@ -778,6 +800,7 @@ def complete(
     bad = sorted(set(options) - set(OPTIONS[name]))
     if bad:
         raise TypeError(f"estimator {name!r} takes the options {list(OPTIONS[name])}; got {bad}")
+    options = {k: v for k, v in options.items() if v is not None}  # None: chosen privately
     if not isinstance(evaluate, (bool, np.bool_)):
         raise TypeError(
             f"`evaluate` must be True or False; got {type(evaluate).__name__} {evaluate!r}"
@@ -832,7 +855,7 @@ def complete(
 def _fw_ledger(res, label):
     "The ledger of an estimator of 06: one Gaussian release per noise multiplier"
     return [
-        _entry(f"{label} step {t + 1}", "gaussian", math.nan, z, s)
+        _entry(f"{label} step {t + 1}", "gaussian", s / z, z, s)
         for t, (z, s) in enumerate(zip(res.noise_multiplier, res.sigma))
     ]
 
@@ -880,11 +903,13 @@ def _run(name, sp, *, epsilon, delta, width, xi, options, progress, mode, rng):
                     )
         elif "row_norm" not in o or "nuclear_norm" not in o:
             _tick(progress, "private bounds", 0.05)
+            L0 = o.get("row_norm") if name == "frank-wolfe" else None  # PGD's bound is per row
             L, k, kbar, led, e_used, d_used = _fw_bounds(
                 sp.train,
                 epsilon=epsilon,
                 delta=delta,
                 max_per_user=xi,
+                L=L0,
                 need_k="nuclear_norm" not in o,
                 rng=rng,
                 mode=mode,

@@ -7,7 +7,7 @@ Docs: https://privrank.github.io/privrank/private_fw.html.md"""
 # %% auto #0
 __all__ = ['ACCOUNTANTS', 'SCHEDULES', 'FW_STEPS', 'SOLVERS', 'STEP_SCHEDULES', 'epsilon_gdp', 'epsilon_rdp', 'epsilon_advanced',
            'noise_multiplier', 'schedule_weights', 'Split', 'split_ratings', 'Completion', 'frank_wolfe',
-           'private_frank_wolfe', 'private_pgd', 'private_svd_cleansing', 'complete', 'truncated_svd']
+           'private_frank_wolfe', 'private_pgd', 'private_svd_cleansing', 'truncated_svd']
 
 # %% ../nbs/06_private_fw.ipynb #af8be1af
 import dataclasses
@@ -1890,104 +1890,6 @@ def private_svd_cleansing(
         ),
         diagnostics=d,
     )
-
-# %% ../nbs/06_private_fw.ipynb #34b51f1f
-_EVALUATION_NOTE = "non-private: computed without noise from the raw held-out ratings"
-
-
-def complete(
-    ratings: sparse.sparray,  # users x items, scipy.sparse (raw); columns: the item universe
-    *,
-    epsilon: float,  # joint-DP epsilon, per user (whole row)
-    delta: float,  # joint-DP delta, in (0, 1)
-    nuclear_norm: float | None = None,  # k; default row_norm * sqrt(users) (data-independent)
-    n_iter: int = 10,  # T: Frank-Wolfe iterations (1..MAX_ITER)
-    row_norm: float = 2.0,  # L: bound on each centred row's norm
-    solver: str = "oja",  # the global step, one of SOLVERS
-    max_per_user: int = 80,  # xi: training ratings kept per user
-    test_fraction: float = 0.01,  # with `evaluate`: the fraction of ratings held out
-    evaluate: bool = False,  # also hold out ratings and report a (non-private) test RMSE
-    noise: str | None = None,  # "fast", "exact" or None (`privrank.core.noise_mode()`)
-    rng: np.random.Generator | int | None = None,
-) -> Completion:  # the private fit; `evaluation` holds the labelled test RMSE when `evaluate`
-    """Private matrix completion in one call: centre each user's ratings, keep at most
-    `max_per_user`, and fit `private_frank_wolfe`. Its `params` record the settings (the default
-    nuclear norm included); with `evaluate=True` ratings are held out first and `evaluation`
-    holds the test RMSE, the user-mean baseline and the count, computed without noise (not
-    covered by epsilon). Refuses what `private_frank_wolfe` refuses, a `test_fraction` outside
-    [0, 1) and an evaluation with nothing held out."""
-    epsilon, delta, rng, mode = (
-        check_epsilon(epsilon, scalar=True),
-        check_delta(delta, positive=True),
-        check_rng(rng),
-        noise_mode(noise),
-    )
-    if not isinstance(evaluate, (bool, np.bool_)):
-        raise TypeError(
-            f"`evaluate` must be True or False; got {type(evaluate).__name__} {evaluate!r}"
-        )
-    row_norm, n_iter = (
-        _check_positive(row_norm, "row_norm"),
-        check_iter(n_iter, name="n_iter"),
-    )  # before any work
-    if nuclear_norm is not None:
-        nuclear_norm = _check_positive(nuclear_norm, "nuclear_norm")
-    if not (_is_real(test_fraction) and 0 <= test_fraction < 1):
-        raise ValueError(f"`test_fraction` must be a number in [0, 1); got {test_fraction!r}")
-    if not (isinstance(solver, str) and solver in SOLVERS):
-        raise ValueError(f"`solver` must be one of {list(SOLVERS)}; got {solver!r}")
-    _fw_noise(
-        noise_multiplier(
-            epsilon=epsilon, delta=delta, n_iter=n_iter, accountant=_accountant("auto", mode)
-        ),
-        row_norm,
-        nuclear_norm or 1.0,
-        solver,
-        1,
-    )  # refuses overflowing noise
-    sp = split_ratings(
-        ratings,
-        test_fraction=test_fraction if evaluate else 0.0,
-        max_per_user=max_per_user,
-        rng=rng,
-    )
-    m, nnz = sp.train.shape[0], sp.train.nnz + len(sp.test_value)
-    if evaluate and len(sp.test_value) == 0:
-        raise ValueError(
-            f"`test_fraction` = {test_fraction} held out none of the {nnz} ratings of {m} users "
-            "(a user's only "
-            f"training rating is never held out, so at most {nnz - m} can be); the test RMSE "
-            "needs a held-out rating: "
-            "raise `test_fraction` or use more ratings"
-        )
-    k = (
-        row_norm * math.sqrt(m) if nuclear_norm is None else nuclear_norm
-    )  # default: data-independent, spends no privacy
-    res = private_frank_wolfe(
-        sp.train,
-        epsilon=epsilon,
-        delta=delta,
-        nuclear_norm=k,
-        n_iter=n_iter,
-        row_norm=row_norm,
-        solver=solver,
-        user_mean=sp.user_mean,
-        noise=mode,
-        rng=rng,
-    )
-    params = res.params | dict(max_per_user=max_per_user)
-    if not evaluate:
-        return dataclasses.replace(res, params=params)
-    base = float(np.sqrt(np.mean((sp.user_mean[sp.test_user] - sp.test_value) ** 2)))
-    ev = dict(
-        private=False,
-        note=_EVALUATION_NOTE,
-        test_rmse=res.rmse(sp),
-        baseline_rmse_user_mean=base,
-        n_test=int(len(sp.test_value)),
-        test_fraction=float(test_fraction),
-    )
-    return dataclasses.replace(res, params=params, evaluation=ev)
 
 # %% ../nbs/06_private_fw.ipynb #2806097a
 def truncated_svd(

@@ -72,7 +72,6 @@ RECORDS = {
     ),
     "completion.private_als": lambda: completion.private_als(RAT, epsilon=1.0, delta=1e-6, rng=0),
     "completion.complete": lambda: completion.complete(RAT, epsilon=1.0, delta=1e-6, rng=0),
-    "mc.complete": lambda: mc.complete(RAT, epsilon=1.0, delta=1e-6, n_iter=2, rng=0),
     "completion.complete(frank-wolfe)": lambda: completion.complete(
         RAT, epsilon=1.0, delta=1e-6, estimator="frank-wolfe", rng=0
     ),
@@ -156,7 +155,6 @@ NEEDS_DELTA = {
     ),
     "completion.private_als": lambda d: completion.private_als(RAT, epsilon=1.0, delta=d, rng=0),
     "completion.complete": lambda d: completion.complete(RAT, epsilon=1.0, delta=d, rng=0),
-    "mc.complete": lambda d: mc.complete(RAT, epsilon=1.0, delta=d, n_iter=2, rng=0),
 }
 AGGREGATE_INPUT = {"btl.btl_aggregate": R}  # every `<method>_aggregate(ranks)` runs on R
 

@@ -36,7 +36,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from scipy import sparse
 
-from privrank import audit, btl, cli, core, datasets, footrule, kemeny, mc, rr, tree
+from privrank import audit, btl, cli, completion, core, datasets, footrule, kemeny, mc, rr, tree
 
 COUNTS = collections.Counter()
 SETTINGS = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -1103,14 +1103,15 @@ def test_complete_refuses(field, data):
             {
                 "epsilon": EPS_BAD_FINITE[:-1],
                 "delta": DELTA_BAD + [0.0],
-                "row_norm": [0, -1, NAN, INF, "2", None],
+                "row_norm": [0, -1, NAN, INF, "2"],  # None: chosen privately
                 "nuclear_norm": [0, -1, NAN, INF],
                 "n_iter": INT_BAD + [0],
-                "solver": ["x", None, 3],
+                "solver": ["x", 3],
                 "max_per_user": INT_BAD + [0],
             }[field]
         )
-    refuses("complete", lambda: mc.complete(ratings, **kw, rng=0), field)
+    kw["estimator"] = "frank-wolfe"  # the options above are Frank-Wolfe's
+    refuses("complete", lambda: completion.complete(ratings, **kw, rng=0), field)
 
 
 @FEW
@@ -1825,9 +1826,9 @@ BUGS = [
     (
         "complete-no-test-ratings-nan",
         "complete",
-        lambda: mc.complete(RAT, epsilon=1.0, delta=1e-5, n_iter=2, evaluate=True, rng=0),
+        lambda: completion.complete(RAT, epsilon=1.0, delta=1e-5, evaluate=True, rng=0),
         ("test_fraction",),
-        "mc.complete on a small matrix: test_fraction=0.01 holds out 0 ratings and "
+        "complete on a small matrix: test_fraction=0.01 holds out 0 ratings and "
         "test_rmse / baseline_rmse_user_mean are NaN, "
         "silently (the CLI prints 'test RMSE nan'); refuse (naming `test_fraction`) or report None",
     ),

@@ -35,7 +35,7 @@ from test_hostile import (
     time_limit,
 )
 
-from privrank import core, mc
+from privrank import completion, core, mc
 
 SET = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 FEW = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -221,10 +221,15 @@ def _calls(R):
             lambda: mc.private_svd_cleansing(R, **kw, user_mean=um, rng=0),
             (R, um),
         ),
-        ("complete", lambda: mc.complete(R, **kw, n_iter=2, rng=0), (R,)),
+        ("complete", lambda: completion.complete(R, **kw, rng=0), (R,)),
+        (
+            "complete/frank-wolfe",
+            lambda: completion.complete(R, **kw, estimator="frank-wolfe", n_iter=2, rng=0),
+            (R,),
+        ),
         (
             "complete/evaluate",
-            lambda: mc.complete(R, **kw, n_iter=2, evaluate=True, test_fraction=0.3, rng=0),
+            lambda: completion.complete(R, **kw, evaluate=True, test_fraction=0.3, rng=0),
             (R,),
         ),
         ("truncated_svd", lambda: mc.truncated_svd(R, 1, user_mean=um), (R, um)),
@@ -576,13 +581,13 @@ HELPERS = [  # (function name, call with one hostile value x, parameter names, h
     ),
     (
         "complete",
-        lambda x: mc.complete(RAT, epsilon=1.0, delta=1e-6, evaluate=x),
+        lambda x: completion.complete(RAT, epsilon=1.0, delta=1e-6, evaluate=x),
         ("evaluate",),
         [None, 1, "yes"],
     ),
     (
         "complete",
-        lambda x: mc.complete(RAT, epsilon=1.0, delta=1e-6, test_fraction=x),
+        lambda x: completion.complete(RAT, epsilon=1.0, delta=1e-6, test_fraction=x),
         ("test_fraction",),
         [-0.1, 1.0, NAN, "0.1"],
     ),
@@ -850,8 +855,15 @@ def test_complete_whole_range(eps, delta, L, mode, seed):
     _check_fit(
         answers_or_refuses(
             f"complete/{mode}",
-            lambda: mc.complete(
-                R, epsilon=eps, delta=delta, n_iter=2, row_norm=L, noise=mode, rng=seed
+            lambda: completion.complete(
+                R,
+                epsilon=eps,
+                delta=delta,
+                estimator="frank-wolfe",
+                n_iter=2,
+                row_norm=L,
+                noise=mode,
+                rng=seed,
             ),
             ENTRY_NAMES,
         )

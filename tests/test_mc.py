@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import sparse
 
-from privrank import core, mc
+from privrank import completion, core, mc
 
 
 @settings(max_examples=30, deadline=None)
@@ -307,7 +307,7 @@ def test_complete_refuses_empty_hold_out():
     with pytest.raises(
         ValueError, match="`test_fraction` = 0.01 held out none of the 3 ratings of 2 users"
     ):
-        mc.complete(R, epsilon=1.0, delta=1e-6, n_iter=2, evaluate=True, rng=0)
+        completion.complete(R, epsilon=1.0, delta=1e-6, evaluate=True, rng=0)
 
 
 # --- the streaming private Oja step ("oja", Results 8 and 9) ---
@@ -396,7 +396,9 @@ def test_complete_reports_only_private_or_public_values():
     out and no number computed from raw ratings is returned; the item count is the matrix's
     declared column count; with `evaluate=True` the evaluation is a dict labelled as non-private."""
     R, _, _ = mc.synthetic_rank_one(2000, 40, per_user=10, rng=0)
-    out = mc.complete(R, epsilon=1.0, delta=1e-6, n_iter=3, rng=0)
+    out = completion.complete(
+        R, epsilon=1.0, delta=1e-6, estimator="frank-wolfe", n_iter=3, row_norm=2.0, rng=0
+    )
     assert isinstance(out, mc.Completion) and out.evaluation is None
     rec = core.privacy_record(out)
     assert (out.n_users, out.n_items, rec["model"], rec["private"], rec["noise"]) == (
@@ -408,10 +410,11 @@ def test_complete_reports_only_private_or_public_values():
     )
     assert rec["privacy_unit"] == "user" and out.params["n_iter"] == 3
     assert out.factors.shape == (3, 40) and np.isfinite(out.factors).all()
-    assert out.params["nuclear_norm"] == 2.0 * math.sqrt(2000)  # L sqrt(m): data-independent
+    assert out.diagnostics["ledger"][0]["step"] == "nuclear norm k"  # chosen privately, recorded
+    assert out.params["nuclear_norm"] == out.diagnostics["ledger"][0]["value"]
     wide = sparse.csr_array(R, shape=(2000, 90))  # 50 declared items that nobody rated
-    assert mc.complete(wide, epsilon=1.0, delta=1e-6, n_iter=3, rng=0).n_items == 90
-    ev = mc.complete(R, epsilon=1.0, delta=1e-6, n_iter=3, evaluate=True, test_fraction=0.05, rng=0)
+    assert completion.complete(wide, epsilon=1.0, delta=1e-6, rng=0).n_items == 90
+    ev = completion.complete(R, epsilon=1.0, delta=1e-6, evaluate=True, test_fraction=0.05, rng=0)
     e = ev.evaluation
     assert e["private"] is False and e["note"].startswith("non-private")
     assert (
@@ -420,7 +423,7 @@ def test_complete_reports_only_private_or_public_values():
         and np.isfinite(e["baseline_rmse_user_mean"])
     )
     with pytest.raises(TypeError, match="`evaluate` must be True or False"):
-        mc.complete(R, epsilon=1.0, delta=1e-6, evaluate=1)
+        completion.complete(R, epsilon=1.0, delta=1e-6, evaluate=1)
 
 
 # --- the exact noise path (issue 11, item 1) ---
