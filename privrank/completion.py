@@ -98,6 +98,7 @@ def gaussian_release(
 
 # %% ../nbs/06a_completion.ipynb #b43b363d81ae4b689946ece5c682cd59
 QUANTILE_SHARE = 0.05  # share of epsilon spent on a private rating bound when none is stated
+MS_WEIGHT = 0.01  # precision of the mean-square release, against 1 for the others (a scalar over m)
 QUANTILE_GRID = (
     2.0**-20,
     2.0**40,
@@ -332,10 +333,14 @@ def _user_mean(user_mean, m):
 
 
 def _budget(epsilon, delta, bound, n_gauss, mode):
-    "(epsilon of the Gaussian releases, epsilon of the quantile, accountant, z)"
+    """(epsilon of the Gaussian releases, epsilon of the quantile, accountant, z): the first release
+    (the mean square rating, a scalar over all users) at precision MS_WEIGHT, the others at 1"""
     eps_q = 0.0 if bound is not None else QUANTILE_SHARE * epsilon
     acc = "rdp" if mode == "exact" else "gdp"
-    z = noise_multiplier(epsilon=epsilon - eps_q, delta=delta, n_iter=n_gauss, accountant=acc)
+    w = np.r_[MS_WEIGHT, np.ones(n_gauss - 1)]
+    z = noise_multiplier(
+        epsilon=epsilon - eps_q, delta=delta, n_iter=n_gauss, accountant=acc, weights=w
+    )
     return epsilon - eps_q, eps_q, acc, z
 
 
@@ -363,7 +368,7 @@ def _fit_subspace(
         what=f"the {n:,} x {n:,} Gram release and the users' local fits",
     )
     ledger, B = [], rating_bound
-    eps_g, eps_q, acc, z = _budget(epsilon, delta, B, 4 + n_extra, mode)
+    eps_g, eps_q, acc, z = _budget(epsilon, delta, B, 5 + n_extra, mode)
     if B is None:
         B = private_quantile(
             np.maximum.reduceat(np.abs(R.data), R.indptr[:-1]), 0.95, epsilon=eps_q, rng=rng
@@ -379,40 +384,46 @@ def _fit_subspace(
             )
         )
     y = np.clip(R.data / B, -1.0, 1.0)
-    val = _validators(m, rng)  # public coins: they score the candidates, the others release
-    Y = sparse.csr_array((y, cols, R.indptr), shape=R.shape)
-    Yr, Yv = Y[~val], Y[val]
-    rr = _rows(Yr)
-    _tick(progress, "item effects", 0.1)
-    kr = np.diff(Yr.indptr)
-    c, S, K, sS, sK, tau2 = _item_effects(
-        Yr.indices, Yr.data, (1 / np.sqrt(kr))[rr], n, z[:2], rng, mode, m
-    )
-    ledger += [
-        _entry("item sums", "gaussian", 2.0, z[0], sS),
-        _entry("item weights", "gaussian", math.sqrt(2), z[1], sK),
-    ]
-    _tick(progress, "item subspace", 0.3)
-    r_max = min(max(RANKS), n - 1) if rank == "auto" else rank
-    if r_max > n - 1:
-        raise ValueError(f"`rank` must be below the number of items ({n}); got {rank}")
-    V, lam, sG = _subspace(Yr, rr, Yr.data - c[Yr.indices], m, n, z[2], rng, mode, r_max)
-    ledger.append(_entry("item Gram matrix", "gaussian", math.sqrt(2), z[2], sG))
-    _tick(progress, "private validation", 0.6)
-    cand = _candidates(n, rank, ridge)
-    E = _validation(Yv, _rows(Yv), Yv.data, c, V, cand, rng) if Yv.shape[0] else np.zeros(len(cand))
-    ms = np.sum(np.minimum(1.0, np.bincount(rows, y * y, minlength=m) / np.maximum(k, 1)))
-    rel, sE = gaussian_release(
-        np.r_[E, ms],
-        l2=math.sqrt(len(cand) + 1),
-        z=z[3],
+    ms, s_ms = gaussian_release(
+        np.sum(np.minimum(1.0, np.bincount(rows, y * y, minlength=m) / k)),
+        l2=1.0,
+        z=z[0],
         rng=rng,
         mode=mode,
         n_users=m,
         magnitude=m,
     )
-    ledger.append(_entry("validation scores", "gaussian", math.sqrt(len(cand) + 1), z[3], sE))
-    eff, r, rho = _choose(cand, rel[:-1], sE)
+    rms = math.sqrt(min(max(float(ms) / m, 1e-4), 1.0))  # of y, public from here on
+    ledger.append(_entry("mean square rating", "gaussian", 1.0, z[0], s_ms))
+    val = _validators(m, rng)  # public coins: they score the candidates, the others release
+    Y = sparse.csr_array((y, cols, R.indptr), shape=R.shape)
+    Yr, Yv = Y[~val], Y[val]
+    rr = _rows(Yr)
+    _tick(progress, "item effects", 0.1)
+    yp = Yr.data / rms  # ratings in units of their root mean square
+    w = 1 / np.maximum(
+        np.sqrt(np.diff(Yr.indptr)), np.sqrt(np.bincount(rr, yp * yp, minlength=Yr.shape[0]))
+    )
+    c, S, K, sS, sK, tau2 = _item_effects(Yr.indices, yp, w[rr], n, z[1:3], rng, mode, m)
+    c = c * rms  # back in units of B
+    ledger += [
+        _entry("item sums", "gaussian", 2.0, z[1], sS),
+        _entry("item weights", "gaussian", math.sqrt(2), z[2], sK),
+    ]
+    _tick(progress, "item subspace", 0.3)
+    r_max = min(max(RANKS), n - 1) if rank == "auto" else rank
+    if r_max > n - 1:
+        raise ValueError(f"`rank` must be below the number of items ({n}); got {rank}")
+    V, lam, sG = _subspace(Yr, rr, Yr.data - c[Yr.indices], m, n, z[3], rng, mode, r_max)
+    ledger.append(_entry("item Gram matrix", "gaussian", math.sqrt(2), z[3], sG))
+    _tick(progress, "private validation", 0.6)
+    cand = _candidates(n, rank, ridge)
+    E = _validation(Yv, _rows(Yv), Yv.data, c, V, cand, rng) if Yv.shape[0] else np.zeros(len(cand))
+    En, sE = gaussian_release(
+        E, l2=math.sqrt(len(cand)), z=z[4], rng=rng, mode=mode, n_users=m, magnitude=m
+    )
+    ledger.append(_entry("validation scores", "gaussian", math.sqrt(len(cand)), z[4], sE))
+    eff, r, rho = _choose(cand, En, sE)
     return dict(
         B=B,
         y=y,
@@ -428,8 +439,8 @@ def _fit_subspace(
         acc=acc,
         rows=rows,
         tau2=tau2,
-        scores=dict(zip(cand, rel[:-1] / m)),
-        rms=math.sqrt(max(rel[-1], 1.0) / m),
+        scores=dict(zip(cand, En / max(Yv.shape[0], 1))),
+        rms=rms,
         bound_rule="stated" if rating_bound is not None else "private 0.95-quantile",
     )
 
@@ -603,10 +614,10 @@ def private_als(
         V, c, ledger = f["V"], f["c"] / s, list(f["ledger"])
         for t in range(T):
             _tick(progress, f"ALS round {t + 1} of {T}", 0.6 + 0.3 * t / T)
-            V, c, sA, sb = _als_step(R, rows, yp, V, c, f["ridge"], f["z"][4 + t], rng, mode)
+            V, c, sA, sb = _als_step(R, rows, yp, V, c, f["ridge"], f["z"][5 + t], rng, mode)
             ledger.append(
                 _entry(
-                    f"ALS round {t + 1}", "gaussian", math.sqrt(6), f["z"][4 + t], sA, sigma_b=sb
+                    f"ALS round {t + 1}", "gaussian", math.sqrt(6), f["z"][5 + t], sA, sigma_b=sb
                 )
             )
     u = _local_fit(R, yp - c[R.indices], _with_intercept(V), f["ridge"])
@@ -680,8 +691,9 @@ DEFAULT_ESTIMATOR = "subspace"  # what estimator="auto" runs (the measured best,
 
 # %% ../nbs/06a_completion.ipynb #9141936c6c8a4c478a75aea4ff665469
 DEFAULT_REASON = (
-    "estimator 'auto' ran 'subspace': the one-shot private subspace measured best, or within the "
-    "spread of the best, of the private estimators on the data sets and epsilons of 06a"
+    "estimator 'auto' ran 'subspace': of the private estimators, the one-shot private subspace "
+    "measured best or tied on every data set and epsilon of 06a but one (on Jester5k at "
+    "epsilon <= 1, private ALS was ahead by 1 to 2%)"
 )
 OPTIONS = {
     "subspace": ("rank", "ridge"),
