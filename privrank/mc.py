@@ -428,6 +428,26 @@ class Split:
     test_value: np.ndarray  # raw rating
 
 
+def _row_order(rows, u, m):
+    """`np.lexsort((u, rows))`, exactly, by one int64 argsort (20x faster at 40M entries): the row
+    in the high bits of the key, the leading bits of u below; the rare runs of equal keys are put
+    in the order of (u, index), as lexsort's"""
+    s = min(53, 62 - max(1, int(m - 1).bit_length()))  # bits of u kept below the row
+    if s < 24:  # more than 2^38 users
+        return np.lexsort((u, rows))
+    key = rows.astype(np.int64) << s
+    key |= (u * 2.0**53).astype(np.int64) >> (53 - s)  # monotone in u (exact for u = k 2^-53)
+    order = np.argsort(key)
+    ks = key[order]
+    tie = np.flatnonzero(ks[1:] == ks[:-1])
+    if len(tie):
+        pos = np.union1d(tie, tie + 1)
+        run = np.cumsum(np.r_[True, (np.diff(pos) > 1) | (ks[pos[1:]] != ks[pos[:-1]])])
+        sub = order[pos]
+        order[pos] = sub[np.lexsort((sub, u[sub], run))]
+    return order
+
+
 def split_ratings(
     ratings: sparse.sparray,  # users x items, scipy.sparse; a missing rating is an unstored entry
     *,
@@ -446,21 +466,27 @@ def split_ratings(
         raise TypeError(f"`center` must be True or False; got {type(center).__name__} {center!r}")
     if not (_is_real(test_fraction) and 0 <= test_fraction < 1):
         raise ValueError(f"`test_fraction` must be a number in [0, 1); got {test_fraction!r}")
-    rows = _row_ids(R)
-    order = np.lexsort((rng.random(R.nnz), rows))
-    r, start = rows[order], R.indptr[rows[order]]
+    rows = _row_ids(R)  # non-decreasing (CSR)
+    order = _row_order(rows, rng.random(R.nnz), R.shape[0])  # a random order within each row
+    start = R.indptr[rows]  # rows[order] == rows
     test = (np.arange(R.nnz) > start) & (rng.random(R.nnz) < test_fraction)
     before = np.cumsum(~test) - ~test  # training entries before this one (in row order)
     train = ~test & (before - before[start] < xi)
-    j, y = R.indices[order], R.data[order]
-    cnt = np.bincount(r[train], minlength=R.shape[0])
+    cnt = np.bincount(rows[train], minlength=R.shape[0])
     mean = (
-        np.bincount(r[train], y[train], minlength=R.shape[0]) / cnt
+        np.bincount(rows[train], R.data[order[train]], minlength=R.shape[0]) / cnt
         if center
         else np.zeros(R.shape[0])
     )
-    T = sparse.csr_array((y[train] - mean[r[train]], (r[train], j[train])), shape=R.shape)
-    return Split(T, mean, r[test], j[test], y[test])
+    keep = np.zeros(R.nnz, dtype=bool)
+    keep[order[train]] = True  # the training entries, in the input's own (CSR) order
+    T = sparse.csr_array(
+        (R.data[keep] - mean[rows[keep]], R.indices[keep], np.r_[0, np.cumsum(cnt)]),
+        shape=R.shape,
+    )
+    T.sort_indices()
+    held = order[test]
+    return Split(T, mean, rows[held], R.indices[held], R.data[held])
 
 # %% ../nbs/06_private_fw.ipynb #8ef434ff
 def _clip_rows(R, row_norm):
