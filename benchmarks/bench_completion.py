@@ -9,7 +9,8 @@ Data: `synthetic_rank_one(500_000, 400)` (80 ratings per user: 40M ratings; 50K 
 - the floor: one streaming Oja pass of private FW (`top_eig_oja_stream`), as in
   benchmarks/bench_mc_step.py;
 - the private subspace's releases: the item effects (two sums), the Gram matrix of unit rows and
-  its eigendecomposition, the private validation (32 candidates, at most 100,000 users);
+  its eigendecomposition, the private validation (32 candidates, by the validating fifth of the
+  users, at most 100,000);
 - one private ALS round (the users' local fits and the per-item releases and solves);
 - the users' final local fits;
 - a whole `complete(R, epsilon=1, delta=1e-6, rating_range=(-1, 1))` with its defaults, from the
@@ -25,6 +26,7 @@ import sys
 import time
 
 import numpy as np
+from scipy import sparse
 
 from privrank import completion as C
 from privrank import mc
@@ -45,7 +47,7 @@ def main(quick=False):
     t_split, sp = best_of(lambda: mc.split_ratings(R, rng=1), k=2)
     Rt = sp.train
     rows, k = C._rows(Rt), np.diff(Rt.indptr)
-    z = mc.noise_multiplier(epsilon=1.0, delta=1e-6, n_iter=4)
+    z = mc.noise_multiplier(epsilon=1.0, delta=1e-6, n_iter=6)
     gen = np.random.default_rng(2)
     times = {}
     A = mc.scaled_rows(Rt, 4.0)
@@ -53,24 +55,25 @@ def main(quick=False):
     times["floor: private FW, one streaming Oja pass"] = best_of(
         lambda: mc.top_eig_oja_stream(A, sigma, rng=gen)
     )[0]
-    y = np.clip(Rt.data / 2.0, -1, 1)
-    w = (1 / np.sqrt(k))[rows]
-    t, (c, *_) = best_of(lambda: C._item_effects(Rt.indices, y, w, n, z[:2], gen, "fast", m))
+    y = np.clip(Rt.data / 2.0, -1, 1)  # ratings in units of the rating bound (width 2)
+    w = 1 / np.maximum(np.sqrt(k), np.sqrt(np.bincount(rows, y * y, minlength=m)))[rows]
+    t, (c, *_) = best_of(lambda: C._item_effects(Rt.indices, y, w, n, z[1:3], gen, "fast", m))
     times["subspace: item effects (two noisy sums)"] = t
     t, (V, lam, _) = best_of(
-        lambda: C._subspace(Rt, rows, y - c[Rt.indices], m, n, z[2], gen, "fast", 8)
+        lambda: C._subspace(Rt, rows, y - c[Rt.indices], m, n, z[3], gen, "fast", 8)
     )
     times["subspace: Gram release of unit rows + eigh"] = t
     cand = C._candidates(n, "auto", "auto")
-    times[f"subspace: private validation ({len(cand)} candidates)"] = best_of(
-        lambda: C._validation(Rt, rows, y, c, V, cand, gen)
+    val = C._validators(m, gen)  # the validating users, as in `complete`
+    Yv = sparse.csr_array((y, Rt.indices, Rt.indptr), shape=Rt.shape)[val]
+    times[f"subspace: private validation ({len(cand)} candidates, {val.sum():,} users)"] = best_of(
+        lambda: C._validation(Yv, C._rows(Yv), Yv.data, c, V, cand, gen)
     )[0]
     times["subspace: the users' final local fits (rank 1)"] = best_of(
         lambda: C._local_fit(Rt, y - c[Rt.indices], V[:, :1], 0.03)
     )[0]
-    yn = np.sqrt(np.bincount(rows, y * y, minlength=m))
     times["private ALS: one round (rank 1)"] = best_of(
-        lambda: C._als_step(Rt, rows, y, yn, V[:, :1], c, 0.03, z[0], gen, "fast")
+        lambda: C._als_step(Rt, rows, y, V[:, :1], c, 0.03, z[5], gen, "fast")
     )[0]
     floor = times["floor: private FW, one streaming Oja pass"]
     print(f"m={m:,} users x n={n} items, nnz={Rt.nnz:,}, epsilon=1, delta=1e-6")
