@@ -10,7 +10,7 @@ from __future__ import annotations  # noqa: F404 (the use-it cells come first)
 import itertools
 import math
 import numbers
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -615,11 +615,15 @@ def _cross_from_G(G, m, B):
 # %% ../nbs/05_kemeny.ipynb #15f4f657
 def bucketed_noise(n_voters, n_items, n_buckets, *, epsilon, delta=0.0):
     """Noise law and scales (law, scale_s, scale_G) of the small-n release; Gaussian if delta > 0
-    else Laplace"""
+    else Laplace. With B = 1 nothing is spent on G (it would be all ones): the release is the
+    margins with the whole budget, the large-n mechanism, scale_s its scale and scale_G = 0"""
     n = check_int(n_voters, name="n_voters", minimum=1)
     m, B = n_items, n_buckets
     k = same_bucket_pairs(m, B)  # validates m and B
     epsilon, delta = check_epsilon(epsilon, scalar=True), check_delta(delta)
+    if B == 1:
+        l1, l2 = margin_sensitivity(n, m)
+        return (*calibrate_noise(epsilon=epsilon, delta=delta, l1=l1, l2=l2), 0.0)
     if (
         delta > 0
     ):  # one Gaussian mechanism on (s / Delta_2(s), G / Delta_2(G)): joint l2 sensitivity sqrt 2
@@ -637,22 +641,26 @@ def bucketed_noise(n_voters, n_items, n_buckets, *, epsilon, delta=0.0):
     )
 
 
-def choose_buckets(n_voters, n_items, *, epsilon, delta=0.0):
-    "B in 1..m minimising the derived bound on the cost error (see result 4.3)"
-    n, m = n_voters, n_items
+def cost_error_bound(n_voters, n_items, n_buckets, *, epsilon, delta=0.0):
+    """The derived bound on the cost error of the release with B buckets (B = 1: the margins):
+    same-bucket noise by a union bound over the m! orders, cross-bucket by Cauchy-Schwarz"""
+    n, m, B = n_voters, n_items, n_buckets
     pairs = m * (m - 1) / 2
     lf = max(math.lgamma(m + 1), 1.0)
+    law, ss, sg = bucketed_noise(n, m, B, epsilon=epsilon, delta=delta)  # validates them all
+    if law == "laplace":  # the standard deviations
+        ss, sg = ss * math.sqrt(2), sg * math.sqrt(2)
+    cross = 0.0 if B == 1 else math.sqrt(pairs) * B * math.sqrt(2 * m * 2 * sg * math.sqrt(m * B))
+    return ss * math.sqrt(2 * pairs * lf) + cross
 
-    def bound(B):
-        law, ss, sg = bucketed_noise(n, m, B, epsilon=epsilon, delta=delta)
-        if law == "laplace":
-            ss, sg = ss * math.sqrt(2), sg * math.sqrt(2)
-        cross = (
-            0.0 if B == 1 else math.sqrt(pairs) * B * math.sqrt(2 * m * 2 * sg * math.sqrt(m * B))
-        )
-        return ss * math.sqrt(2 * pairs * lf) + cross
 
-    return min([B for B in range(1, m + 1) if B == 1 or m * B <= MAX_MARGINAL_DIM], key=bound)
+def choose_buckets(n_voters, n_items, *, epsilon, delta=0.0):
+    "B in 1..m minimising `cost_error_bound` (see result 4.3)"
+    n, m = n_voters, n_items
+    return min(
+        [B for B in range(1, m + 1) if B == 1 or m * B <= MAX_MARGINAL_DIM],
+        key=lambda B: cost_error_bound(n, m, B, epsilon=epsilon, delta=delta),
+    )
 
 
 def paper_buckets(n_voters, n_items, *, epsilon, delta=0.0):
@@ -706,7 +714,8 @@ def bucketed_instance(
     rng: int | np.random.Generator | None = None,  # seed or generator of the noise
 ) -> NoisyInstance:
     """The small-n release: same-bucket pairs by the Laplace or Gaussian mechanism, cross-bucket
-    pairs from noisy two-way marginals projected onto the PSD matrices of trace m.
+    pairs from noisy two-way marginals projected onto the PSD matrices of trace m. With B = 1
+    (every pair in one bucket) it is `noisy_margins_instance` with the whole budget.
 
     Returns a `NoisyInstance` with the privacy record (diagnostics: B, the scales, the noisy
     releases). Refuses, naming the parameter, rows of `ranks` that are not permutations, a non-
@@ -718,6 +727,12 @@ def bucketed_instance(
     n, m = r.shape
     preference_matrix(r[:1])  # refuses, naming `ranks`, an m x m beyond the limits
     B = _check_buckets(_resolve_buckets(n_buckets, n, m, epsilon, delta), m)
+    if B == 1:  # G would be all ones: the margins get the whole budget (the large-n release)
+        inst = noisy_margins_instance(r, epsilon=epsilon, delta=delta, rng=rng)
+        sig = inst.diagnostics["sigma"]
+        return replace(
+            inst, diagnostics=dict(inst.diagnostics, n_buckets=1, scale_s=sig, scale_G=0.0)
+        )
     law, ss, sg = bucketed_noise(n, m, B, epsilon=epsilon, delta=delta)
     S, Gc = bucket_counts(r, B)
     off = ~np.eye(m, dtype=bool)
@@ -754,12 +769,14 @@ def dp_kemeny_aggregate(
 ) -> Consensus:
     """The private Kemeny consensus (Hillebrand et al. 2026, Sec. 5): unbiased noisy margins for
     large n, bucketing and two-way marginals for small n, then a WFAS solver on the noisy
-    instance.
+    instance. `regime="auto"` takes the release with the lower derived cost-error bound
+    (`cost_error_bound`: the bucketed one only if its B > 1 and its bound is lower); the paper's
+    rule (`large_n_ok`) is recorded beside it.
 
-    Returns a `Consensus` with the privacy record (diagnostics: the regime, solver, mechanism and
-    its scalar parameters). Refuses, naming the parameter, what `noisy_margins_instance` and
-    `bucketed_instance` refuse, an unknown `regime` or `solver`, and an `epsilon` so small that
-    the noisy instance overflows."""
+    Returns a `Consensus` with the privacy record (diagnostics: the regime, the paper's regime,
+    both bounds, the solver, the mechanism and its scalar parameters). Refuses, naming the
+    parameter, what `noisy_margins_instance` and `bucketed_instance` refuse, an unknown `regime`
+    or `solver`, and an `epsilon` so small that the noisy instance overflows."""
     r = check_ranks(ranks)
     epsilon, delta, rng = check_epsilon(epsilon, scalar=True), check_delta(delta), check_rng(rng)
     n, m = r.shape
@@ -767,8 +784,14 @@ def dp_kemeny_aggregate(
     if not (isinstance(regime, str) and regime in ("auto", "large_n", "small_n")):
         raise ValueError(f"`regime` must be 'auto', 'large_n' or 'small_n'; got {regime!r}")
     with use_noise(noise_mode()) as mode:  # one noise path for every release of this call
-        if regime == "auto":
-            regime = "large_n" if large_n_ok(n, m, epsilon=epsilon, delta=delta) else "small_n"
+        paper = "large_n" if large_n_ok(n, m, epsilon=epsilon, delta=delta) else "small_n"
+        B = _check_buckets(_resolve_buckets(n_buckets, n, m, epsilon, delta), m)
+        bounds = {  # the derived cost-error bounds of the two releases at this (n, m, eps, delta)
+            "large_n": cost_error_bound(n, m, 1, epsilon=epsilon, delta=delta),
+            "small_n": cost_error_bound(n, m, B, epsilon=epsilon, delta=delta),
+        }
+        if regime == "auto":  # small n only where bucketing measurably lowers the bound
+            regime = "small_n" if B > 1 and bounds["small_n"] < bounds["large_n"] else "large_n"
         inst = (
             noisy_margins_instance(r, epsilon=epsilon, delta=delta, rng=rng)
             if regime == "large_n"
@@ -791,6 +814,9 @@ def dp_kemeny_aggregate(
         noise=mode,
         diagnostics=dict(
             regime=regime,
+            paper_regime=paper,
+            bound_large_n=bounds["large_n"],
+            bound_small_n=bounds["small_n"],
             solver=used,
             mechanism=inst.mechanism,
             **{k: v for k, v in inst.diagnostics.items() if np.ndim(v) == 0},
