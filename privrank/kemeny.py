@@ -37,8 +37,8 @@ from privrank.core import (
 
 # %% auto #0
 __all__ = ['EXACT_MAX_M', 'SOLVERS', 'MAX_MARGINAL_DIM', 'kemeny_cost', 'kemeny_exact', 'kemeny_ilp', 'indegree_order',
-           'kwiksort', 'local_search', 'kemeny_ptas', 'kemeny_aggregate', 'NoisyInstance', 'noisy_margins_instance',
-           'clipped_noisy_instance', 'bucketed_instance', 'dp_kemeny_aggregate']
+           'kwiksort', 'local_search', 'kemeny_ptas', 'solver_guarantee', 'kemeny_aggregate', 'NoisyInstance',
+           'noisy_margins_instance', 'clipped_noisy_instance', 'bucketed_instance', 'dp_kemeny_aggregate']
 
 # %% ../nbs/05_kemeny.ipynb #fcc410e8
 def check_weights(w):  # (m, m) real WFAS weights
@@ -401,6 +401,36 @@ def _solve(w, solver, rng):
     return f(w), solver
 
 
+def solver_guarantee(
+    solver: str,  # a solver of SOLVERS other than "auto": the one that ran
+    tournament: bool,  # whether the instance is a weighted tournament: w[u, v] + w[v, u] = 1
+    instance: str = "the instance",  # how the text names the instance solved
+) -> tuple[str, float | None]:  # (what is guaranteed, approximation factor or None)
+    """What `solver` guarantees on the instance it solved: exact and ILP are optimal; in-degree and
+    KwikSort have their factors (5; 11/7 in expectation) only on weighted tournaments, as a
+    profile's w^Pi is and a noisy instance is not; local search and the PTAS stand-in have none"""
+    if solver in ("exact", "ilp"):
+        return f"optimal for {instance}", 1.0
+    if solver in ("indegree", "kwiksort"):
+        f, what = (
+            (5.0, "a 5-approximation")
+            if solver == "indegree"
+            else (11 / 7, "an 11/7-approximation in expectation")
+        )
+        if tournament:
+            return f"{what} ({instance} is a weighted tournament)", f
+        return f"none: {what} only on weighted tournaments, not on {instance}", None
+    if solver == "local_search":
+        return "none: a local optimum for single-candidate moves", None
+    if solver == "ptas":
+        return (
+            "none: a heuristic (the KMS single-vertex moves and exact windows, not the (1 + xi) "
+            "PTAS; measured against the optimum in 05)",
+            None,
+        )
+    raise ValueError(f"`solver` must be one of {', '.join(map(repr, SOLVERS[1:]))}; got {solver!r}")
+
+
 def kemeny_aggregate(
     ranks: ArrayLike,  # (n, m) ranks: ranks[i, q] = position of candidate q for voter i
     *,
@@ -409,7 +439,8 @@ def kemeny_aggregate(
 ) -> Consensus:
     """The non-private Kemeny consensus of `ranks` by the chosen WFAS solver.
 
-    Returns a `Consensus` (diagnostics: the solver used, the Kemeny cost, whether it is optimal).
+    Returns a `Consensus` (diagnostics: the solver used, the Kemeny cost, whether it is optimal,
+    and the guarantee of the solver that ran, in words and as a factor or None).
     Refuses, naming the parameter, rows that are not permutations, an unknown `solver` and what the
     solver refuses (m > 20 for "exact")."""
     r = check_ranks(ranks)
@@ -425,7 +456,11 @@ def kemeny_aggregate(
         model="none",
         n_voters=r.shape[0],
         diagnostics=dict(
-            solver=used, kemeny_cost=kemeny_cost(w, order), optimal=used in ("exact", "ilp")
+            solver=used,
+            kemeny_cost=kemeny_cost(w, order),
+            optimal=used in ("exact", "ilp"),
+            guarantee=(g := solver_guarantee(used, True))[0],
+            approximation_factor=g[1],
         ),
     )
 
@@ -774,7 +809,8 @@ def dp_kemeny_aggregate(
     rule (`large_n_ok`) is recorded beside it.
 
     Returns a `Consensus` with the privacy record (diagnostics: the regime, the paper's regime,
-    both bounds, the solver, the mechanism and its scalar parameters). Refuses, naming the
+    both bounds, the solver and its guarantee on the noisy instance, the mechanism and its scalar
+    parameters). Refuses, naming the
     parameter, what `noisy_margins_instance` and `bucketed_instance` refuse, an unknown `regime`
     or `solver`, and an `epsilon` so small that the noisy instance overflows."""
     r = check_ranks(ranks)
@@ -814,6 +850,8 @@ def dp_kemeny_aggregate(
         noise=mode,
         diagnostics=dict(
             regime=regime,
+            guarantee=(g := solver_guarantee(used, False, "the noisy instance"))[0],
+            approximation_factor=g[1],
             paper_regime=paper,
             bound_large_n=bounds["large_n"],
             bound_small_n=bounds["small_n"],
