@@ -7,14 +7,14 @@ Docs: https://privrank.github.io/privrank/api.html.md"""
 # %% auto #0
 __all__ = ['__version__', 'audit', 'btl', 'completion', 'core', 'datasets', 'footrule', 'kemeny', 'mc', 'rr', 'tree', 'Consensus',
            'borda_aggregate', 'dp_borda_aggregate', 'kendall_tau_distance', 'footrule_distance', 'ranks_to_orders',
-           'orders_to_ranks', 'sample_plackett_luce', 'set_noise', 'use_noise', 'noise_mode', 'set_memory_limit',
-           'privacy_record', 'randomized_response', 'debias', 'privatize', 'fit_btl', 'private_btl', 'btl_aggregate',
-           'dp_btl_aggregate', 'BTLFit', 'PrivateBTL', 'range_count_tree', 'private_position_costs', 'private_apxmed',
-           'footrule_aggregate', 'dp_footrule_aggregate', 'naive_dp_footrule_aggregate', 'kemeny_exact',
-           'kemeny_aggregate', 'dp_kemeny_aggregate', 'noisy_margins_instance', 'complete', 'private_subspace',
-           'private_als', 'Completion', 'frank_wolfe', 'private_frank_wolfe', 'private_pgd', 'private_svd_cleansing',
-           'load_demo', 'read_preflib', 'read_pairwise_csv', 'read_movielens', 'read_jester', 'read_ratings',
-           'audit_epsilon', 'audit_table']
+           'orders_to_ranks', 'sample_plackett_luce', 'sample_mallows', 'set_noise', 'use_noise', 'noise_mode',
+           'set_memory_limit', 'privacy_record', 'randomized_response', 'debias', 'privatize', 'fit_btl', 'private_btl',
+           'btl_aggregate', 'dp_btl_aggregate', 'BTLFit', 'PrivateBTL', 'range_count_tree', 'private_position_costs',
+           'private_apxmed', 'footrule_aggregate', 'dp_footrule_aggregate', 'naive_dp_footrule_aggregate',
+           'kemeny_exact', 'kemeny_aggregate', 'dp_kemeny_aggregate', 'noisy_margins_instance', 'complete',
+           'private_subspace', 'private_als', 'Completion', 'frank_wolfe', 'private_frank_wolfe', 'private_pgd',
+           'private_svd_cleansing', 'load_demo', 'read_preflib', 'read_pairwise_csv', 'read_movielens', 'read_jester',
+           'read_ratings', 'audit_epsilon', 'audit_table']
 
 # %% ../nbs/10_api.ipynb #8b513538
 __version__ = "0.1.0"
@@ -40,6 +40,7 @@ from privrank.core import (
     orders_to_ranks,
     privacy_record,
     ranks_to_orders,
+    sample_mallows,
     sample_plackett_luce,
     set_memory_limit,
     set_noise,
@@ -81,6 +82,7 @@ _all_ = [
     # core
     "Consensus", "borda_aggregate", "dp_borda_aggregate", "kendall_tau_distance",
     "footrule_distance", "ranks_to_orders", "orders_to_ranks", "sample_plackett_luce",
+    "sample_mallows",
     "set_noise", "use_noise", "noise_mode", "set_memory_limit", "privacy_record",
     # randomized response and BTL
     "randomized_response", "debias", "privatize",

@@ -24,7 +24,7 @@ from scipy import optimize, special
 # %% auto #0
 __all__ = ['DEFAULT_MEMORY_LIMIT', 'NOISE_MODES', 'NOISE_LAWS', 'PRIVACY_MODELS', 'PRIVACY_UNITS', 'memory_limit',
            'set_memory_limit', 'check_memory', 'check_ranks', 'check_orders', 'ranks_to_orders', 'orders_to_ranks',
-           'sample_plackett_luce', 'kendall_tau_distance', 'footrule_distance', 'preference_counts',
+           'sample_plackett_luce', 'kendall_tau_distance', 'sample_mallows', 'footrule_distance', 'preference_counts',
            'preference_matrix', 'Consensus', 'borda_scores', 'borda_aggregate', 'analytic_gaussian_sigma',
            'gaussian_delta', 'noise_mode', 'set_noise', 'use_noise', 'discrete_laplace', 'discrete_gaussian',
            'zcdp_delta', 'zcdp_sigma', 'calibrate_noise', 'sample_noise', 'exact_noise', 'release', 'snap', 'snap_grid',
@@ -382,6 +382,39 @@ def kendall_tau_distance(
     a2, b2, single = _pair(a, b)
     d = _count_inversions(np.take_along_axis(b2, _invert(np.ascontiguousarray(a2)), axis=1))
     return int(d[0]) if single else d
+
+# %% ../nbs/00_core.ipynb #aaf5982b
+def sample_mallows(
+    n_items: int,  # number of candidates, m
+    n: int,  # number of voters
+    phi: float,  # dispersion in (0, 1]: 1 is uniform, small is concentrated around `center`
+    *,
+    center: ArrayLike | None = None,  # (m,) ranks of the central ranking; default 0, 1, ..., m-1
+    rng: RNGLike = None,
+) -> np.ndarray:
+    """Ranks (n, m) of n voters drawn from the Mallows model with dispersion `phi` around `center`,
+    by repeated insertion. Refuses, naming the parameter, a `phi` outside (0, 1], a `center` that
+    is not a permutation of 0..m-1, and n x m beyond the limit."""
+    m, n = check_int(n_items, name="n_items", minimum=1), check_int(n, name="n", minimum=1)
+    rng = check_rng(rng)
+    if isinstance(phi, (bool, np.bool_)) or not isinstance(phi, numbers.Real) or not 0 < phi <= 1:
+        raise ValueError(f"`phi` must be a number in (0, 1]; got {phi!r}")
+    c = np.arange(m) if center is None else check_ranks(np.asarray(center)[None], name="center")[0]
+    if c.shape != (m,):
+        raise ValueError(f"`center` must hold the ranks of the m = {m} candidates; got {c.shape}")
+    if n * m > MAX_ENTRIES:
+        raise ValueError(
+            f"`n` x m = {n * m:,} entries exceeds the limit {MAX_ENTRIES:,}; sample in chunks"
+        )
+    pos = np.empty((n, m), np.int64)  # pos[:, i]: position of the i-th candidate of the center
+    for i in range(m):  # one vectorised step per candidate
+        w = float(phi) ** np.arange(i, -1, -1.0)  # position j = 0..i has weight phi^(i - j)
+        j = np.minimum(np.searchsorted(np.cumsum(w) / w.sum(), rng.random(n), side="right"), i)
+        pos[:, :i] += pos[:, :i] >= j[:, None]
+        pos[:, i] = j
+    ranks = np.empty_like(pos)
+    ranks[:, np.argsort(c)] = pos
+    return ranks
 
 # %% ../nbs/00_core.ipynb #9d9fa995
 def footrule_distance(

@@ -2511,6 +2511,9 @@ CALLS = {
         "sample_plackett_luce": lambda a: core.sample_plackett_luce(
             a(np.linspace(1, 0, 5)), 4, rng=0
         ),
+        "sample_mallows": lambda a: core.sample_mallows(
+            5, 4, 0.5, center=a(np.array([2, 0, 1, 4, 3])), rng=0
+        ),
         "kendall_tau_distance": lambda a: core.kendall_tau_distance(a(RO_R), a(RO_R[::-1])),
         "footrule_distance": lambda a: core.footrule_distance(a(RO_R), a(RO_R[::-1])),
         "preference_counts": lambda a: core.preference_counts(a(RO_R)),
@@ -2645,6 +2648,8 @@ NO_ARRAYS = {  # public functions that take no array argument (nothing to modify
         "bucketed_noise",
         "choose_buckets",
         "paper_buckets",
+        "cost_error_bound",
+        "solver_guarantee",
     },
     audit: {
         "scaled_noise",
