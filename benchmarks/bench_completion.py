@@ -21,24 +21,14 @@ run under 30 s at 500K x 400. Best of 3 (the whole run: best of 2). Absolute tim
 machines are noisy: read the ratios.
 """
 
-import math
 import sys
-import time
 
 import numpy as np
+from _timing import best_of  # benchmarks/ is the script's folder
 from scipy import sparse
 
 from privrank import completion as C
 from privrank import mc
-
-
-def best_of(f, k=3):
-    t, out = math.inf, None
-    for _ in range(k):
-        t0 = time.perf_counter()
-        out = f()
-        t = min(t, time.perf_counter() - t0)
-    return t, out
 
 
 def main(quick=False):

@@ -13,9 +13,8 @@ reported as skipped.
 
 """
 
-import time
-
 import numpy as np
+from _timing import best_of  # benchmarks/ is the script's folder
 
 from privrank.core import preference_matrix, sample_plackett_luce
 from privrank.kemeny import (
@@ -27,15 +26,6 @@ from privrank.kemeny import (
     kwiksort,
     local_search,
 )
-
-
-def best_of(f, k):
-    t, out = np.inf, None
-    for _ in range(k):
-        t0 = time.perf_counter()
-        out = f()
-        t = min(t, time.perf_counter() - t0)
-    return t, out
 
 
 def corankco_exact(R):

@@ -31,18 +31,10 @@ import sys
 import time
 
 import numpy as np
+from _timing import best_of  # benchmarks/ is the script's folder
 from scipy import sparse
 
 from privrank import mc
-
-
-def best_of(f, k=3):
-    t, out = np.inf, None
-    for _ in range(k):
-        t0 = time.perf_counter()
-        out = f()
-        t = min(t, time.perf_counter() - t0)
-    return t, out
 
 
 def angle(a, b):

@@ -19,23 +19,13 @@ Target (issue 14, item 6): each method's step within 2x the streaming Oja step. 
 (OPENBLAS_NUM_THREADS=1): threads that compete for cores make the dense products erratic.
 """
 
-import math
 import sys
-import time
 
 import numpy as np
+from _timing import best_of  # benchmarks/ is the script's folder
 from scipy import sparse
 
 from privrank import mc
-
-
-def best_of(f, k=3):
-    t, out = math.inf, None
-    for _ in range(k):
-        t0 = time.perf_counter()
-        out = f()
-        t = min(t, time.perf_counter() - t0)
-    return t, out
 
 
 def main(quick=False):
