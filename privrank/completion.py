@@ -35,6 +35,7 @@ from privrank.core import (
 )
 from privrank.mc import (
     Completion,
+    _split_ratings,
     check_iter,
     check_ratings,
     gram,
@@ -822,11 +823,10 @@ def complete(
     if not (_is_real(test_fraction) and 0 <= test_fraction < 1):
         raise ValueError(f"`test_fraction` must be a number in [0, 1); got {test_fraction!r}")
     xi = check_int(max_per_user, name="max_per_user", minimum=1)
-    width = _check_range(rating_range, check_ratings(ratings))
+    R = check_ratings(ratings)
+    width = _check_range(rating_range, R)
     t0 = time.perf_counter()
-    sp = split_ratings(
-        ratings, test_fraction=test_fraction if evaluate else 0.0, max_per_user=xi, rng=rng
-    )
+    sp = _split_ratings(R, test_fraction if evaluate else 0.0, xi, True, rng)  # R checked once
     m, nnz = sp.train.shape[0], sp.train.nnz + len(sp.test_value)
     if evaluate and len(sp.test_value) == 0:
         raise ValueError(
