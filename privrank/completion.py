@@ -35,7 +35,6 @@ from privrank.core import (
 )
 from privrank.mc import (
     Completion,
-    _split_ratings,
     check_iter,
     check_ratings,
     gram,
@@ -823,10 +822,11 @@ def complete(
     if not (_is_real(test_fraction) and 0 <= test_fraction < 1):
         raise ValueError(f"`test_fraction` must be a number in [0, 1); got {test_fraction!r}")
     xi = check_int(max_per_user, name="max_per_user", minimum=1)
-    R = check_ratings(ratings)
-    width = _check_range(rating_range, R)
+    width = _check_range(rating_range, check_ratings(ratings))
     t0 = time.perf_counter()
-    sp = _split_ratings(R, test_fraction if evaluate else 0.0, xi, True, rng)  # R checked once
+    sp = split_ratings(
+        ratings, test_fraction=test_fraction if evaluate else 0.0, max_per_user=xi, rng=rng
+    )
     m, nnz = sp.train.shape[0], sp.train.nnz + len(sp.test_value)
     if evaluate and len(sp.test_value) == 0:
         raise ValueError(

@@ -466,11 +466,6 @@ def split_ratings(
         raise TypeError(f"`center` must be True or False; got {type(center).__name__} {center!r}")
     if not (_is_real(test_fraction) and 0 <= test_fraction < 1):
         raise ValueError(f"`test_fraction` must be a number in [0, 1); got {test_fraction!r}")
-    return _split_ratings(R, test_fraction, xi, center, rng)
-
-
-def _split_ratings(R, test_fraction, xi, center, rng):
-    "`split_ratings` of a validated CSR `R` (for callers that have checked their arguments)"
     rows = _row_ids(R)  # non-decreasing (CSR)
     order = _row_order(rows, rng.random(R.nnz), R.shape[0])  # a random order within each row
     start = R.indptr[rows]  # rows[order] == rows
