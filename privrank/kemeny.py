@@ -826,12 +826,14 @@ def dp_kemeny_aggregate(
             "large_n": cost_error_bound(n, m, 1, epsilon=epsilon, delta=delta),
             "small_n": cost_error_bound(n, m, B, epsilon=epsilon, delta=delta),
         }
-        if regime == "auto":  # small n only where bucketing measurably lowers the bound
+        if regime == "auto":  # small n only where bucketing lowers the bound
             regime = "small_n" if B > 1 and bounds["small_n"] < bounds["large_n"] else "large_n"
         inst = (
             noisy_margins_instance(r, epsilon=epsilon, delta=delta, rng=rng)
             if regime == "large_n"
-            else bucketed_instance(r, epsilon=epsilon, delta=delta, n_buckets=n_buckets, rng=rng)
+            else bucketed_instance(
+                r, epsilon=epsilon, delta=delta, n_buckets=B, rng=rng
+            )  # B resolved
         )
     top = np.abs(inst.w).max()
     if not math.isfinite(top):
