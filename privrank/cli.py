@@ -16,13 +16,13 @@ import sys
 import time
 import warnings
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TextIO
 
 import numpy as np
 
-from . import __version__, btl, completion, core, datasets, mc
+from . import __version__, auto, btl, completion, core, datasets, mc
 from privrank.core import (
     Consensus,
     RNGLike,
@@ -187,6 +187,24 @@ register_method(
         ("central",),
         "Kemeny consensus (exact up to m = 20); private: the improved DP PTAS, regime "
         "picked from n, m, epsilon, delta",
+    )
+)
+
+
+def _dp_auto(ranks, *, epsilon, delta=0.0, model="central", rng=None):
+    return auto.dp_aggregate(ranks, epsilon=epsilon, delta=delta, model=model, rng=rng)
+
+
+register_method(
+    Method(
+        "auto",
+        _kemeny,
+        _dp_auto,
+        ("central", "local"),
+        "the default: private, the aggregator the measurements pick for the public n, m, "
+        "epsilon, delta and model (privrank.auto.dp_aggregate: Borda or Kemeny on noisy "
+        "margins), saying which and why; not private, the Kemeny consensus; on a comparisons "
+        "file, btl",
     )
 )
 
@@ -378,6 +396,12 @@ def run_method(name, profile, *, epsilon=None, delta=None, model=None, rng=None,
         raise TypeError(f"`profile` must be a Profile; got {type(profile).__name__}")
     if name not in METHODS:
         raise CLIError(f"unknown method {name!r}; choose one of: {', '.join(METHODS)}")
+    if name == "auto" and profile.ranks is None:  # comparisons: BTL is the method for them
+        res, sec = run_method(
+            "btl", profile, epsilon=epsilon, delta=delta, model=model, rng=rng, options=options
+        )
+        why = "the file holds pairwise comparisons: btl, the method for comparisons"
+        return replace(res, diagnostics=dict(res.diagnostics, auto_method="btl", auto_reason=why)), sec
     if epsilon is not None:
         epsilon = check_epsilon(epsilon, scalar=True)
     if delta is not None:
@@ -501,6 +525,14 @@ def _result_dict(res, profile, seconds, *, seed=None, method=None, noise=None):
         d["theta"] = [float(t) for t in res.scores]  # in the file's candidate order
     if "solver" in diag:
         d["solver"] = diag["solver"]
+    if "auto_method" in diag:  # what --method auto picked, and why
+        d["picked"], d["reason"] = diag.pop("auto_method"), diag.pop("auto_reason")
+    elif d["method"] == "auto":
+        d["picked"] = res.method
+        d["reason"] = (
+            "not private (no --epsilon): the Kemeny consensus, the reference the private "
+            "methods are measured against"
+        )
     if res.private and not private:
         diag["note"] = "epsilon = inf: not private"
     if diag:
@@ -546,6 +578,8 @@ def _format_result(d, title=""):
         + (f" ({printable(title)})" if title else "")
         + f": {_privacy_text(d)}"
     ]
+    if "picked" in d:
+        lines.append(f"picked {d['picked']}: {d['reason']}")
     lines += [
         f"{k + 1:>3}. {printable(str(name))} (id {printable(str(i))})"
         for k, (i, name) in enumerate(zip(d["order"], d["names"]))
@@ -1060,7 +1094,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="a PrefLib .soc/.soi/.toi/.toc file (optionally .gz), or a pairwise CSV whose "
         "header names the columns winner, loser (optional: user, tie), in any order",
     )
-    a.add_argument("--method", required=True, help=f"one of: {', '.join(METHODS)}")
+    a.add_argument(
+        "--method",
+        default="auto",
+        help=f"one of: {', '.join(METHODS)} (default: auto, the measured best for the public n, m, "
+        "epsilon, delta and model)",
+    )
     _add_privacy_args(a)
     a.add_argument(
         "--lam",

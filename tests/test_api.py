@@ -14,7 +14,20 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from privrank import audit, btl, cli, completion, core, datasets, footrule, kemeny, mc, rr, tree
+from privrank import (  # noqa: E402
+    audit,
+    auto,
+    btl,
+    cli,
+    completion,
+    core,
+    datasets,
+    footrule,
+    kemeny,
+    mc,
+    rr,
+    tree,
+)
 
 R = core.sample_plackett_luce(np.linspace(1, 0, 5), 40, rng=0)
 USER, I, J, Y = btl.ranks_to_comparisons(R)
@@ -122,7 +135,7 @@ from pathlib import Path  # noqa: E402
 
 import privrank as pr  # noqa: E402
 
-MODULES = (core, rr, btl, tree, footrule, kemeny, mc, completion, datasets, audit, cli)
+MODULES = (core, rr, btl, tree, footrule, kemeny, mc, completion, datasets, audit, auto, cli)
 # parameter names that the rule replaced: old name -> the name to use
 RETIRED = {
     "m": "n_items",

@@ -261,7 +261,9 @@ def test_demo_model_is_honoured(model):
     assert {r["model"] for r in d["results"]} == {"none", model} and d["model"] == model
     methods = {r["method"] for r in d["results"] if r["private"]}
     assert methods == (
-        {"borda", "footrule", "btl"} if model == "local" else {"borda", "footrule", "kemeny"}
+        {"borda", "footrule", "auto", "btl"}
+        if model == "local"
+        else {"borda", "footrule", "kemeny", "auto"}
     )
     code, out, err = run_inproc(["demo", "--model", model, "--seed", "0"])
     assert code == 0 and f"{model} model only" in out.splitlines()[0]

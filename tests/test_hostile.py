@@ -36,7 +36,20 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from scipy import sparse
 
-from privrank import audit, btl, cli, completion, core, datasets, footrule, kemeny, mc, rr, tree
+from privrank import (
+    audit,
+    auto,
+    btl,
+    cli,
+    completion,
+    core,
+    datasets,
+    footrule,
+    kemeny,
+    mc,
+    rr,
+    tree,
+)
 
 COUNTS = collections.Counter()
 SETTINGS = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -61,6 +74,7 @@ FUNCS = {
         r, epsilon=e, delta=d, rng=0
     ),
     "bucketed_instance": lambda r, e, d: kemeny.bucketed_instance(r, epsilon=e, delta=d, rng=0),
+    "dp_aggregate": lambda r, e, d: auto.dp_aggregate(r, epsilon=e, delta=d, rng=0),
 }
 BAD_EPS = [0, -1, math.nan, "1", None, True, [1.0, 2.0, 3.0]]
 BAD_DELTA = [-0.1, 1, math.nan, "0", None]
@@ -1324,7 +1338,7 @@ def test_readers_missing_file_or_folder(reader, tmp_path):
 # the CLI: demo, aggregate FILE --method M, complete RATINGS
 
 DEMO = str(datasets.demo_path())
-METHODS = ["borda", "footrule", "kemeny", "btl"]
+METHODS = ["borda", "footrule", "kemeny", "auto", "btl"]
 
 
 def run_cli(argv, cwd):
@@ -1403,7 +1417,7 @@ def test_cli_aggregate_refuses_bad_options(method, bad, tmp_path_factory):
         ["aggregate", DEMO, "--method", "btl", "--epsilon", "1", "--delta", "0.1"],
         ["aggregate", DEMO, "--method", "btl", "--epsilon", "inf"],
         ["aggregate", DEMO, "--method", "borda", "--delta", "0.1"],
-        ["aggregate", DEMO],
+        ["aggregate", DEMO, "--method", "auto", "--epsilon", "1", "--delta", "1"],
         ["aggregate", "--method", "borda"],
         ["aggregate", "/nonexistent/x.soc", "--method", "borda"],
         ["aggregate", "/nonexistent", "--method", "borda"],
@@ -2502,6 +2516,9 @@ RO_R = valid_ranks(12, 5, 3)
 RO_W = core.preference_matrix(RO_R)
 PILOT = np.random.default_rng(0).normal(size=(20, 2))
 CALLS = {
+    auto: {
+        "dp_aggregate": lambda a: auto.dp_aggregate(a(RO_R), epsilon=1.0, rng=0),
+    },
     core: {
         "check_epsilon": lambda a: core.check_epsilon(a(np.array([0.5, 1.0]))),
         "check_ranks": lambda a: core.check_ranks(a(RO_R)),
@@ -2610,6 +2627,7 @@ CALLS = {
     },
 }
 NO_ARRAYS = {  # public functions that take no array argument (nothing to modify)
+    auto: {"choose_aggregator", "Choice"},
     core: {
         "check_delta",
         "check_rng",
