@@ -401,7 +401,9 @@ def run_method(name, profile, *, epsilon=None, delta=None, model=None, rng=None,
             "btl", profile, epsilon=epsilon, delta=delta, model=model, rng=rng, options=options
         )
         why = "the file holds pairwise comparisons: btl, the method for comparisons"
-        return replace(res, diagnostics=dict(res.diagnostics, auto_method="btl", auto_reason=why)), sec
+        return replace(
+            res, diagnostics=dict(res.diagnostics, auto_method="btl", auto_reason=why)
+        ), sec
     if epsilon is not None:
         epsilon = check_epsilon(epsilon, scalar=True)
     if delta is not None:
@@ -732,7 +734,10 @@ def demo_rows(*, epsilon=1.0, delta=1e-6, model=None, rng=None):
         base, _ = run_method(name, profile)
         rows.append((name, base, 0))
         for mdl in models:
-            for d in (0.0,) if m.pure or not delta else (0.0, delta):
+            # auto picks its own noise law: once, with the largest delta allowed
+            for d in (
+                (0.0,) if m.pure or not delta else (delta,) if name == "auto" else (0.0, delta)
+            ):
                 res, _ = run_method(name, profile, epsilon=epsilon, delta=d, model=mdl, rng=rng)
                 rows.append((name, res, int(kendall_tau_distance(res.ranks, base.ranks))))
     return profile, rows
@@ -770,13 +775,16 @@ def _cmd_demo(args):
         f"voters, {m} courses; "
         "PrefLib 00009-00000001, "
         f"bundled){'; ' + args.model + ' model only' if args.model else ''}",
-        f"{'method':<9} {'model':<8} {'eps/voter':>9} {'delta':>7} {'Kendall':>8}  "
+        f"{'method':<11} {'model':<8} {'eps/voter':>9} {'delta':>7} {'Kendall':>8}  "
         "consensus (ids, best first)",
     ]
     for name, res, k in rows:
         e, dl = (f"{res.epsilon:g}", f"{res.delta:g}") if res.private else ("-", "-")
+        label = (
+            f"{name}:{res.diagnostics['auto_method']}" if name == "auto" and res.private else name
+        )
         lines.append(
-            f"{name:<9} {res.model:<8} {e:>9} {dl:>7} {k:>8}  "
+            f"{label:<11} {res.model:<8} {e:>9} {dl:>7} {k:>8}  "
             f"{' > '.join(str(i) for i in ids[res.order])}"
         )
     lines.append(

@@ -18,6 +18,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+import privrank as pr
 from privrank import btl, cli, core, datasets
 
 EXE = shutil.which("privrank") or os.path.join(os.path.dirname(sys.executable), "privrank")
@@ -902,3 +903,29 @@ def test_lam_applies_to_btl_only():
     code, out, err = run_inproc(["aggregate", DEMO, "--method", "borda", "--lam", "1"])
     assert_one_line_error(code, out, err)
     assert "--lam applies to --method btl only" in err
+
+
+def test_auto_is_the_default_and_says_what_it_picked(tmp_path):
+    """`aggregate FILE` without --method runs auto: the budget goes to one method, named with its
+    reason; on a comparisons file auto runs btl"""
+    code, out, err = run_inproc(["aggregate", DEMO, "--epsilon", "1", "--seed", "3"])
+    assert code == 0 and err == ""
+    head, picked = out.splitlines()[:2]
+    assert head.startswith("auto consensus of 146 voters") and "epsilon = 1, delta = 0" in head
+    assert picked.startswith("picked borda: central model (n = 146, m = 9, epsilon = 1)")
+    d = strict_json(
+        run_inproc(
+            ["aggregate", DEMO, "--epsilon", "10", "--delta", "1e-6", "--seed", "3", "--json"]
+        )[1]
+    )
+    same = pr.dp_aggregate(cli.load_profile(DEMO).ranks, epsilon=10.0, delta=1e-6, rng=3)
+    assert d["method"] == "auto" and d["picked"] == same.method
+    assert d["reason"] == same.diagnostics["auto_reason"] and d["delta"] == same.delta
+    ids = np.asarray(cli.load_profile(DEMO).item_ids)[same.order].tolist()
+    assert d["order"] == ids  # the same seed: the same release as the API's
+    f = tmp_path / "p.csv"
+    f.write_text("user,winner,loser\na,x,y\nb,x,y\nb,y,z\nb,x,z\n")
+    d = strict_json(run_inproc(["aggregate", str(f), "--epsilon", "1", "--seed", "0", "--json"])[1])
+    assert d["picked"] == "btl" and d["model"] == "local" and "comparisons" in d["reason"]
+    d = strict_json(run_inproc(["aggregate", DEMO, "--json"])[1])
+    assert not d["private"] and d["picked"] == "kemeny_exact"
