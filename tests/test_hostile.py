@@ -2570,6 +2570,9 @@ CALLS = {
         "clipped_noisy_instance": lambda a: kemeny.clipped_noisy_instance(
             a(RO_R), epsilon=1.0, delta=1e-6, rng=0
         ),
+        "project_marginals": lambda a: kemeny.project_marginals(
+            a(np.full((6, 6), 0.25) + 0.25 * np.eye(6)), 3, 2, max_iter=5
+        ),
         "bucketed_instance": lambda a: kemeny.bucketed_instance(
             a(RO_R), epsilon=1.0, delta=1e-6, n_buckets=2, rng=0
         ),

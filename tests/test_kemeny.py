@@ -5,13 +5,14 @@ ValueError/TypeError naming the parameter."""
 
 import itertools
 import math
+import re
 
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from privrank import core
+from privrank import core, kemeny
 from privrank import kemeny as K
 
 SETTINGS = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -226,3 +227,43 @@ R6 = core.sample_plackett_luce(np.linspace(1, 0, 6), 20, rng=0)
 def test_refusals_name_the_parameter(call, name):
     with pytest.raises(ValueError, match=name):
         call()
+
+
+def test_project_marginals_refuses_by_name():
+    G = np.full((6, 6), 0.25) + 0.25 * np.eye(6)
+    for kw, msg in (
+        (dict(relaxation="cut"), "`relaxation` must be"),
+        (dict(rho=-1.0), "`rho` must be"),
+        (dict(rho=float("nan")), "`rho` must be"),
+        (dict(tol=0.0), "`tol` must be in (0, 1)"),
+        (dict(tol=True), "`tol` must be in (0, 1)"),
+        (dict(max_iter=0), "`max_iter` must be >= 1"),
+    ):
+        with pytest.raises(ValueError, match=re.escape(msg)):
+            kemeny.project_marginals(G, 3, 2, **kw)
+    for bad in (G[:5, :5], G + np.triu(np.ones((6, 6)), 1), np.where(np.eye(6) > 0, np.nan, G)):
+        with pytest.raises(ValueError, match="`G_noisy` must be a finite symmetric"):
+            kemeny.project_marginals(bad, 3, 2)
+    big = np.eye(130)
+    with pytest.raises(ValueError, match="too slow above 128"):
+        kemeny.project_marginals(big, 65, 2)
+    R = core.sample_plackett_luce(np.linspace(1, 0, 65), 4, rng=0)
+    with pytest.raises(ValueError, match="`projection` = 'elliptope' with m x n_buckets = 130"):
+        kemeny.bucketed_instance(R, epsilon=1.0, n_buckets=2, projection="elliptope", rng=0)
+    with pytest.raises(ValueError, match="`projection` must be one of"):
+        kemeny.bucketed_instance(R[:, :5].argsort(1).argsort(1), epsilon=1.0, projection="x")
+
+
+def test_elliptope_projection_keeps_a_true_G_and_records_its_gap():
+    R = core.sample_plackett_luce(np.linspace(1, 0, 6), 40, rng=1)
+    _, G = kemeny._bucket_stats(R, 2)
+    Gh, info = kemeny.project_marginals(G, 6, 2, rng=0)  # G is feasible with zero penalty
+    assert np.abs(Gh - G).max() < 0.05 and info["gap"] >= 0
+    inst = kemeny.bucketed_instance(
+        R, epsilon=1.0, delta=1e-6, n_buckets=2, projection="elliptope", rng=0
+    )
+    d = inst.diagnostics
+    assert d["projection"] == "elliptope" and d["projection_iterations"] >= 1
+    same = kemeny.bucketed_instance(R, epsilon=1.0, delta=1e-6, n_buckets=2, rng=0)
+    np.testing.assert_array_equal(d["G_noisy"], same.diagnostics["G_noisy"])  # the same release
+    assert same.diagnostics["projection"] == "psd_trace"
