@@ -663,10 +663,15 @@ def _to_moments(G):
     return Y
 
 
+def _moments_linear(Y):
+    "The linear part of `_from_moments`: G(Y) - G(0)"
+    mu = Y[0, 1:]
+    return (Y[1:, 1:] + mu[:, None] + mu[None, :]) / 4
+
+
 def _from_moments(Y):
     "G = E[x x^T] from Y = E[y y^T], y = (1, 2x - 1)"
-    mu = Y[0, 1:]
-    return (Y[1:, 1:] + mu[:, None] + mu[None, :] + 1) / 4
+    return _moments_linear(Y) + 0.25
 
 
 def _moments_adjoint(H):
@@ -771,7 +776,7 @@ def project_marginals(
         if gap <= stop:
             break
         step = S - Y
-        a = _from_moments(step) - _from_moments(np.zeros_like(step))  # the linear part
+        a = _moments_linear(step)
         la = _structure(a, m, B, sizes, linear=True)
         num = -(np.vdot(res, a) + rho * sum(np.vdot(x, y) for x, y in zip(lres, la)))
         den = np.vdot(a, a) + rho * sum(np.vdot(x, x) for x in la)
