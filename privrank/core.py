@@ -28,7 +28,8 @@ __all__ = ['DEFAULT_MEMORY_LIMIT', 'NOISE_MODES', 'NOISE_LAWS', 'PRIVACY_MODELS'
            'preference_matrix', 'Consensus', 'borda_scores', 'borda_aggregate', 'analytic_gaussian_sigma',
            'gaussian_delta', 'noise_mode', 'set_noise', 'use_noise', 'discrete_laplace', 'discrete_gaussian',
            'zcdp_delta', 'zcdp_sigma', 'calibrate_noise', 'sample_noise', 'exact_noise', 'release', 'snap', 'snap_grid',
-           'snapped_sensitivity', 'float_sum_error', 'borda_sensitivity', 'dp_borda_aggregate', 'privacy_record']
+           'snapped_sensitivity', 'float_sum_error', 'borda_sensitivity', 'dp_borda_aggregate', 'dp_borda_from_scores',
+           'privacy_record']
 
 # %% ../nbs/00_core.ipynb #aa59a08c
 def real_array(x: ArrayLike, name: str) -> np.ndarray:
@@ -1236,17 +1237,19 @@ def dp_borda_aggregate(
         return Consensus(
             **{**res.__dict__, "diagnostics": dict(note="epsilon = inf: no noise, not private")}
         )
-    law, scale = _borda_noise(m, epsilon, delta, mode)
     if model == "central":
-        noisy = release(_borda_points(r), law, scale, rng=rng, noise=mode)
-    else:
-        check_memory(
-            24 * n * m, name="ranks", what=f"the local model's {n:,} x {m:,} noisy reports"
+        return dp_borda_from_scores(
+            _borda_points(r), n_voters=n, epsilon=epsilon, delta=delta, rng=rng
         )
-        noisy = release(m - 1 - r, law, scale, rng=rng, noise=mode).sum(
-            axis=0
-        )  # each voter's own report, summed
-    l1, l2 = borda_sensitivity(m)
+    law, scale = _borda_noise(m, epsilon, delta, mode)
+    check_memory(24 * n * m, name="ranks", what=f"the local model's {n:,} x {m:,} noisy reports")
+    noisy = release(m - 1 - r, law, scale, rng=rng, noise=mode).sum(axis=0)  # each voter's own
+    return _borda_consensus(noisy, law, scale, "local", epsilon, delta, n, mode)
+
+
+def _borda_consensus(noisy, law, scale, model, epsilon, delta, n, mode):
+    "The Consensus of released Borda scores, with the privacy record and the noise it carries"
+    l1, l2 = borda_sensitivity(len(noisy))
     return Consensus(
         order=_order_from_scores(noisy),
         method="borda",
@@ -1258,6 +1261,47 @@ def dp_borda_aggregate(
         noise=mode,
         diagnostics=dict(noise_law=law, noise_scale=scale, sensitivity_l1=l1, sensitivity_l2=l2),
     )
+
+
+def dp_borda_from_scores(
+    scores: ArrayLike,  # (m,) Borda points summed over the voters, as `borda_scores` gives them
+    *,
+    n_voters: int,  # the number of voters n behind them (public: neighbours replace one voter)
+    epsilon: float,  # privacy per voter
+    delta: float = 0.0,  # 0: Laplace (pure DP); > 0: Gaussian
+    rng: RNGLike = None,
+) -> Consensus:
+    """The central release of `dp_borda_aggregate` from the voters' summed Borda points, however
+    they were summed (in chunks, on other machines): the same noise, the same consensus and the
+    same record for the same `rng`.
+
+    Refuses, naming the parameter, `scores` that are not the Borda points of `n_voters` complete
+    rankings (whole numbers in [0, n (m - 1)] that sum to n m (m - 1) / 2), a bad `n_voters`, an
+    `epsilon` that is not positive and finite, a `delta` outside [0, 1) and a bad `rng`."""
+    n = check_int(n_voters, name="n_voters", minimum=1)
+    s = np.asarray(scores)
+    if s.dtype.kind not in "iuf" or s.ndim != 1 or s.size == 0:
+        raise TypeError(
+            "`scores` must be a non-empty 1-d array of whole numbers (Borda points); got "
+            f"dtype {s.dtype}, shape {s.shape}"
+        )
+    m = s.size
+    if s.dtype.kind == "f" and not (np.isfinite(s).all() and (s == np.round(s)).all()):
+        raise ValueError("`scores` must hold whole numbers (Borda points)")
+    if (
+        s.min() < 0
+        or s.max() > n * (m - 1)
+        or int(s.astype(np.int64).sum()) != n * m * (m - 1) // 2
+    ):
+        raise ValueError(
+            f"`scores` are not the Borda points of {n:,} complete rankings of {m} candidates: "
+            f"each must be in [0, {n * (m - 1):,}] and they must sum to {n * m * (m - 1) // 2:,}"
+        )
+    epsilon, delta = check_epsilon(epsilon, scalar=True), check_delta(delta)
+    rng, mode = check_rng(rng), noise_mode()
+    law, scale = _borda_noise(m, epsilon, delta, mode)
+    noisy = release(s.astype(np.int64), law, scale, rng=rng, noise=mode)
+    return _borda_consensus(noisy, law, scale, "central", epsilon, delta, n, mode)
 
 # %% ../nbs/00_core.ipynb #93caba6b
 PRIVACY_MODELS = (

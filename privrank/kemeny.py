@@ -39,7 +39,7 @@ from privrank.core import (
 __all__ = ['EXACT_MAX_M', 'SOLVERS', 'MAX_ELLIPTOPE_DIM', 'PROJECTIONS', 'MAX_MARGINAL_DIM', 'kemeny_cost', 'kemeny_exact',
            'kemeny_ilp', 'indegree_order', 'kwiksort', 'local_search', 'kemeny_ptas', 'solver_guarantee',
            'kemeny_aggregate', 'NoisyInstance', 'noisy_margins_instance', 'clipped_noisy_instance', 'project_marginals',
-           'bucketed_instance', 'dp_kemeny_aggregate']
+           'bucketed_instance', 'dp_kemeny_aggregate', 'dp_kemeny_from_margins']
 
 # %% ../nbs/05_kemeny.ipynb #fcc410e8
 def check_weights(w):  # (m, m) real WFAS weights
@@ -534,11 +534,14 @@ def noisy_margins_instance(
     [0, 1) and an m x m beyond the limits."""
     r = check_ranks(ranks)
     epsilon, delta, rng = check_epsilon(epsilon, scalar=True), check_delta(delta), check_rng(rng)
-    mode = noise_mode()
-    n, m = r.shape
+    return _margins_instance(margin_counts(r), r.shape[0], epsilon, delta, rng)
+
+
+def _margins_instance(c, n, epsilon, delta, rng):
+    "The large-n release from the integer margins c = C - C^T of n voters (validated)"
+    mode, m = noise_mode(), len(c)
     l1, l2 = margin_sensitivity(n, m)
     law, scale = calibrate_noise(epsilon=epsilon, delta=delta, l1=l1, l2=l2, noise=mode)
-    c = margin_counts(r)
     iu = np.triu_indices(m, 1)  # refuses, naming `ranks`, an m x m beyond the limits
     d = np.zeros((m, m))
     d[iu] = release(c[iu], law, scale, denom=n, rng=rng, noise=mode)
@@ -996,6 +999,12 @@ def dp_kemeny_aggregate(
                 r, epsilon=epsilon, delta=delta, n_buckets=B, rng=rng, projection=projection
             )  # B resolved
         )
+    return _kemeny_consensus(inst, regime, paper, bounds, solver, rng, mode)
+
+
+def _kemeny_consensus(inst, regime, paper, bounds, solver, rng, mode):
+    "Solve a released instance: the Consensus with its regime, bounds, solver and guarantee"
+    epsilon, delta, n = inst.epsilon, inst.delta, inst.n_voters
     top = np.abs(inst.w).max()
     if not math.isfinite(top):
         raise ValueError(
@@ -1023,3 +1032,49 @@ def dp_kemeny_aggregate(
             **{k: v for k, v in inst.diagnostics.items() if np.ndim(v) == 0},
         ),
     )
+
+
+def dp_kemeny_from_margins(
+    margin_counts: ArrayLike,  # (m, m) integer margins C - C^T summed over the voters
+    *,
+    n_voters: int,  # the number of voters n behind them (public: neighbours replace one voter)
+    epsilon: float,  # privacy per voter
+    delta: float = 0.0,  # 0: Laplace (epsilon-DP); > 0: Gaussian ((epsilon, delta)-DP)
+    solver: str = "auto",  # solver of the noisy instance, one of SOLVERS
+    rng: int | np.random.Generator | None = None,  # seed or generator of the noise (and solver)
+) -> Consensus:
+    """The large-n private Kemeny consensus of `dp_kemeny_aggregate(regime="large_n")` from the
+    voters' summed margin counts, however they were summed (in chunks, on other machines): the
+    same noise, the same consensus and the same record for the same `rng`.
+
+    Refuses, naming the parameter, `margin_counts` that are not the margins of `n_voters` complete
+    rankings (an antisymmetric integer matrix with entries in [-n, n] of the parity of n), a bad
+    `n_voters`, and what `dp_kemeny_aggregate` refuses."""
+    n = check_int(n_voters, name="n_voters", minimum=1)
+    c = np.asarray(margin_counts)
+    if c.dtype.kind not in "iuf" or c.ndim != 2 or c.shape[0] != c.shape[1] or c.size == 0:
+        raise TypeError(
+            "`margin_counts` must be a non-empty square array of whole numbers; got dtype "
+            f"{c.dtype}, shape {c.shape}"
+        )
+    if c.dtype.kind == "f" and not (np.isfinite(c).all() and (c == np.round(c)).all()):
+        raise ValueError("`margin_counts` must hold whole numbers (counts of voters)")
+    c = c.astype(np.int64)
+    m = len(c)
+    off = ~np.eye(m, dtype=bool)
+    if (c != -c.T).any() or np.abs(c).max() > n or ((c[off] - n) % 2).any():
+        raise ValueError(
+            f"`margin_counts` are not the margins of {n:,} complete rankings: they must be "
+            f"antisymmetric, in [-{n:,}, {n:,}], and off the diagonal of the parity of n"
+        )
+    epsilon, delta, rng = check_epsilon(epsilon, scalar=True), check_delta(delta), check_rng(rng)
+    _check_solver(solver)
+    with use_noise(noise_mode()) as mode:
+        paper = "large_n" if large_n_ok(n, m, epsilon=epsilon, delta=delta) else "small_n"
+        B = _check_buckets(_resolve_buckets(None, n, m, epsilon, delta), m)
+        bounds = {
+            "large_n": cost_error_bound(n, m, 1, epsilon=epsilon, delta=delta),
+            "small_n": cost_error_bound(n, m, B, epsilon=epsilon, delta=delta),
+        }
+        inst = _margins_instance(c, n, epsilon, delta, rng)
+    return _kemeny_consensus(inst, "large_n", paper, bounds, solver, rng, mode)

@@ -2462,6 +2462,51 @@ HELPERS = [
     ("zcdp_sigma", lambda: core.zcdp_sigma(epsilon=NAN, delta=1e-6), "epsilon"),
     ("zcdp_sigma", lambda: core.zcdp_sigma(epsilon=1.0, delta=0.0), "delta"),
     ("borda_sensitivity", lambda: core.borda_sensitivity(0), "n_items"),
+    (
+        "dp_borda_from_scores",
+        lambda: core.dp_borda_from_scores([1, 2], n_voters=1, epsilon=1),
+        "scores",
+    ),
+    (
+        "dp_borda_from_scores",
+        lambda: core.dp_borda_from_scores([NAN, 1], n_voters=1, epsilon=1),
+        "scores",
+    ),
+    (
+        "dp_borda_from_scores",
+        lambda: core.dp_borda_from_scores(["a"], n_voters=1, epsilon=1),
+        "scores",
+    ),
+    (
+        "dp_borda_from_scores",
+        lambda: core.dp_borda_from_scores([1, 0], n_voters=0, epsilon=1),
+        "n_voters",
+    ),
+    (
+        "dp_borda_from_scores",
+        lambda: core.dp_borda_from_scores([1, 0], n_voters=1, epsilon=NAN),
+        "epsilon",
+    ),
+    (
+        "dp_kemeny_from_margins",
+        lambda: kemeny.dp_kemeny_from_margins(np.ones((2, 2)), n_voters=1, epsilon=1),
+        "margin_counts",
+    ),
+    (
+        "dp_kemeny_from_margins",
+        lambda: kemeny.dp_kemeny_from_margins(np.full((2, 2), NAN), n_voters=1, epsilon=1),
+        "margin_counts",
+    ),
+    (
+        "dp_kemeny_from_margins",
+        lambda: kemeny.dp_kemeny_from_margins(np.zeros((2, 3)), n_voters=1, epsilon=1),
+        "margin_counts",
+    ),
+    (
+        "dp_kemeny_from_margins",
+        lambda: kemeny.dp_kemeny_from_margins([[0, 1], [-1, 0]], n_voters=1, epsilon=1, delta=2),
+        "delta",
+    ),
     ("borda_sensitivity", lambda: core.borda_sensitivity(2.5), "n_items"),
     ("check_memory", lambda: core.set_memory_limit(-5), "nbytes"),
     ("local_search", lambda: kemeny.local_search(np.zeros((3, 3)), max_iter=-1), "max_iter"),
@@ -2522,6 +2567,9 @@ CALLS = {
     core: {
         "check_epsilon": lambda a: core.check_epsilon(a(np.array([0.5, 1.0]))),
         "check_ranks": lambda a: core.check_ranks(a(RO_R)),
+        "dp_borda_from_scores": lambda a: core.dp_borda_from_scores(
+            a(core.borda_scores(RO_R)), n_voters=len(RO_R), epsilon=1.0, rng=0
+        ),
         "check_orders": lambda a: core.check_orders(a(RO_R)),
         "ranks_to_orders": lambda a: core.ranks_to_orders(a(RO_R)),
         "orders_to_ranks": lambda a: core.orders_to_ranks(a(RO_R)),
@@ -2552,6 +2600,12 @@ CALLS = {
         ),
     },
     kemeny: {
+        "dp_kemeny_from_margins": lambda a: kemeny.dp_kemeny_from_margins(
+            a(core.preference_counts(RO_R) - core.preference_counts(RO_R).T),
+            n_voters=len(RO_R),
+            epsilon=1.0,
+            rng=0,
+        ),
         "check_weights": lambda a: kemeny.check_weights(a(RO_W)),
         "check_order": lambda a: kemeny.check_order(a(np.arange(5)), 5),
         "kemeny_cost": lambda a: kemeny.kemeny_cost(a(RO_W), a(np.arange(5))),
