@@ -26,6 +26,7 @@ from privrank import (  # noqa: E402
     kemeny,
     mc,
     rr,
+    scale,
     tree,
 )
 
@@ -65,6 +66,16 @@ RECORDS = {
     "kemeny.dp_kemeny_aggregate": lambda: kemeny.dp_kemeny_aggregate(
         R, epsilon=1.0, delta=1e-6, rng=0
     ),
+    "kemeny.dp_kemeny_from_margins": lambda: kemeny.dp_kemeny_from_margins(
+        core.preference_counts(R) - core.preference_counts(R).T, n_voters=len(R), epsilon=1.0, rng=0
+    ),
+    "core.dp_borda_from_scores": lambda: core.dp_borda_from_scores(
+        core.borda_scores(R), n_voters=len(R), epsilon=1.0, rng=0
+    ),
+    "scale.dp_borda_aggregate": lambda: scale.dp_borda_aggregate(
+        [R[:15], R[15:]], epsilon=1.0, model="local", rng=0
+    ),
+    "scale.dp_kemeny_aggregate": lambda: scale.dp_kemeny_aggregate(R, epsilon=1.0, rng=0),
     "rr.privatize": lambda: rr.privatize(I, J, Y, USER, epsilon=1.0, rng=0),
     "btl.private_btl": lambda: btl.private_btl(I, J, Y, USER, n_items=5, epsilon=1.0, rng=0),
     "btl.dp_btl_aggregate": lambda: btl.dp_btl_aggregate(R, epsilon=1.0, rng=0),
@@ -97,7 +108,7 @@ RAW = {  # spend privacy but return the raw draws (arrays) a mechanism is built 
 def _spenders():
     "Public callables of every module whose signature takes `epsilon` and `rng`"
     out = set()
-    for mod in (core, rr, btl, tree, footrule, kemeny, mc, datasets, audit, cli):
+    for mod in (core, rr, btl, tree, footrule, kemeny, mc, datasets, audit, scale, cli):
         for name in mod.__all__:
             f = getattr(mod, name)
             if not callable(f) or inspect.isclass(f):
@@ -135,7 +146,7 @@ from pathlib import Path  # noqa: E402
 
 import privrank as pr  # noqa: E402
 
-MODULES = (core, rr, btl, tree, footrule, kemeny, mc, completion, datasets, audit, auto, cli)
+MODULES = (core, rr, btl, tree, footrule, kemeny, mc, completion, datasets, audit, auto, scale, cli)
 # parameter names that the rule replaced: old name -> the name to use
 RETIRED = {
     "m": "n_items",

@@ -48,6 +48,7 @@ from privrank import (
     kemeny,
     mc,
     rr,
+    scale,
     tree,
 )
 
@@ -75,6 +76,12 @@ FUNCS = {
     ),
     "bucketed_instance": lambda r, e, d: kemeny.bucketed_instance(r, epsilon=e, delta=d, rng=0),
     "dp_aggregate": lambda r, e, d: auto.dp_aggregate(r, epsilon=e, delta=d, rng=0),
+    "scale.dp_borda_aggregate": lambda r, e, d: scale.dp_borda_aggregate(
+        r, epsilon=e, delta=d, rng=0
+    ),
+    "scale.dp_kemeny_aggregate": lambda r, e, d: scale.dp_kemeny_aggregate(
+        r, epsilon=e, delta=d, rng=0
+    ),
 }
 BAD_EPS = [0, -1, math.nan, "1", None, True, [1.0, 2.0, 3.0]]
 BAD_DELTA = [-0.1, 1, math.nan, "0", None]
@@ -2561,6 +2568,16 @@ RO_R = valid_ranks(12, 5, 3)
 RO_W = core.preference_matrix(RO_R)
 PILOT = np.random.default_rng(0).normal(size=(20, 2))
 CALLS = {
+    scale: {
+        "iter_chunks": lambda a: list(scale.iter_chunks(a(RO_R), chunk_rows=5)),
+        "rank_statistics": lambda a: scale.rank_statistics(a(RO_R), chunk_rows=5),
+        "dp_borda_aggregate": lambda a: scale.dp_borda_aggregate(
+            a(RO_R), epsilon=1.0, model="local", rng=0, chunk_rows=5
+        ),
+        "dp_kemeny_aggregate": lambda a: scale.dp_kemeny_aggregate(
+            a(RO_R), epsilon=1.0, rng=0, chunk_rows=5
+        ),
+    },
     auto: {
         "dp_aggregate": lambda a: auto.dp_aggregate(a(RO_R), epsilon=1.0, rng=0),
     },
@@ -2684,6 +2701,7 @@ CALLS = {
     },
 }
 NO_ARRAYS = {  # public functions that take no array argument (nothing to modify)
+    scale: {"RankStatistics"},
     auto: {"choose_aggregator", "Choice"},
     core: {
         "check_delta",

@@ -1,0 +1,134 @@
+"""privrank.scale (issue 16): the chunked, Parquet/CSV and Dask paths give the in-memory answer.
+
+Central releases: the same seed gives the in-memory release bit for bit, from every source and on a
+`dask.distributed` cluster of two worker processes. Local releases: a seed and a partitioning give
+one answer, streamed or on the cluster. Without noise, the statistics of any partition are those of
+the whole profile. Bad sources are refused naming the parameter."""
+
+import gzip
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import privrank as pr
+from privrank import core, scale
+
+pa = pytest.importorskip("pyarrow")
+pq = pytest.importorskip("pyarrow.parquet")
+da = pytest.importorskip("dask.array")
+dd = pytest.importorskip("dask.dataframe")
+pd = pytest.importorskip("pandas")
+distributed = pytest.importorskip("distributed")
+
+R = pr.sample_mallows(9, 4_001, 0.85, rng=7)
+COLS = [f"c{q}" for q in range(9)]
+
+
+@pytest.fixture(scope="module")
+def files(tmp_path_factory):
+    d = tmp_path_factory.mktemp("scale")
+    frame = pd.DataFrame(R, columns=COLS)
+    pq.write_table(pa.Table.from_pandas(frame), d / "r.parquet", row_group_size=700)
+    frame.to_csv(d / "r.csv", index=False)
+    with gzip.open(d / "r.csv.gz", "wt") as f:
+        frame.to_csv(f, index=False)
+    return d
+
+
+@pytest.fixture(scope="module")
+def client():
+    with (
+        distributed.LocalCluster(
+            n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None
+        ) as cluster,
+        distributed.Client(cluster) as c,
+    ):
+        yield c
+
+
+def central(src, **kw):
+    return (
+        scale.dp_borda_aggregate(src, epsilon=0.3, rng=11, **kw),
+        scale.dp_kemeny_aggregate(src, epsilon=0.3, delta=1e-6, rng=11, **kw),
+    )
+
+
+BORDA = pr.dp_borda_aggregate(R, epsilon=0.3, rng=11)
+KEMENY = pr.dp_kemeny_aggregate(R, epsilon=0.3, delta=1e-6, regime="large_n", rng=11)
+
+
+def same(b, k):
+    assert (b.scores == BORDA.scores).all() and (b.order == BORDA.order).all()
+    assert (k.order == KEMENY.order).all()
+    assert b.epsilon == 0.3 and k.delta == 1e-6 and b.n_voters == k.n_voters == len(R)
+
+
+@pytest.mark.parametrize("name", ["r.parquet", "r.csv", "r.csv.gz"])
+def test_files_give_the_in_memory_release(files, name):
+    same(*central(files / name, chunk_rows=333))
+
+
+def test_arrays_frames_and_dask_give_the_in_memory_release():
+    same(*central(R, chunk_rows=1000))
+    same(*central([R[:5], R[5:2000], R[2000:]]))
+    same(*central([pd.DataFrame(R[:100]), pa.table({c: R[100:, q] for q, c in enumerate(COLS)})]))
+    same(*central(da.from_array(R, chunks=(600, 4))))
+    same(*central(dd.from_pandas(pd.DataFrame(R, columns=COLS), npartitions=5)))
+
+
+def test_a_cluster_of_two_worker_processes_gives_the_in_memory_release(files, client):
+    same(*central(files / "r.parquet", client=client))
+    same(*central(files / "r.csv", client=client))
+    same(*central(da.from_array(R, chunks=(500, 9)), client=client))
+    # local model: the same seed and partitioning give one answer, streamed or on the workers
+    here = scale.dp_borda_aggregate(R, epsilon=0.3, model="local", rng=5, chunk_rows=500)
+    there = scale.dp_borda_aggregate(
+        da.from_array(R, chunks=(500, 9)), epsilon=0.3, model="local", rng=5, client=client
+    )
+    assert (here.scores == there.scores).all() and there.diagnostics["n_chunks"] == 9
+
+
+def test_the_local_model_is_one_answer_per_seed_and_partition():
+    a = scale.dp_borda_aggregate(R, epsilon=1.0, model="local", rng=3, chunk_rows=100)
+    b = scale.dp_borda_aggregate(R, epsilon=1.0, model="local", rng=3, chunk_rows=100)
+    c = scale.dp_borda_aggregate(R, epsilon=1.0, model="local", rng=4, chunk_rows=100)
+    assert (a.scores == b.scores).all() and not (a.scores == c.scores).all()
+    assert a.model == "local" and a.diagnostics["noise_law"] == "laplace"
+
+
+@settings(max_examples=30, deadline=None)
+@given(
+    st.lists(st.integers(0, 40), min_size=1, max_size=8),
+    st.sampled_from([np.int8, np.uint8, np.int16, np.int32, np.int64]),
+)
+def test_statistics_of_any_partition_are_those_of_the_profile(sizes, dtype):
+    prof = pr.sample_mallows(6, 41, 0.7, rng=len(sizes))
+    cuts = np.minimum(np.cumsum(sizes), 41)
+    st_ = scale.rank_statistics(np.split(prof.astype(dtype), cuts))
+    c = core.preference_counts(prof)
+    assert st_.n_voters == 41 and (st_.counts == c).all() and (st_.margin_counts == c - c.T).all()
+    assert (st_.borda == core.borda_scores(prof)).all()
+
+
+def test_bad_sources_are_refused_by_name(tmp_path):
+    with pytest.raises(ValueError, match="`ranks`"):
+        scale.rank_statistics(tmp_path / "none.parquet")
+    (tmp_path / "r.txt").write_text("0,1\n")
+    with pytest.raises(ValueError, match="`ranks`"):
+        scale.dp_borda_aggregate(tmp_path / "r.txt", epsilon=1.0)
+    t = pa.table({"a": pa.array([0, None, 1]), "b": pa.array([1, 0, 0])})
+    pq.write_table(t, tmp_path / "null.parquet")
+    with pytest.raises(ValueError, match="`ranks`.*empty values"):
+        scale.rank_statistics(tmp_path / "null.parquet")
+    with pytest.raises(TypeError, match="`ranks`"):
+        scale.rank_statistics(object())
+    with pytest.raises(ValueError, match="`ranks`.*chunk 1"):
+        scale.rank_statistics([R[:3], R[:3] * 0])
+    with pytest.raises(TypeError, match="`columns`"):
+        list(scale.iter_chunks(R, columns="c0"))
+    with pytest.raises(TypeError, match="`source`"):
+        list(scale.iter_chunks(da.from_array(R)))
+    with pytest.raises(ValueError, match="`epsilon`"):  # refused before any data is read
+        scale.dp_kemeny_aggregate(tmp_path / "none.parquet", epsilon=-1)
