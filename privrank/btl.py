@@ -33,8 +33,9 @@ from privrank.core import (
 
 # %% auto #0
 __all__ = ['win_probability', 'simulate_btl', 'btl_loss', 'btl_grad', 'btl_hessian', 'BTLFit', 'default_lambda', 'fit_btl_pairs',
-           'fit_btl', 'PrivateBTL', 'private_btl', 'ranks_to_comparisons', 'btl_consensus', 'per_comparison_epsilon',
-           'btl_aggregate_comparisons', 'dp_btl_aggregate_comparisons', 'btl_aggregate', 'dp_btl_aggregate']
+           'fit_btl', 'PrivateBTL', 'private_btl', 'fit_btl_counts', 'ranks_to_comparisons', 'btl_consensus',
+           'per_comparison_epsilon', 'btl_aggregate_comparisons', 'dp_btl_aggregate_comparisons', 'btl_aggregate',
+           'dp_btl_aggregate']
 
 # %% ../nbs/02_btl.ipynb #62aeb53b
 _LINKS = {"logit": special.expit, "probit": special.ndtr}
@@ -676,14 +677,10 @@ def private_btl(
         if dense
         else None
     )
-    if c is not None:  # privatised and counted per group: debias and weight per pair
-        z0, z1 = rr.debias_table(vals)
-        w = (
-            rr.inverse_variance_weights(epsilon=vals)
-            if weighting == "inverse_variance"
-            else np.ones(len(vals))
+    if c is not None:  # privatised and counted per group: debias, weight and fit
+        f = fit_btl_counts(
+            c, epsilon=vals, weighting=weighting, lam=lam, tol=tol, solver=solver, link=link
         )
-        s = rr.pair_stats_from_counts(c, z0, z1, w)
     else:  # many pairs or distinct epsilons (or a bad value, named by full validation)
         i, j, y, _ = rr.check_comparisons(i, j, y, n_items=m, binary=True)
         if len(vals) == 1:
@@ -699,7 +696,7 @@ def private_btl(
             s = rr.pair_statistics(
                 i, j, p.z, n_items=m, weights=None if w is None else w / w.mean()
             )
-    f = fit_btl_pairs(s, lam=lam, tol=tol, solver=solver, link=link)
+        f = fit_btl_pairs(s, lam=lam, tol=tol, solver=solver, link=link)
     return PrivateBTL(
         theta=f.theta,
         fit=f,
@@ -708,6 +705,52 @@ def private_btl(
         weighting=weighting,
         noise=mode,
     )
+
+
+def fit_btl_counts(
+    counts: np.ndarray,  # (G, m, m, 2) ints: [g, a, b, t] = comparisons of group g listed (a, b)
+    # whose released (randomized) outcome "a beat b" is t
+    *,
+    epsilon: np.ndarray,  # (G,) the per-comparison epsilon of each group's randomized response
+    weighting: str = "inverse_variance",  # or "uniform" (the plain mean of equation (3))
+    lam: float
+    | str = "r3",  # ridge >= 0, "r3" (R3, Theorem 1) or "mle" (if all pair means in [0,1])
+    tol: float = 1e-9,  # gradient tolerance of the solver
+    solver: str = "auto",  # "auto", "newton", "newton-cg" or "lbfgs"
+    link: str = "logit",  # "logit" (BTL) or "probit" (Thurstone)
+) -> BTLFit:
+    """The M-estimator of `private_btl` on released randomized-response outcomes, counted per
+    epsilon group however they were counted (in chunks, on other machines): debiased per group
+    (equation (1)), weighted per group, and fitted by `fit_btl_pairs`. Post-processing only.
+
+    Refuses, naming the parameter, `counts` that are not a (G, m, m, 2) array of non-negative
+    whole numbers with nothing on the diagonal, an `epsilon` that is not G positive finite
+    numbers, a bad `weighting`, and what `fit_btl_pairs` refuses."""
+    if weighting not in ("inverse_variance", "uniform"):
+        raise ValueError(f"`weighting` must be 'inverse_variance' or 'uniform'; got {weighting!r}")
+    c = np.asarray(counts)
+    if c.dtype.kind not in "iu" or c.ndim != 4 or c.shape[1] != c.shape[2] or c.shape[3] != 2:
+        raise TypeError(
+            "`counts` must be a (groups, m, m, 2) integer array; got dtype "
+            f"{c.dtype}, shape {c.shape}"
+        )
+    m = c.shape[1]
+    if c.size == 0 or m < 1 or (c < 0).any() or c[:, np.arange(m), np.arange(m)].any():
+        raise ValueError(
+            "`counts` must be non-negative, with at least one group and nothing on the diagonal "
+            "(an item compared with itself)"
+        )
+    eps = np.atleast_1d(check_epsilon(epsilon))
+    if eps.shape != (c.shape[0],):
+        raise ValueError(
+            f"`epsilon` must hold one value per group ({c.shape[0]}); got shape {eps.shape}"
+        )
+    z0, z1 = rr.debias_table(eps)
+    w = rr.inverse_variance_weights(epsilon=eps) if weighting == "inverse_variance" else None
+    s = rr.pair_stats_from_counts(
+        c.astype(np.int64, copy=False), z0, z1, np.ones(len(eps)) if w is None else w
+    )
+    return fit_btl_pairs(s, lam=lam, tol=tol, solver=solver, link=link)
 
 # %% ../nbs/02_btl.ipynb #d38170b5
 def ranks_to_comparisons(

@@ -2469,6 +2469,23 @@ HELPERS = [
     ("zcdp_sigma", lambda: core.zcdp_sigma(epsilon=NAN, delta=1e-6), "epsilon"),
     ("zcdp_sigma", lambda: core.zcdp_sigma(epsilon=1.0, delta=0.0), "delta"),
     ("borda_sensitivity", lambda: core.borda_sensitivity(0), "n_items"),
+    ("fit_btl_counts", lambda: btl.fit_btl_counts(np.ones((1, 2, 2, 2)), epsilon=[1]), "counts"),
+    ("fit_btl_counts", lambda: btl.fit_btl_counts(np.ones((1, 2, 2), int), epsilon=[1]), "counts"),
+    (
+        "fit_btl_counts",
+        lambda: btl.fit_btl_counts(np.ones((1, 2, 2, 2), int), epsilon=[1]),
+        "counts",
+    ),
+    (
+        "fit_btl_counts",
+        lambda: btl.fit_btl_counts(np.zeros((1, 2, 2, 2), int), epsilon=[NAN]),
+        "epsilon",
+    ),
+    (
+        "fit_btl_counts",
+        lambda: btl.fit_btl_counts(np.zeros((1, 2, 2, 2), int), epsilon=[1], weighting="x"),
+        "weighting",
+    ),
     (
         "dp_borda_from_scores",
         lambda: core.dp_borda_from_scores([1, 2], n_voters=1, epsilon=1),
