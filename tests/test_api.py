@@ -76,6 +76,12 @@ RECORDS = {
         [R[:15], R[15:]], epsilon=1.0, model="local", rng=0
     ),
     "scale.dp_kemeny_aggregate": lambda: scale.dp_kemeny_aggregate(R, epsilon=1.0, rng=0),
+    "scale.dp_btl_aggregate_comparisons": lambda: scale.dp_btl_aggregate_comparisons(
+        np.column_stack([np.where(Y == 1, I, J), np.where(Y == 1, J, I), USER]),
+        n_items=5,
+        epsilon=1.0,
+        rng=0,
+    ),
     "rr.privatize": lambda: rr.privatize(I, J, Y, USER, epsilon=1.0, rng=0),
     "btl.private_btl": lambda: btl.private_btl(I, J, Y, USER, n_items=5, epsilon=1.0, rng=0),
     "btl.dp_btl_aggregate": lambda: btl.dp_btl_aggregate(R, epsilon=1.0, rng=0),

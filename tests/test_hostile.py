@@ -2469,6 +2469,48 @@ HELPERS = [
     ("zcdp_sigma", lambda: core.zcdp_sigma(epsilon=NAN, delta=1e-6), "epsilon"),
     ("zcdp_sigma", lambda: core.zcdp_sigma(epsilon=1.0, delta=0.0), "delta"),
     ("borda_sensitivity", lambda: core.borda_sensitivity(0), "n_items"),
+    (
+        "scale.dp_btl_aggregate_comparisons",
+        lambda: scale.dp_btl_aggregate_comparisons([[0, 0, 1]], n_items=2, epsilon=1),
+        "comparisons",
+    ),
+    (
+        "scale.dp_btl_aggregate_comparisons",
+        lambda: scale.dp_btl_aggregate_comparisons([[0, 5, 1]], n_items=2, epsilon=1),
+        "comparisons",
+    ),
+    (
+        "scale.dp_btl_aggregate_comparisons",
+        lambda: scale.dp_btl_aggregate_comparisons([[0.5, 1, 1]], n_items=2, epsilon=1),
+        "comparisons",
+    ),
+    (
+        "scale.dp_btl_aggregate_comparisons",
+        lambda: scale.dp_btl_aggregate_comparisons([[0, 1]], n_items=2, epsilon=1),
+        "comparisons",
+    ),
+    (
+        "scale.dp_btl_aggregate_comparisons",
+        lambda: scale.dp_btl_aggregate_comparisons([[0, 1, -1]], n_items=2, epsilon=1),
+        "comparisons",
+    ),
+    (
+        "scale.dp_btl_aggregate_comparisons",
+        lambda: scale.dp_btl_aggregate_comparisons([[0, 1, 1]], n_items=2, epsilon=NAN),
+        "epsilon",
+    ),
+    (
+        "scale.dp_btl_aggregate_comparisons",
+        lambda: scale.dp_btl_aggregate_comparisons([[0, 1]], n_items=1, epsilon=1),
+        "n_items",
+    ),
+    (
+        "scale.dp_btl_aggregate_comparisons",
+        lambda: scale.dp_btl_aggregate_comparisons(
+            [[0, 1]], n_items=2, epsilon=1, privacy_unit="voter"
+        ),
+        "privacy_unit",
+    ),
     ("fit_btl_counts", lambda: btl.fit_btl_counts(np.ones((1, 2, 2, 2)), epsilon=[1]), "counts"),
     ("fit_btl_counts", lambda: btl.fit_btl_counts(np.ones((1, 2, 2), int), epsilon=[1]), "counts"),
     (
@@ -2593,6 +2635,13 @@ CALLS = {
         ),
         "dp_kemeny_aggregate": lambda a: scale.dp_kemeny_aggregate(
             a(RO_R), epsilon=1.0, rng=0, chunk_rows=5
+        ),
+        "dp_btl_aggregate_comparisons": lambda a: scale.dp_btl_aggregate_comparisons(
+            a(np.array([[0, 1, 0], [1, 2, 0], [2, 0, 1], [0, 2, 1]])),
+            n_items=3,
+            epsilon=1.0,
+            rng=0,
+            chunk_rows=2,
         ),
     },
     auto: {

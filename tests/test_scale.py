@@ -132,3 +132,24 @@ def test_bad_sources_are_refused_by_name(tmp_path):
         list(scale.iter_chunks(da.from_array(R)))
     with pytest.raises(ValueError, match="`epsilon`"):  # refused before any data is read
         scale.dp_kemeny_aggregate(tmp_path / "none.parquet", epsilon=-1)
+
+
+def test_btl_from_a_file_on_the_cluster_is_the_streamed_answer(tmp_path, client):
+    g = np.random.default_rng(1)
+    n = 30_000
+    i = g.integers(0, 6, n)
+    j = (i + g.integers(1, 6, n)) % 6
+    won = g.random(n) < pr.btl.win_probability(np.linspace(1, -1, 6), i, j)
+    users = g.integers(0, 3_000, n)
+    t = pa.table({"winner": np.where(won, i, j), "loser": np.where(won, j, i), "user": users})
+    pq.write_table(t, tmp_path / "c.parquet", row_group_size=4_000)
+    kw = dict(n_items=6, epsilon=1.5, rng=2)
+    here = scale.dp_btl_aggregate_comparisons(tmp_path / "c.parquet", chunk_rows=4_000, **kw)
+    there = scale.dp_btl_aggregate_comparisons(tmp_path / "c.parquet", client=client, **kw)
+    assert (here.scores == there.scores).all()  # one seed and partition (the row groups)
+    assert here.n_voters == len(np.unique(users)) and here.model == "local"
+    assert here.diagnostics["n_comparisons"] == n
+    per_comp = scale.dp_btl_aggregate_comparisons(
+        t.select(["winner", "loser"]).to_pandas().to_numpy(), privacy_unit="comparison", **kw
+    )
+    assert per_comp.n_voters == n and per_comp.privacy_unit == "comparison"
