@@ -18,11 +18,12 @@ import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
+from types import SimpleNamespace
 from typing import TextIO
 
 import numpy as np
 
-from . import __version__, auto, btl, completion, core, datasets, mc
+from . import __version__, auto, btl, completion, core, datasets, mc, scale
 from privrank.core import (
     Consensus,
     RNGLike,
@@ -687,6 +688,10 @@ def _add_privacy_args(p, epsilon_default=None):
 
 def _cmd_aggregate(args):
     "privrank aggregate FILE --method M ...: the text to print"
+    if Path(args.file).suffix.lower() in (".parquet", ".pq"):
+        return _aggregate_parquet(args, Path(args.file))
+    if args.workers is not None or args.scheduler is not None:
+        raise CLIError("--workers and --scheduler apply to .parquet files only")
     rng = check_rng(args.seed)
     profile = load_profile(args.file, rng=rng)
     res, sec = run_method(
@@ -700,6 +705,154 @@ def _cmd_aggregate(args):
     )
     d = _result_dict(res, profile, sec, seed=args.seed, method=args.method, noise=core.noise_mode())
     return _json(d) if args.json else _format_result(d, profile.title)
+
+
+@contextlib.contextmanager
+def _cluster(args):
+    "A dask.distributed client for --scheduler ADDRESS or --workers N (a local cluster), or None"
+    if args.workers is None and args.scheduler is None:
+        yield None
+        return
+    if args.workers is not None and args.scheduler is not None:
+        raise CLIError("give --workers (a local cluster) or --scheduler (a running one), not both")
+    try:
+        import logging
+
+        from distributed import Client, LocalCluster
+    except ImportError:
+        raise CLIError(
+            "--workers and --scheduler need Dask: pip install 'privrank[scale]'"
+        ) from None
+    if args.scheduler is not None:
+        try:
+            client = Client(args.scheduler, timeout=10)
+        except (OSError, TimeoutError, ValueError) as e:
+            raise CLIError(f"--scheduler {args.scheduler}: cannot connect ({e})") from None
+        with client:
+            yield client
+        return
+    quiet = dict(dashboard_address=None, silence_logs=logging.ERROR)
+    with (
+        LocalCluster(n_workers=args.workers, threads_per_worker=1, processes=True, **quiet) as lc,
+        Client(lc) as client,
+    ):
+        yield client
+
+
+def _parquet_meta(path):
+    "(column names, rows) of a Parquet file; a clear error if it is not one"
+    try:
+        import pyarrow.parquet as pq
+    except ImportError:
+        raise CLIError(
+            f"reading {path.name} needs pyarrow: pip install 'privrank[scale]'"
+        ) from None
+    if not path.is_file():
+        raise CLIError(f"no file {path}")
+    try:
+        f = pq.ParquetFile(path)
+        return list(f.schema_arrow.names), f.metadata.num_rows, f
+    except Exception as e:  # pyarrow's errors on a damaged file
+        raise CLIError(f"{path.name} is not a readable Parquet file ({type(e).__name__})") from None
+
+
+def _id_range(f, cols):
+    "1 + the largest id in columns `cols` of Parquet file f, read column by column"
+    top = -1
+    for b in f.iter_batches(columns=cols, batch_size=1 << 22):
+        for col in b.columns:
+            a = col.to_numpy(zero_copy_only=False)
+            if a.dtype.kind not in "iu":
+                raise CLIError(
+                    f"column {b.schema.names[b.columns.index(col)]!r} must hold integer ids "
+                    f"(0..m-1); got {a.dtype}: map labels to ids first"
+                )
+            top = max(top, int(a.max()) if a.size else -1)
+    return top + 1
+
+
+def _aggregate_parquet(args, path):
+    """privrank aggregate FILE.parquet: rankings (a column per candidate, positions 0 = best) by
+    Borda or Kemeny, or comparisons (columns winner, loser[, user]: integer ids) by BTL, read in
+    chunks (privrank.scale), here or on a Dask cluster"""
+    names, n_rows, f = _parquet_meta(path)
+    rng = check_rng(args.seed)
+    eps, delta, model = args.epsilon, args.delta or 0.0, args.model or "central"
+    method, why = args.method, None
+    with _cluster(args) as client:
+        t0 = time.perf_counter()
+        if {"winner", "loser"} <= set(names):
+            if method not in ("auto", "btl"):
+                raise CLIError(
+                    f"{path.name} holds pairwise comparisons: use --method btl (or auto)"
+                )
+            if eps is None:
+                raise CLIError(
+                    "a Parquet file of comparisons is aggregated privately: give --epsilon"
+                )
+            if args.delta or model != "local" and args.model is not None:
+                raise CLIError(
+                    "btl is pure epsilon-DP in the local model: no --delta, --model local"
+                )
+            cols = ["winner", "loser"] + (["user"] if "user" in names else [])
+            m = _id_range(f, cols[:2])
+            unit = "user" if "user" in cols else "comparison"
+            res = scale.dp_btl_aggregate_comparisons(
+                path, n_items=m, epsilon=eps, privacy_unit=unit, rng=rng, columns=cols,
+                lam=args.lam or "r3", client=client,
+            )  # fmt: skip
+            if method == "auto":
+                why = "the file holds pairwise comparisons: btl, the method for comparisons"
+            ids, pairs = np.arange(m), SimpleNamespace(unit=unit)
+        else:
+            ids, pairs, m = np.array(names), None, len(names)
+            if method == "auto" and eps is not None:
+                c = auto.choose_aggregator(n_rows, m, epsilon=eps, delta=delta, model=model)
+                method, delta, why = c.method, c.delta, c.reason
+            elif method == "auto":
+                method = "kemeny"
+                why = "not private (no --epsilon): the Kemeny consensus"
+            if method not in ("borda", "kemeny"):
+                raise CLIError(
+                    "on a Parquet file of rankings, --method is borda, kemeny or auto; got "
+                    f"{method}"
+                )
+            if eps is None:
+                st = scale.rank_statistics(path, client=client)
+                if method == "borda":
+                    order = np.argsort(-st.borda, kind="stable")
+                else:
+                    w = st.counts / st.n_voters
+                    order = _kemeny_of_weights(w, rng)
+                res = Consensus(order=order, method=method, epsilon=math.inf, delta=0.0,
+                                model="none", n_voters=st.n_voters)  # fmt: skip
+            elif method == "borda":
+                res = scale.dp_borda_aggregate(
+                    path, epsilon=eps, delta=delta, model=model, rng=rng, client=client
+                )
+            else:
+                if model != "central":
+                    raise CLIError("kemeny runs in the central model only (--model central)")
+                res = scale.dp_kemeny_aggregate(
+                    path, epsilon=eps, delta=delta, rng=rng, client=client
+                )
+        sec = time.perf_counter() - t0
+    if why is not None:
+        res = replace(
+            res, diagnostics=dict(res.diagnostics, auto_method=res.method, auto_reason=why)
+        )
+    profile = SimpleNamespace(
+        item_ids=ids, item_names=tuple(str(x) for x in ids), note=None, pairs=pairs, title=path.name
+    )
+    d = _result_dict(res, profile, sec, seed=args.seed, method=args.method, noise=core.noise_mode())
+    return _json(d) if args.json else _format_result(d, profile.title)
+
+
+def _kemeny_of_weights(w, rng):
+    "The Kemeny consensus of weights w[u, v] = fraction of voters placing u before v"
+    from .kemeny import EXACT_MAX_M, kemeny_exact, kemeny_ptas
+
+    return kemeny_exact(w) if len(w) <= EXACT_MAX_M else kemeny_ptas(w, rng=rng)
 
 
 def _rating_range_arg(s):
@@ -1099,8 +1252,11 @@ def build_parser() -> argparse.ArgumentParser:
     a.add_argument(
         "file",
         metavar="FILE",
-        help="a PrefLib .soc/.soi/.toi/.toc file (optionally .gz), or a pairwise CSV whose "
-        "header names the columns winner, loser (optional: user, tie), in any order",
+        help="a PrefLib .soc/.soi/.toi/.toc file (optionally .gz), a pairwise CSV whose "
+        "header names the columns winner, loser (optional: user, tie), in any order, or a "
+        ".parquet file (read in chunks): rankings, one column per candidate holding its "
+        "position (0 = best), or comparisons, columns winner, loser (optional: user) of "
+        "integer ids",
     )
     a.add_argument(
         "--method",
@@ -1109,6 +1265,18 @@ def build_parser() -> argparse.ArgumentParser:
         "epsilon, delta and model)",
     )
     _add_privacy_args(a)
+    a.add_argument(
+        "--workers",
+        type=_count("--workers", minimum=1),
+        default=None,
+        help=".parquet: reduce on a local Dask cluster of N worker processes",
+    )
+    a.add_argument(
+        "--scheduler",
+        default=None,
+        metavar="ADDRESS",
+        help=".parquet: reduce on the Dask cluster whose scheduler is at ADDRESS",
+    )
     a.add_argument(
         "--lam",
         type=_lam,

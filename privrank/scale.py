@@ -10,6 +10,7 @@ __all__ = ['CHUNK_ENTRIES', 'MAX_USERS', 'iter_chunks', 'RankStatistics', 'rank_
 
 # %% ../nbs/12_scale.ipynb #7623eae2785240b9bd12b16a66d81610
 import importlib
+import math
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -237,6 +238,22 @@ def _add(a, b):
     return tuple(x + y for x, y in zip(a, b))
 
 
+def _iadd(a, b):
+    "a + b, reusing a's arrays where it can: for integer statistics, whose sum has no order"
+    if a is None or b is None:
+        return b if a is None else a
+    out = []
+    for x, y in zip(a, b):
+        if isinstance(x, np.ndarray) and x.shape == y.shape and x.dtype == y.dtype:
+            x += y
+        elif isinstance(x, _UserCounts):
+            x.iadd(y)
+        else:
+            x = x + y
+        out.append(x)
+    return tuple(out)
+
+
 def _sum(parts):
     """Sum of partial results in a fixed binary tree: adjacent pairs, then pairs of pairs, ...
     (the order the streaming path keeps with `_TreeSum`, so both give the same floats)"""
@@ -301,29 +318,81 @@ def _dask_parts(source, columns):
     )
 
 
-def _reduce(source, fn, args, *, chunk_rows, client, columns, rng=None, name="ranks"):
+def _block(path, groups, columns, fn, args, gens, exact):
+    """One Dask task: row groups `groups` of a Parquet file read one at a time by the worker,
+    fn applied to each (with its generator), summed in the tree of `_sum` (or in place, exact)"""
+    acc = _TreeSum()
+    out = None
+    for k, g in zip(groups, gens):
+        part = fn(
+            _row_group(path, k, columns), *args, *([g] if g is not None else []), f"row group {k}"
+        )
+        out = _iadd(out, part) if exact else acc.add(part)
+    return out if exact else acc.total()
+
+
+def _tree(parts, delayed):
+    "The sum of `_sum`, as a binary tree of Dask tasks (merges run on the workers)"
+    parts = list(parts) or [None]
+    while len(parts) > 1:
+        parts = [
+            delayed(_add)(*parts[k : k + 2]) if k + 1 < len(parts) else parts[k]
+            for k in range(0, len(parts), 2)
+        ]
+    return parts[0]
+
+
+def _reduce(source, fn, args, *, chunk_rows, client, columns, rng=None, name="ranks", exact=False):
     """The sum over the chunks of `source` of fn(chunk, *args, [generator,] where): here, chunk
     by chunk, or on Dask (a Dask source, or a file when a `client` is given). With `rng`, chunk k
-    gets the k-th generator spawned from it, so a seed and a partitioning give one answer."""
+    gets the k-th generator spawned from it, so a seed and a partitioning give one answer.
+    `exact`: the parts are integers, summed in place in any order (no copies).
+
+    On Dask a Parquet file's partitions are its row groups, read by the workers in aligned blocks
+    of 2^j consecutive groups per task (about four tasks per worker), so that a task holds one row
+    group at a time and the partial sums follow the tree of the streaming path."""
     if client is not None or _is_dask(source):
         dask = _need("dask")
-        try:
-            parts = _dask_parts(source, columns)
-        except (TypeError, ValueError) as e:
-            raise type(e)(str(e).replace("`source`", f"`{name}`", 1)) from None
-        gens = rng.spawn(len(parts)) if rng is not None else [None] * len(parts)
-        tasks = [
-            dask.delayed(fn)(p, *args, *([g] if rng is not None else []), f"partition {k}")
-            for k, (p, g) in enumerate(zip(parts, gens))
-        ]
-        total = dask.delayed(_sum)(tasks)
+        p = Path(source) if isinstance(source, (str, Path)) else None
+        if p is not None and p.is_file() and p.suffix.lower() in (".parquet", ".pq"):
+            n_groups = _need("pyarrow.parquet").ParquetFile(p).num_row_groups
+            gens = rng.spawn(n_groups) if rng is not None else [None] * n_groups
+            workers = len(client.scheduler_info()["workers"]) if client is not None else 2
+            size = 1 << max(0, math.ceil(math.log2(max(1, n_groups / (4 * workers)))))
+            tasks = [
+                dask.delayed(_block)(
+                    str(p),
+                    list(range(s, min(s + size, n_groups))),
+                    columns,
+                    fn,
+                    args,
+                    gens[s : s + size],
+                    exact,
+                )
+                for s in range(0, n_groups, size)
+            ]
+        else:
+            try:
+                parts = _dask_parts(source, columns)
+            except (TypeError, ValueError) as e:
+                raise type(e)(str(e).replace("`source`", f"`{name}`", 1)) from None
+            gens = rng.spawn(len(parts)) if rng is not None else [None] * len(parts)
+            tasks = [
+                dask.delayed(fn)(q, *args, *([g] if rng is not None else []), f"partition {k}")
+                for k, (q, g) in enumerate(zip(parts, gens))
+            ]
+        total = _tree(tasks, dask.delayed)
         out = client.compute(total).result() if client is not None else dask.compute(total)[0]
     else:
-        acc = _TreeSum()
+        acc, out = _TreeSum(), None
         for k, chunk in enumerate(_chunks(source, chunk_rows, columns, name)):
             g = [rng.spawn(1)[0]] if rng is not None else []
-            acc.add(fn(chunk, *args, *g, f"chunk {k}"))
-        out = acc.total()
+            part = fn(chunk, *args, *g, f"chunk {k}")
+            if exact:
+                out = _iadd(out, part)
+            else:
+                acc.add(part)
+        out = out if exact else acc.total()
     if out is None:
         raise ValueError(f"`{name}` holds no rows")
     return out
@@ -343,10 +412,15 @@ def rank_statistics(
     Refuses, naming the parameter, what `iter_chunks` refuses, a chunk whose rows are not
     permutations, chunks of different widths and a width other than `n_items`."""
     m = None if n_items is None else check_int(n_items, name="n_items", minimum=1)
-    (st,) = _reduce(ranks, _chunk_stats, (), chunk_rows=chunk_rows, client=client, columns=columns)
+    (st,) = _reduce(
+        ranks, _chunk_stats, (), chunk_rows=chunk_rows, client=client, columns=columns, exact=True
+    )
     if m is not None and st.n_items != m:
         raise ValueError(f"`ranks` rank {st.n_items} candidates; `n_items` is {m}")
     return st
+
+
+# %% ../nbs/12_scale.ipynb #8309879909854d7188b41380fd92a7c3
 
 # %% ../nbs/12_scale.ipynb #8309879909854d7188b41380fd92a7c3
 def _privacy(epsilon, delta, rng):
@@ -446,6 +520,20 @@ def dp_kemeny_aggregate(
     return replace(res, diagnostics=dict(res.diagnostics, n_chunks=st.n_chunks))
 
 # %% ../nbs/12_scale.ipynb #cdf66aed5cc84ca1b48e60bad68798a8
+def _file_columns(source, columns):
+    "The columns to read of a .parquet or .csv `source` (`columns`, else all); [] otherwise"
+    if not isinstance(source, (str, Path)) or not Path(source).is_file():
+        return []
+    if columns is not None:
+        return list(columns)
+    p = Path(source)
+    if p.suffix.lower() in (".parquet", ".pq"):
+        return list(_need("pyarrow.parquet").ParquetFile(p).schema_arrow.names)
+    csv = _need("pyarrow.csv")
+    with csv.open_csv(p) as r:
+        return list(r.schema.names)
+
+
 class _UserCounts:
     "Comparisons per user id (a bincount), additive over chunks of different largest ids"
 
@@ -458,14 +546,22 @@ class _UserCounts:
         out[: len(b)] += b
         return _UserCounts(out)
 
+    def iadd(self, other):
+        "Add in place, growing (by doubling) to the larger id range"
+        if len(other.k) > len(self.k):
+            k = np.zeros(max(len(other.k), 2 * len(self.k)), np.int64)
+            k[: len(self.k)] = self.k
+            self.k = k
+        self.k[: len(other.k)] += other.k
+
 
 def _id_columns(x, where, n_cols):
-    "The first `n_cols` columns of a chunk of comparisons as int64 ids, checked"
+    "The `n_cols` columns of a chunk of comparisons as int64 ids, checked"
     a = _as_chunk(x, where, "comparisons")
     if a.shape[1] != n_cols:
+        what = {1: "user", 2: "winner, loser", 3: "winner, loser, user"}[n_cols]
         raise ValueError(
-            f"`comparisons` {where}: expected {n_cols} columns (winner, loser"
-            f"{', user' if n_cols == 3 else ''}); got {a.shape[1]}"
+            f"`comparisons` {where}: expected {n_cols} columns ({what}); got {a.shape[1]}"
         )
     if a.dtype.kind not in "iu":
         raise TypeError(
@@ -476,11 +572,12 @@ def _id_columns(x, where, n_cols):
 
 
 def _user_chunk(x, where):
-    "(comparisons per user id,) of one chunk of (winner, loser, user)"
-    a = _id_columns(x, where, 3)
+    "(comparisons per user id,) of one chunk of (winner, loser, user), or of its user column"
+    a = _as_chunk(x, where, "comparisons")
+    a = _id_columns(a, where, 1 if a.shape[1] == 1 else 3)
     if len(a) == 0:
         return None
-    u = a[:, 2]
+    u = a[:, -1]
     if u.min() < 0 or u.max() >= MAX_USERS:
         raise ValueError(f"`comparisons` {where}: user ids must be in 0..{MAX_USERS - 1}")
     check_memory(16 * (int(u.max()) + 1), name="comparisons", what="the comparisons per user id")
@@ -533,13 +630,23 @@ def dp_btl_aggregate_comparisons(
     kw = dict(chunk_rows=chunk_rows, client=client, columns=columns, name="comparisons")
     mode = noise_mode()
     if privacy_unit == "user":
-        (uc,) = _reduce(comparisons, _user_chunk, (), **kw)
+        # pass 1 reads a file's user column only, in larger chunks
+        user_col = _file_columns(comparisons, columns)[-1:] or None
+        (uc,) = _reduce(
+            comparisons,
+            _user_chunk,
+            (),
+            **{**kw, "columns": user_col or columns, "chunk_rows": chunk_rows or CHUNK_ENTRIES},
+            exact=True,
+        )
         k_user = uc.k
-        ks, group = np.unique(k_user, return_inverse=True)  # users by their number k
+        ks = np.flatnonzero(np.bincount(k_user))  # the distinct numbers of comparisons, 0 too
+        lut = np.zeros(ks[-1] + 1, np.int32)
+        lut[ks] = np.arange(len(ks))
+        group = lut[k_user]  # users by their number k
         present = ks > 0
         eps_k = np.zeros(len(ks))
         eps_k[present] = per_comparison_epsilon(ks[present], epsilon=epsilon)
-        group = group.astype(np.int32)
         n_units = int(np.count_nonzero(k_user))
         per_unit = eps_k[group] * k_user
         k_min, k_max = int(ks[present].min()), int(ks[present].max())
@@ -559,7 +666,9 @@ def dp_btl_aggregate_comparisons(
     else:
         group_arg = group
     p = rr.flip_probability(epsilon=np.where(eps_k > 0, eps_k, 1.0))  # the coins' probabilities
-    (c,) = _reduce(comparisons, _btl_chunk, (m, group_arg, eps_k, p, mode), rng=rng, **kw)
+    (c,) = _reduce(
+        comparisons, _btl_chunk, (m, group_arg, eps_k, p, mode), rng=rng, exact=True, **kw
+    )
     counts = c.reshape(G, m, m, 2)
     n_comp = int(counts.sum())
     if privacy_unit == "comparison":

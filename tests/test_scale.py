@@ -153,3 +153,67 @@ def test_btl_from_a_file_on_the_cluster_is_the_streamed_answer(tmp_path, client)
         t.select(["winner", "loser"]).to_pandas().to_numpy(), privacy_unit="comparison", **kw
     )
     assert per_comp.n_voters == n and per_comp.privacy_unit == "comparison"
+
+
+def test_local_release_from_a_file_is_the_same_on_the_cluster(tmp_path, client):
+    # 37 row groups: blocks of row groups per task follow the streaming path's tree of sums
+    prof = pr.sample_mallows(6, 37 * 300, 0.8, rng=1)
+    pq.write_table(pa.table({f"c{q}": prof[:, q] for q in range(6)}), tmp_path / "t.parquet",
+                   row_group_size=300)  # fmt: skip
+    kw = dict(epsilon=1.0, model="local", rng=4)
+    a = scale.dp_borda_aggregate(tmp_path / "t.parquet", chunk_rows=300, **kw)
+    b = scale.dp_borda_aggregate(tmp_path / "t.parquet", client=client, **kw)
+    assert (a.scores == b.scores).all() and b.diagnostics["n_chunks"] == 37
+
+
+# the command on Parquet files: the API's answer, here and on a local cluster
+def _cli(*argv):
+    import io
+
+    from privrank import cli
+
+    out, err = io.StringIO(), io.StringIO()
+    code = cli.main(list(argv), out=out, err=err)
+    return code, out.getvalue(), err.getvalue()
+
+
+def test_the_command_aggregates_parquet_files(files, tmp_path):
+    import json
+
+    p = str(files / "r.parquet")
+    code, out, _ = _cli(
+        "aggregate", p, "--method", "borda", "--epsilon", "0.3", "--seed", "11", "--json"
+    )
+    d = json.loads(out)
+    assert code == 0 and d["order"] == [COLS[q] for q in BORDA.order] and d["n_voters"] == len(R)
+    code, out, _ = _cli("aggregate", p, "--epsilon", "0.3", "--delta", "1e-6", "--seed", "11",
+                        "--json", "--workers", "2")  # fmt: skip
+    d = json.loads(out)
+    pick = pr.choose_aggregator(len(R), 9, epsilon=0.3, delta=1e-6)
+    assert code == 0 and d["picked"] == pick.method and d["epsilon"] == 0.3
+    code, out, _ = _cli("aggregate", p, "--json")  # no --epsilon: the Kemeny consensus
+    w = core.preference_matrix(R)
+    assert json.loads(out)["order"] == [COLS[q] for q in pr.kemeny_exact(w)]
+    g = np.random.default_rng(0)
+    i = g.integers(0, 5, 9_000)
+    j = (i + g.integers(1, 5, 9_000)) % 5
+    t = pa.table({"winner": i, "loser": j, "user": g.integers(0, 300, 9_000)})
+    pq.write_table(t, tmp_path / "c.parquet")
+    code, out, _ = _cli("aggregate", str(tmp_path / "c.parquet"), "--epsilon", "2", "--json")
+    d = json.loads(out)
+    assert code == 0 and d["method"] == "auto" and d["picked"] == "btl" and d["n_voters"] == 300
+    (tmp_path / "bad.parquet").write_bytes(b"not parquet at all")
+    for argv in (
+        ["aggregate", str(tmp_path / "bad.parquet"), "--epsilon", "1"],
+        ["aggregate", str(tmp_path / "c.parquet"), "--method", "kemeny", "--epsilon", "1"],
+        ["aggregate", str(tmp_path / "c.parquet")],
+        ["aggregate", p, "--method", "btl", "--epsilon", "1"],
+        ["aggregate", p, "--workers", "2", "--scheduler", "tcp://127.0.0.1:1"],
+        ["aggregate", DEMO_FILE, "--workers", "2"],
+    ):
+        code, out, err = _cli(*argv)
+        assert code == 2 and out == "" and err.startswith("privrank: error:"), (argv, err)
+        assert err.count("\n") == 1
+
+
+DEMO_FILE = str(pr.datasets.demo_path())
