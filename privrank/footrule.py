@@ -30,6 +30,7 @@ from privrank.core import (
 )
 from .kemeny import order_by_indegree
 from privrank.tree import (
+    PositionCosts,
     as_array,
     check_cost_memory,
     check_scale,
@@ -42,8 +43,8 @@ from privrank.tree import (
 )
 
 # %% auto #0
-__all__ = ['MAX_MATCHING_M', 'footrule_cost', 'footrule_aggregate', 'dp_footrule_aggregate', 'naive_dp_footrule_aggregate',
-           'dp_pairwise_indegree_aggregate']
+__all__ = ['MAX_MATCHING_M', 'footrule_cost', 'footrule_aggregate', 'dp_footrule_aggregate', 'dp_footrule_from_costs',
+           'naive_dp_footrule_aggregate', 'dp_pairwise_indegree_aggregate']
 
 # %% ../nbs/04_footrule.ipynb #b8aa46d8
 MAX_MATCHING_M = (
@@ -159,6 +160,26 @@ def dp_footrule_aggregate(
     pc = private_position_costs(
         _matching_m(ranks), epsilon=epsilon, delta=delta, model=model, rng=rng
     )  # validates `ranks` (once, without a copy) and the rest
+    return dp_footrule_from_costs(pc)
+
+
+def dp_footrule_from_costs(
+    costs: PositionCosts,  # released position costs (`private_position_costs` or its variants)
+) -> Consensus:
+    """Algorithm 2's consensus from released position costs, however they were computed (in
+    chunks: `12_scale`): the min-cost matching, post-processing only; the privacy record is the
+    release's.
+
+    Refuses, naming the parameter, another type of `costs` and more than `MAX_MATCHING_M`
+    candidates."""
+    if not isinstance(costs, PositionCosts):
+        raise TypeError(f"`costs` must be a PositionCosts; got {type(costs).__name__}")
+    pc = costs
+    if len(pc.gamma) > MAX_MATCHING_M:
+        raise ValueError(
+            f"`costs` has {len(pc.gamma):,} candidates: the matching handles m <= "
+            f"{MAX_MATCHING_M:,}"
+        )
     psi = _min_matching(pc.gamma)
     return Consensus(
         order=ranks_to_orders(psi[None])[0],

@@ -6,7 +6,7 @@ Docs: https://privrank.github.io/privrank/scale.html.md"""
 
 # %% auto #0
 __all__ = ['CHUNK_ENTRIES', 'MAX_USERS', 'iter_chunks', 'RankStatistics', 'rank_statistics', 'dp_borda_aggregate',
-           'dp_kemeny_aggregate', 'dp_btl_aggregate_comparisons']
+           'dp_kemeny_aggregate', 'dp_footrule_aggregate', 'dp_btl_aggregate_comparisons']
 
 # %% ../nbs/12_scale.ipynb #7623eae2785240b9bd12b16a66d81610
 import importlib
@@ -36,7 +36,9 @@ from privrank.core import (
     release,
     rr_flips,
 )
+from .footrule import dp_footrule_from_costs
 from .kemeny import SOLVERS, dp_kemeny_from_margins
+from .tree import private_position_costs_from_histograms
 
 # entries (rows x candidates) of one chunk when `chunk_rows` is None: 2^22, 32 MiB as int64
 CHUNK_ENTRIES = 1 << 22
@@ -517,6 +519,31 @@ def dp_kemeny_aggregate(
     res = dp_kemeny_from_margins(
         st.margin_counts, n_voters=st.n_voters, epsilon=epsilon, delta=delta, solver=solver, rng=rng
     )
+    return replace(res, diagnostics=dict(res.diagnostics, n_chunks=st.n_chunks))
+
+
+def dp_footrule_aggregate(
+    ranks: object,  # an array, an iterable of chunks, a .parquet / .csv path or a Dask collection
+    *,
+    epsilon: float,  # privacy per voter
+    delta: float = 0.0,  # 0: Laplace (epsilon-DP); > 0: Gaussian ((epsilon, delta)-DP)
+    rng: RNGLike = None,  # seed or generator of the noise
+    chunk_rows: int | None = None,  # rows per chunk read here; None: CHUNK_ENTRIES / m
+    columns: list | None = None,  # columns of a file holding the ranks; None: all
+    client: object = None,  # a dask.distributed Client: reduce on its workers
+) -> Consensus:
+    """`footrule.dp_footrule_aggregate` (Algorithm 2, central model) over chunks or Dask
+    partitions: the position histograms are summed, released once through the trees by
+    `tree.private_position_costs_from_histograms` and matched by `footrule.dp_footrule_from_costs`,
+    so the same `rng` gives exactly the in-memory consensus.
+
+    Refuses, naming the parameter, what `rank_statistics` and `dp_footrule_aggregate` refuse."""
+    epsilon, delta, rng = _privacy(epsilon, delta, rng)
+    st = rank_statistics(ranks, chunk_rows=chunk_rows, columns=columns, client=client)
+    pc = private_position_costs_from_histograms(
+        st.positions, n_voters=st.n_voters, epsilon=epsilon, delta=delta, rng=rng
+    )
+    res = dp_footrule_from_costs(pc)
     return replace(res, diagnostics=dict(res.diagnostics, n_chunks=st.n_chunks))
 
 # %% ../nbs/12_scale.ipynb #cdf66aed5cc84ca1b48e60bad68798a8

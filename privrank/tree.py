@@ -31,7 +31,8 @@ from privrank.core import (
 
 # %% auto #0
 __all__ = ['position_histograms', 'costs_from_histograms', 'exact_position_costs', 'RangeCountTree', 'range_count_tree',
-           'range_counts', 'PositionCosts', 'private_position_costs', 'ApxMed', 'private_apxmed']
+           'range_counts', 'PositionCosts', 'private_position_costs', 'private_position_costs_from_histograms',
+           'ApxMed', 'private_apxmed']
 
 # %% ../nbs/03_tree_mechanism.ipynb #d6728a40
 def as_array(x, name):
@@ -751,46 +752,38 @@ def private_position_costs(
             f"`ranks`: the local model needs n >= m (one voter per candidate group);"
             f" got n={n}, m={m}"
         )
-    if model == "central":
+    if model == "central":  # the release: integer node counts of all m trees, plus noise, over n
         check_cost_memory(
             n, m, 32 * m * m + noise_bytes(m * m, mode), "the released trees and position costs"
         )
-    else:  # the fast path draws the group sums directly: O(n + m^2) memory
-        check_cost_memory(
-            n,
-            m,
-            (48 * n + 96 * m * m) if mode == "fast" else _local_bytes(n, m, mode),
-            "the local reports and position costs",
-        )
-    l1, l2 = tree_sensitivity(m, scope="ranking" if model == "central" else "value")
-    if model == "central":
-        l1, l2 = l1 / n, l2 / n
+        return _central_costs(rank_histograms(r), n, epsilon, delta, kappa, rng, mode)
+    # local: the fast path draws the group sums directly: O(n + m^2) memory
+    check_cost_memory(
+        n,
+        m,
+        (48 * n + 96 * m * m) if mode == "fast" else _local_bytes(n, m, mode),
+        "the local reports and position costs",
+    )
+    l1, l2 = tree_sensitivity(m, scope="value")
     law, scales = level_noise_scales(l1, l2, epsilon=epsilon, delta=delta, kappa=kappa, noise=mode)
     d = len(scales)
     # every later sum stays finite: eq. (2) adds d levels x 2 values (coefficients < 2), a matching
     # adds m entries, and the local server first sums a group's reports (at most ceil(n/m) of them)
-    check_scale(
-        scales, 4 * d * m * (1 if model == "central" else -(-n // m)), "the reconstructed costs"
-    )
+    check_scale(scales, 4 * d * m * -(-n // m), "the reconstructed costs")
     bound = _rms_bound(m, law, scales)
-    if model == "central":  # the release: integer node counts of all m trees, plus noise, over n
-        nodes = release_nodes(
-            _node_counts(rank_histograms(r)), law, scales, rng=rng, denom=n, noise=mode
-        )
-        gamma, diag = _reconstruct(nodes, m), dict(released_nodes=nodes, denom=n)
-    else:  # each voter releases her own one-value tree plus noise; the server sums per group
-        groups = assign_groups(n, m, rng=rng)
-        x = r[np.arange(n), groups].astype(np.int64)  # voter i's value in her group's tree
-        sums, sizes = (
-            _summed_reports(x, groups, m, law, scales, rng)
-            if mode == "fast"  # the same law as the reports' sums below, without n x m arrays
-            else _group_sums(local_reports(x, m, law, scales, rng=rng, noise=mode), groups, m)
-        )
-        gamma = _reconstruct([(v / sizes[:, None], u / sizes[:, None]) for v, u in sums], m)
-        bound, diag = (
-            math.hypot(bound, (m - 1) / 2) / math.sqrt(sizes.min()),
-            dict(group_sizes=sizes, group_report_sums=sums),
-        )
+    # each voter releases her own one-value tree plus noise; the server sums per group
+    groups = assign_groups(n, m, rng=rng)
+    x = r[np.arange(n), groups].astype(np.int64)  # voter i's value in her group's tree
+    sums, sizes = (
+        _summed_reports(x, groups, m, law, scales, rng)
+        if mode == "fast"  # the same law as the reports' sums below, without n x m arrays
+        else _group_sums(local_reports(x, m, law, scales, rng=rng, noise=mode), groups, m)
+    )
+    gamma = _reconstruct([(v / sizes[:, None], u / sizes[:, None]) for v, u in sums], m)
+    bound, diag = (
+        math.hypot(bound, (m - 1) / 2) / math.sqrt(sizes.min()),
+        dict(group_sizes=sizes, group_report_sums=sums),
+    )
     return PositionCosts(
         gamma=gamma,
         epsilon=epsilon,
@@ -803,6 +796,64 @@ def private_position_costs(
         error_bound=bound,
         diagnostics=dict(sensitivity_l1=l1, sensitivity_l2=l2, **diag),
     )
+
+
+def _central_costs(H, n, epsilon, delta, kappa, rng, mode):
+    "The central release of `private_position_costs` from the (m, m) integer histograms of n voters"
+    m = len(H)
+    check_cost_memory(
+        n, m, 32 * m * m + noise_bytes(m * m, mode), "the released trees and position costs"
+    )
+    l1, l2 = tree_sensitivity(m, scope="ranking")
+    l1, l2 = l1 / n, l2 / n
+    law, scales = level_noise_scales(l1, l2, epsilon=epsilon, delta=delta, kappa=kappa, noise=mode)
+    check_scale(scales, 4 * len(scales) * m, "the reconstructed costs")
+    nodes = release_nodes(_node_counts(H), law, scales, rng=rng, denom=n, noise=mode)
+    return PositionCosts(
+        gamma=_reconstruct(nodes, m),
+        epsilon=epsilon,
+        delta=delta,
+        model="central",
+        n_voters=n,
+        noise=mode,
+        noise_law=law,
+        noise_scale=scales,
+        error_bound=_rms_bound(m, law, scales),
+        diagnostics=dict(sensitivity_l1=l1, sensitivity_l2=l2, released_nodes=nodes, denom=n),
+    )
+
+
+def private_position_costs_from_histograms(
+    histograms: ArrayLike,  # (m, m) ints: [q, j] = voters placing candidate q at position j
+    *,
+    n_voters: int,  # the number of voters n behind them (public: neighbours replace one voter)
+    epsilon: float,  # privacy per voter
+    delta: float = 0.0,  # 0: Laplace (pure DP); > 0: Gaussian
+    kappa: float | None = None,  # level weighting kappa^(d-l); None: the optimum derived above
+    rng: int | np.random.Generator | None = None,  # seed or generator of the noise
+) -> PositionCosts:
+    """The central release of `private_position_costs` from the voters' position histograms,
+    however they were summed (in chunks, on other machines): the same noise and the same costs
+    for the same `rng`.
+
+    Refuses, naming the parameter, `histograms` that are not those of `n_voters` complete
+    rankings (an (m, m) array of non-negative whole numbers whose every row and column sums to
+    n), and what `private_position_costs` refuses."""
+    n = check_int(n_voters, name="n_voters", minimum=1)
+    H = np.asarray(histograms)
+    if H.dtype.kind not in "iu" or H.ndim != 2 or H.shape[0] != H.shape[1] or H.size == 0:
+        raise TypeError(
+            "`histograms` must be a non-empty square integer array; got dtype "
+            f"{H.dtype}, shape {H.shape}"
+        )
+    H = H.astype(np.int64, copy=False)
+    if (H < 0).any() or (H.sum(0) != n).any() or (H.sum(1) != n).any():
+        raise ValueError(
+            f"`histograms` are not those of {n:,} complete rankings: entries must be >= 0 and "
+            f"every row and column must sum to {n:,}"
+        )
+    epsilon, delta, rng = check_epsilon(epsilon, scalar=True), check_delta(delta), check_rng(rng)
+    return _central_costs(H, n, epsilon, delta, kappa, rng, noise_mode())
 
 # %% ../nbs/03_tree_mechanism.ipynb #6c104609
 @dataclass(frozen=True, eq=False)

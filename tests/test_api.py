@@ -76,6 +76,14 @@ RECORDS = {
         [R[:15], R[15:]], epsilon=1.0, model="local", rng=0
     ),
     "scale.dp_kemeny_aggregate": lambda: scale.dp_kemeny_aggregate(R, epsilon=1.0, rng=0),
+    "scale.dp_footrule_aggregate": lambda: scale.dp_footrule_aggregate(
+        [R[:7], R[7:]], epsilon=1.0, delta=1e-6, rng=0
+    ),
+    "tree.private_position_costs_from_histograms": lambda: (
+        tree.private_position_costs_from_histograms(
+            tree.position_histograms(R), n_voters=len(R), epsilon=1.0, rng=0
+        )
+    ),
     "scale.dp_btl_aggregate_comparisons": lambda: scale.dp_btl_aggregate_comparisons(
         np.column_stack([np.where(Y == 1, I, J), np.where(Y == 1, J, I), USER]),
         n_items=5,

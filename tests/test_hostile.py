@@ -82,6 +82,9 @@ FUNCS = {
     "scale.dp_kemeny_aggregate": lambda r, e, d: scale.dp_kemeny_aggregate(
         r, epsilon=e, delta=d, rng=0
     ),
+    "scale.dp_footrule_aggregate": lambda r, e, d: scale.dp_footrule_aggregate(
+        r, epsilon=e, delta=d, rng=0
+    ),
 }
 BAD_EPS = [0, -1, math.nan, "1", None, True, [1.0, 2.0, 3.0]]
 BAD_DELTA = [-0.1, 1, math.nan, "0", None]
@@ -2470,6 +2473,26 @@ HELPERS = [
     ("zcdp_sigma", lambda: core.zcdp_sigma(epsilon=1.0, delta=0.0), "delta"),
     ("borda_sensitivity", lambda: core.borda_sensitivity(0), "n_items"),
     (
+        "private_position_costs_from_histograms",
+        lambda: tree.private_position_costs_from_histograms(np.eye(3), n_voters=1, epsilon=1),
+        "histograms",
+    ),
+    (
+        "private_position_costs_from_histograms",
+        lambda: tree.private_position_costs_from_histograms(
+            np.eye(3, dtype=int), n_voters=2, epsilon=1
+        ),
+        "histograms",
+    ),
+    (
+        "private_position_costs_from_histograms",
+        lambda: tree.private_position_costs_from_histograms(
+            np.eye(3, dtype=int), n_voters=1, epsilon=NAN
+        ),
+        "epsilon",
+    ),
+    ("dp_footrule_from_costs", lambda: footrule.dp_footrule_from_costs(np.eye(3)), "costs"),
+    (
         "scale.dp_btl_aggregate_comparisons",
         lambda: scale.dp_btl_aggregate_comparisons([[0, 0, 1]], n_items=2, epsilon=1),
         "comparisons",
@@ -2634,6 +2657,9 @@ CALLS = {
             a(RO_R), epsilon=1.0, model="local", rng=0, chunk_rows=5
         ),
         "dp_kemeny_aggregate": lambda a: scale.dp_kemeny_aggregate(
+            a(RO_R), epsilon=1.0, rng=0, chunk_rows=5
+        ),
+        "dp_footrule_aggregate": lambda a: scale.dp_footrule_aggregate(
             a(RO_R), epsilon=1.0, rng=0, chunk_rows=5
         ),
         "dp_btl_aggregate_comparisons": lambda a: scale.dp_btl_aggregate_comparisons(
