@@ -45,9 +45,14 @@ else:
         t0 = time.perf_counter()  # the cluster's start is not the pipeline's time
         res = scale.dp_btl_aggregate_comparisons(path, n_items=n_items, epsilon=2.0, rng=0,
                                                  client=client)
+        def hwm():
+            line = [x for x in open("/proc/self/status") if x.startswith("VmHWM")][0]
+            return int(line.split()[1]) * 1024
+        worker_peak = max(client.run(hwm).values())
 sec = time.perf_counter() - t0
 hwm = [x for x in open("/proc/self/status") if x.startswith("VmHWM")][0]
 print(json.dumps(dict(seconds=sec, peak=int(hwm.split()[1]) * 1024,
+                      worker_peak=locals().get("worker_peak", 0),
                       kendall=int(pr.kendall_tau_distance(res.ranks, np.arange(n_items))),
                       n=int(res.diagnostics.get("n_comparisons", 0)))))
 """
@@ -122,9 +127,13 @@ def main():
         for name, k, r in rows:
             per = r["seconds"] / (k / 1e8)
             assert r["n"] in (0, k)
+            workers = (
+                f", each worker {r['worker_peak'] / 2**30:.2f} GiB" if r["worker_peak"] else ""
+            )
             print(
                 f"{name:20s} {k:13,.0f} {per:11.2f} {per / floor:13.2f}x "
-                f"{r['peak'] / 2**30:10.2f} GiB  (Kendall to the true order {r['kendall']})"
+                f"{r['peak'] / 2**30:10.2f} GiB{workers}  (Kendall to the true order "
+                f"{r['kendall']})"
             )
         big_peak = rows[2][2]["peak"]
         verdict = "under" if big_peak < 2 * 2**30 else "OVER"

@@ -622,6 +622,38 @@ def standard_audits(
             )
         )
 
+    # Borda over chunks (privrank.scale), local model: each chunk's voters noise their reports
+    # with the chunk's own generator spawned from the seed; batch = the same, stacked n times
+    def borda_chunks(r, rng, n):
+        from privrank import scale
+
+        dg = scale.dp_borda_aggregate(r, epsilon=e, model="local", rng=0).diagnostics
+        g = rng.spawn(1)[0]  # the one chunk's generator
+        rep = np.tile(r.shape[1] - 1 - r, (n, 1, 1))
+        return core.release(rep, dg["noise_law"], dg["noise_scale"], rng=g).sum(axis=1)
+
+    def borda_chunks_real(r, rng):
+        from privrank import scale
+
+        return scale.dp_borda_aggregate(r, epsilon=e, model="local", rng=rng).scores
+
+    out.append(
+        MechanismAudit(
+            "DP Borda (Laplace), in chunks (privrank.scale)",
+            "local",
+            "voter",
+            borda_chunks,
+            _ident(3, 1),
+            _rev(3, 1),
+            e,
+            0.0,
+            "laplace",
+            N(40_000),
+            batch=True,
+            replay=_replayer(borda_chunks, borda_chunks_real),
+        )
+    )
+
     # tree, central: m trees, released node values; batch = the same nodes stacked n times,
     # noised by the tree's own `release_nodes` at the scales the mechanism reports
     def tree_central(delta):
