@@ -951,9 +951,29 @@ def _cmd_demo(args):
 
 # %% ../nbs/09_cli.ipynb #6656893c
 def load_ratings(path, *, n_items=None):
-    """A `Ratings` from a MovieLens or Jester file, with the item universe 1..n_items if given
+    """A `Ratings` from a MovieLens or Jester file, or a .parquet file with user, item and rating
+    columns (names as `datasets.RATINGS_COLUMNS`), with the item universe 1..n_items if given
     (see `privrank.datasets`)"""
-    return datasets.read_ratings(path, n_items=n_items)
+    p = Path(path)
+    if p.suffix.lower() not in (".parquet", ".pq"):
+        return datasets.read_ratings(path, n_items=n_items)
+    names, _, f = _parquet_meta(p)
+    lower = {x.lower(): x for x in names}
+    cols = {}
+    for role, aliases in datasets.RATINGS_COLUMNS.items():
+        found = [lower[a] for a in aliases if a in lower]
+        if not found:
+            raise CLIError(
+                f"{p.name} has no {role} column (one of {', '.join(aliases)}); it has "
+                f"{', '.join(names) or 'no columns'}"
+            )
+        cols[role] = found[0]
+    table = f.read(columns=list(cols.values()))  # the columns only: 12 to 24 bytes a rating
+    try:
+        r = datasets.Ratings.from_frame(table, n_items=n_items, **cols)
+    except (TypeError, ValueError) as e:
+        raise CLIError(f"{p.name}: {e}") from None
+    return replace(r, source=p.name)
 
 
 _COMPLETE_FLAGS = dict(
@@ -1013,7 +1033,8 @@ def _rating_range(args):
             if args.rating_range == "private"
             else (args.rating_range, "--rating-range")
         )
-    scale = datasets.rating_scale(args.file)
+    parquet = Path(args.file).suffix.lower() in (".parquet", ".pq")  # no format fixes a scale
+    scale = None if parquet else datasets.rating_scale(args.file)
     if scale is None:
         raise CLIError(
             f"{Path(args.file).name}: the rating scale is not known: pass --rating-range LO,HI "

@@ -217,3 +217,23 @@ def test_the_command_aggregates_parquet_files(files, tmp_path):
 
 
 DEMO_FILE = str(pr.datasets.demo_path())
+
+
+def test_the_command_completes_a_parquet_file_of_ratings(tmp_path):
+    import json
+
+    g = np.random.default_rng(0)
+    u = np.repeat(np.arange(2_000), 10)
+    j = np.concatenate([g.choice(30, 10, replace=False) for _ in range(2_000)])
+    r = g.integers(1, 6, len(u)).astype(float)
+    pq.write_table(pa.table({"userId": u, "movieId": j + 1, "rating": r}), tmp_path / "r.parquet")
+    argv = ["complete", str(tmp_path / "r.parquet"), "--epsilon", "1", "--delta", "1e-6"]
+    code, out, err = _cli(*argv, "--items", "30")  # no scale: a Parquet file's format fixes none
+    assert code == 2 and "--rating-range" in err and err.count("\n") == 1
+    code, out, err = _cli(*argv, "--items", "30", "--rating-range", "1,5", "--json", "--seed", "1")
+    d = json.loads(out)
+    assert code == 0 and d["users"] == 2_000 and d["items"] == 30, (out, err)
+    pq.write_table(pa.table({"who": u, "movieId": j + 1, "rating": r}), tmp_path / "x.parquet")
+    code, out, err = _cli("complete", str(tmp_path / "x.parquet"), *argv[2:], "--items", "30",
+                          "--rating-range", "1,5")  # fmt: skip
+    assert code == 2 and "no user column" in err
