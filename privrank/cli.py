@@ -954,6 +954,8 @@ def load_ratings(path, *, n_items=None):
     """A `Ratings` from a MovieLens or Jester file, or a .parquet file with user, item and rating
     columns (names as `datasets.RATINGS_COLUMNS`), with the item universe 1..n_items if given
     (see `privrank.datasets`)"""
+    if not isinstance(path, (str, os.PathLike)) or isinstance(path, bytes):
+        raise TypeError(f"`path` must be a file path; got {type(path).__name__}")
     p = Path(path)
     if p.suffix.lower() not in (".parquet", ".pq"):
         return datasets.read_ratings(path, n_items=n_items)

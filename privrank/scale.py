@@ -174,7 +174,9 @@ class RankStatistics:
 
     n_voters: int
     positions: np.ndarray  # (m, m) int64: positions[q, k] = voters placing candidate q at k
-    counts: np.ndarray  # (m, m) int64: counts[u, v] = voters placing u before v
+    # (m, m) int64: counts[u, v] = voters placing u before v; None where not summed (Borda and
+    # the footrule need the histograms only, and the counts cost O(m^2) per voter)
+    counts: np.ndarray | None
     n_chunks: int = 1
 
     @property
@@ -190,6 +192,8 @@ class RankStatistics:
     @property
     def margin_counts(self) -> np.ndarray:
         "Integer margins counts - counts.T (n times `kemeny.margins`)"
+        if self.counts is None:
+            raise ValueError("these statistics were summed without the preference counts")
         return self.counts - self.counts.T
 
     def __add__(self, other):
@@ -200,16 +204,18 @@ class RankStatistics:
                 f"`ranks`: chunks rank different numbers of candidates ({self.n_items} and "
                 f"{other.n_items})"
             )
+        both = self.counts is not None and other.counts is not None
         return RankStatistics(
             self.n_voters + other.n_voters,
             self.positions + other.positions,
-            self.counts + other.counts,
+            self.counts + other.counts if both else None,
             self.n_chunks + other.n_chunks,
         )
 
 
-def _chunk_stats(x, where):
-    "(RankStatistics,) of one chunk of ranks; None for an empty chunk"
+def _chunk_stats(x, pairs, where):
+    """(RankStatistics,) of one chunk of ranks, with the preference counts if `pairs`; None for an
+    empty chunk"""
     a = _as_chunk(x, where, "ranks")
     if len(a) == 0:
         return None
@@ -219,18 +225,21 @@ def _chunk_stats(x, where):
         raise type(e)(f"`ranks`, {where}: {str(e).replace('`ranks` ', '')}") from None
     n, m = r.shape
     pos = np.bincount((np.arange(m) * m + r).ravel(), minlength=m * m).reshape(m, m)
-    return (RankStatistics(n, pos.astype(np.int64), preference_counts(r)),)
+    return (RankStatistics(n, pos.astype(np.int64), preference_counts(r) if pairs else None),)
 
 
 def _local_chunk(x, law, scale, mode, g, where):
-    """(RankStatistics, sum of the voters' own noisy Borda reports) of one chunk, the noise drawn
+    """([voters, 1], sum of the voters' own noisy Borda reports) of one chunk, the noise drawn
     from its own generator g; None for an empty chunk"""
-    st = _chunk_stats(x, where)
-    if st is None:
+    a = _as_chunk(x, where, "ranks")
+    if len(a) == 0:
         return None
-    r = check_ranks(_as_chunk(x, where, "ranks"))
+    try:
+        r = check_ranks(a)
+    except (TypeError, ValueError) as e:
+        raise type(e)(f"`ranks`, {where}: {str(e).replace('`ranks` ', '')}") from None
     noisy = release(r.shape[1] - 1 - r, law, scale, rng=g, noise=mode).sum(axis=0)
-    return (*st, noisy)
+    return (np.array([len(r), 1]), noisy)
 
 
 def _add(a, b):
@@ -323,13 +332,14 @@ def _dask_parts(source, columns):
 def _block(path, groups, columns, fn, args, gens, exact):
     """One Dask task: row groups `groups` of a Parquet file read one at a time by the worker,
     fn applied to each (with its generator), summed in the tree of `_sum` (or in place, exact)"""
-    acc = _TreeSum()
-    out = None
+    acc, out = _TreeSum(), None
     for k, g in zip(groups, gens):
-        part = fn(
-            _row_group(path, k, columns), *args, *([g] if g is not None else []), f"row group {k}"
-        )
-        out = _iadd(out, part) if exact else acc.add(part)
+        chunk = _row_group(path, k, columns)
+        part = fn(chunk, *args, *([g] if g is not None else []), f"row group {k}")
+        if exact:
+            out = _iadd(out, part)
+        else:
+            acc.add(part)
     return out if exact else acc.total()
 
 
@@ -414,12 +424,16 @@ def rank_statistics(
     Refuses, naming the parameter, what `iter_chunks` refuses, a chunk whose rows are not
     permutations, chunks of different widths and a width other than `n_items`."""
     m = None if n_items is None else check_int(n_items, name="n_items", minimum=1)
-    (st,) = _reduce(
-        ranks, _chunk_stats, (), chunk_rows=chunk_rows, client=client, columns=columns, exact=True
-    )
+    st = _rank_stats(ranks, True, chunk_rows, columns, client)
     if m is not None and st.n_items != m:
         raise ValueError(f"`ranks` rank {st.n_items} candidates; `n_items` is {m}")
     return st
+
+
+def _rank_stats(ranks, pairs, chunk_rows, columns, client):
+    "The summed RankStatistics, with the preference counts if `pairs`"
+    kw = dict(chunk_rows=chunk_rows, client=client, columns=columns, exact=True)
+    return _reduce(ranks, _chunk_stats, (pairs,), **kw)[0]
 
 
 # %% ../nbs/12_scale.ipynb #8309879909854d7188b41380fd92a7c3
@@ -451,13 +465,13 @@ def dp_borda_aggregate(
     if model not in ("central", "local"):
         raise ValueError(f"`model` must be 'central' or 'local'; got {model!r}")
     if model == "central":
-        st = rank_statistics(ranks, chunk_rows=chunk_rows, columns=columns, client=client)
+        st = _rank_stats(ranks, False, chunk_rows, columns, client)
         res = dp_borda_from_scores(
             st.borda, n_voters=st.n_voters, epsilon=epsilon, delta=delta, rng=rng
         )
         return replace(res, diagnostics=dict(res.diagnostics, n_chunks=st.n_chunks))
     mode = noise_mode()
-    st, noisy = _reduce(
+    (n, n_chunks), noisy = _reduce(
         ranks,
         _local_borda,
         (epsilon, delta, mode),
@@ -466,8 +480,7 @@ def dp_borda_aggregate(
         columns=columns,
         rng=rng,
     )
-    m = st.n_items
-    l1, l2 = borda_sensitivity(m)
+    l1, l2 = borda_sensitivity(len(noisy))
     law, scale = calibrate_noise(epsilon=epsilon, delta=delta, l1=l1, l2=l2, noise=mode)
     return Consensus(
         order=np.argsort(-noisy, kind="stable"),
@@ -475,7 +488,7 @@ def dp_borda_aggregate(
         epsilon=epsilon,
         delta=delta,
         model="local",
-        n_voters=st.n_voters,
+        n_voters=int(n),
         scores=noisy,
         noise=mode,
         diagnostics=dict(
@@ -483,7 +496,7 @@ def dp_borda_aggregate(
             noise_scale=scale,
             sensitivity_l1=l1,
             sensitivity_l2=l2,
-            n_chunks=st.n_chunks,
+            n_chunks=int(n_chunks),
         ),
     )
 
@@ -539,7 +552,7 @@ def dp_footrule_aggregate(
 
     Refuses, naming the parameter, what `rank_statistics` and `dp_footrule_aggregate` refuse."""
     epsilon, delta, rng = _privacy(epsilon, delta, rng)
-    st = rank_statistics(ranks, chunk_rows=chunk_rows, columns=columns, client=client)
+    st = _rank_stats(ranks, False, chunk_rows, columns, client)
     pc = private_position_costs_from_histograms(
         st.positions, n_voters=st.n_voters, epsilon=epsilon, delta=delta, rng=rng
     )

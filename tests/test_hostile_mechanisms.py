@@ -298,6 +298,12 @@ def test_named_refusals_at_the_ends(case):
 
 GOOD_R = np.array([[0, 1, 2], [2, 0, 1], [1, 2, 0]])
 PD = rr.pair_statistics([0, 1, 2], [1, 2, 0], [1, 0, 1], n_items=3)
+GOOD_H = tree.position_histograms(GOOD_R)
+GOOD_COUNTS = np.zeros((1, 3, 3, 2), np.int64)
+GOOD_COUNTS[0, [0, 1, 2], [1, 2, 0], 1] = 5
+GOOD_COUNTS[0, [0, 1, 2], [1, 2, 0], 0] = 2
+DIAG_COUNTS = GOOD_COUNTS.copy()
+DIAG_COUNTS[0, 1, 1, 0] = 1
 FIT3 = btl.fit_btl([0, 1, 2], [1, 2, 0], [1, 0, 1], n_items=3)
 TREE13 = tree.range_count_tree([0, 5, 12], 13, epsilon=1.0, rng=0)
 NODES4 = tree.tree_node_values(tree.position_histograms(np.array([[0, 1, 2, 3], [3, 2, 1, 0]])), 2)
@@ -469,6 +475,44 @@ SPEC = {
         dict(theta=REAL_BAD, s=[None, PD.__dict__], lam=[-1.0, INF], link=[1]),
     ),
     "default_lambda": (btl.default_lambda, dict(s=PD), dict(s=[None, "s", PD.__dict__])),
+    "fit_btl_counts": (
+        btl.fit_btl_counts,
+        dict(
+            counts=GOOD_COUNTS,
+            epsilon=[1.0],
+            weighting="inverse_variance",
+            lam="r3",
+            tol=1e-9,
+            solver="auto",
+            link="logit",
+        ),
+        dict(
+            counts=[None, "x", GOOD_COUNTS * 1.0, -GOOD_COUNTS, GOOD_COUNTS[0], DIAG_COUNTS],
+            epsilon=[0, -1.0, NAN, "1", None, [1.0, 2.0]],
+            weighting=["x", None],
+            lam=[-1.0, NAN, "x"],
+            tol=[0, -1.0, NAN],
+            solver=["x", None],
+            link=["x", None],
+        ),
+    ),
+    "private_position_costs_from_histograms": (
+        tree.private_position_costs_from_histograms,
+        dict(histograms=GOOD_H, n_voters=3, epsilon=1.0, delta=0.0, kappa=None, rng=0),
+        dict(
+            histograms=[None, "x", GOOD_H * 1.0, -GOOD_H, GOOD_H[:2], GOOD_H + 1],
+            n_voters=INT_BAD + [0],
+            epsilon=EPS_BAD_SCALAR,
+            delta=DELTA_BAD,
+            kappa=[0, -1.0, NAN, INF, "x"],
+            rng=RNG_BAD,
+        ),
+    ),
+    "dp_footrule_from_costs": (
+        footrule.dp_footrule_from_costs,
+        dict(costs=tree.private_position_costs(GOOD_R, epsilon=1.0, rng=0)),
+        dict(costs=[None, np.eye(3), "x"]),
+    ),
     "fit_btl_pairs": (
         btl.fit_btl_pairs,
         dict(s=PD, lam="r3", tol=1e-9, solver="auto", max_iter=200, link="logit"),
@@ -1224,6 +1268,24 @@ def _valid(name, a):
         "footrule_aggregate": dict(ranks=R),
         "kemeny_cost": dict(w=a["gamma"], ranks=R),
         "dp_footrule_aggregate": dict(ranks=R, epsilon=1.0, delta=0.0, model="central", rng=0),
+        "dp_footrule_from_costs": dict(costs=tree.private_position_costs(R, epsilon=1.0, rng=0)),
+        "private_position_costs_from_histograms": dict(
+            histograms=tree.position_histograms(R),
+            n_voters=len(R),
+            epsilon=1.0,
+            delta=0.0,
+            kappa=None,
+            rng=0,
+        ),
+        "fit_btl_counts": dict(
+            counts=np.add.at(c_ := np.zeros((1, m, m, 2), np.int64), (0, i, j, y), 1) or c_,
+            epsilon=np.array([1.0]),
+            weighting="inverse_variance",
+            lam=0.5,
+            tol=1e-9,
+            solver="auto",
+            link="logit",
+        ),
         "matching_error_bound": dict(noise=a["gamma"]),
         "cost_matrix_sensitivity": dict(n_items=m),
         "naive_dp_footrule_aggregate": dict(ranks=R, epsilon=1.0, delta=1e-6, rng=0),
