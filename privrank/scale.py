@@ -38,7 +38,7 @@ from privrank.core import (
 )
 from .footrule import dp_footrule_from_costs
 from .kemeny import SOLVERS, dp_kemeny_from_margins
-from .tree import private_position_costs_from_histograms
+from .tree import private_position_costs_from_histograms, rank_histograms
 
 # entries (rows x candidates) of one chunk when `chunk_rows` is None: 2^22, 32 MiB as int64
 CHUNK_ENTRIES = 1 << 22
@@ -213,31 +213,33 @@ class RankStatistics:
         )
 
 
-def _chunk_stats(x, pairs, where):
-    """(RankStatistics,) of one chunk of ranks, with the preference counts if `pairs`; None for an
-    empty chunk"""
+def _chunk_ranks(x, where):
+    "The validated ranks of one chunk, errors naming `ranks` and the chunk; None if empty"
     a = _as_chunk(x, where, "ranks")
     if len(a) == 0:
         return None
     try:
-        r = check_ranks(a)
+        return check_ranks(a)
     except (TypeError, ValueError) as e:
         raise type(e)(f"`ranks`, {where}: {str(e).replace('`ranks` ', '')}") from None
-    n, m = r.shape
-    pos = np.bincount((np.arange(m) * m + r).ravel(), minlength=m * m).reshape(m, m)
-    return (RankStatistics(n, pos.astype(np.int64), preference_counts(r) if pairs else None),)
+
+
+def _chunk_stats(x, pairs, where):
+    """(RankStatistics,) of one chunk of ranks, with the preference counts if `pairs`; None for an
+    empty chunk"""
+    r = _chunk_ranks(x, where)
+    if r is None:
+        return None
+    counts = preference_counts(r) if pairs else None
+    return (RankStatistics(len(r), rank_histograms(r), counts),)
 
 
 def _local_chunk(x, law, scale, mode, g, where):
     """([voters, 1], sum of the voters' own noisy Borda reports) of one chunk, the noise drawn
     from its own generator g; None for an empty chunk"""
-    a = _as_chunk(x, where, "ranks")
-    if len(a) == 0:
+    r = _chunk_ranks(x, where)
+    if r is None:
         return None
-    try:
-        r = check_ranks(a)
-    except (TypeError, ValueError) as e:
-        raise type(e)(f"`ranks`, {where}: {str(e).replace('`ranks` ', '')}") from None
     noisy = release(r.shape[1] - 1 - r, law, scale, rng=g, noise=mode).sum(axis=0)
     return (np.array([len(r), 1]), noisy)
 
