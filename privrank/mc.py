@@ -6,8 +6,8 @@ Docs: https://privrank.github.io/privrank/private_fw.html.md"""
 
 # %% auto #0
 __all__ = ['ACCOUNTANTS', 'SCHEDULES', 'FW_STEPS', 'SOLVERS', 'STEP_SCHEDULES', 'epsilon_gdp', 'epsilon_rdp', 'epsilon_advanced',
-           'noise_multiplier', 'schedule_weights', 'Split', 'split_ratings', 'Completion', 'frank_wolfe',
-           'private_frank_wolfe', 'private_pgd', 'private_svd_cleansing', 'truncated_svd']
+           'noise_multiplier', 'schedule_weights', 'Split', 'split_ratings', 'FrankWolfeRows', 'Completion',
+           'frank_wolfe', 'private_frank_wolfe', 'private_pgd', 'private_svd_cleansing', 'truncated_svd']
 
 # %% ../nbs/06_private_fw.ipynb #af8be1af
 import dataclasses
@@ -645,8 +645,32 @@ def _check_beta(beta):
     return float(beta)
 
 
+def _is_rows(A):
+    """Whether A is users' rows behind the operations of a global step (`FrankWolfeRows`, or
+    `privrank.scale`'s partitions of them) rather than a sparse matrix"""
+    return hasattr(A, "gram") and hasattr(A, "products") and hasattr(A, "sq_norm")
+
+
+def _gram_of(A):
+    "A^T A: of the sparse residual, or summed over the users' rows wherever they live"
+    return A.gram() if _is_rows(A) else _gram(A)
+
+
+def _atav(A, v):
+    "A^T (A v), one pass over the users' rows"
+    return A.products(v) if _is_rows(A) else A.T @ (A @ v)
+
+
+def _sq_norm(A, v):
+    "||A v||^2, one pass over the users' rows"
+    if _is_rows(A):
+        return A.sq_norm(v)
+    Av = A @ v
+    return Av @ Av
+
+
 def _top_eig_exact(A, sigma, *, rng, beta=1e-3, mode="fast", grid=None):
-    lam, V = np.linalg.eigh(noisy_gram(_gram(A), sigma, rng=rng, mode=mode, grid=grid))
+    lam, V = np.linalg.eigh(noisy_gram(_gram_of(A), sigma, rng=rng, mode=mode, grid=grid))
     bound = sigma * (2 * math.sqrt(A.shape[1]) + 2 * math.sqrt(math.log(1 / beta)))
     return V[:, -1], float(lam[-1]), math.sqrt(max(lam[-1], 0.0) + bound)
 
@@ -745,11 +769,11 @@ def _top_eig_oja(A, sigma, n_iter, *, rng, beta=1e-3, mode="fast", grid=None):
     n = A.shape[1]
     if mode == "exact":
         # the released matrix itself (no implicit form of exact noise), then the same iteration
-        Wm = noisy_gram(_gram(A), sigma, rng=rng, mode=mode, grid=grid)
+        Wm = noisy_gram(_gram_of(A), sigma, rng=rng, mode=mode, grid=grid)
         W = lambda x: Wm @ x
     else:
         Nmv = _implicit_noise_matvec(sigma, n, int(rng.integers(2**63)))
-        W = lambda x: A.T @ (A @ x) + Nmv(x)
+        W = lambda x: _atav(A, x) + Nmv(x)
     B = sigma * (2 * math.sqrt(n) + 2 * math.sqrt(math.log(1 / beta)))
     v = rng.standard_normal(n)
     v /= np.linalg.norm(v)
@@ -791,14 +815,14 @@ def _top_eig_oja_fresh(A, sigma, n_iter, *, rng, beta=1e-3, mode="fast", grid=No
     v /= np.linalg.norm(v)
     eta = None
     for _ in range(n_iter):
-        w = _noisy(A.T @ (A @ v), sigma, rng=rng, mode=mode, grid=grid)
+        w = _noisy(_atav(A, v), sigma, rng=rng, mode=mode, grid=grid)
         nw = _norm(w)
         if eta is None and nw == 0:
             continue  # a release snapped to 0 carries no direction: v is kept
         eta = eta or 1 / nw  # from a released vector: post-processing
         v = v + eta * w
         v /= np.linalg.norm(v)
-    lam = float(v @ _noisy(A.T @ (A @ v), sigma, rng=rng, mode=mode, grid=grid))
+    lam = float(v @ _noisy(_atav(A, v), sigma, rng=rng, mode=mode, grid=grid))
     return v, lam, math.sqrt(max(lam, 0.0) + sigma * special.ndtri(1 - beta))
 
 
@@ -835,6 +859,14 @@ def _row_blocks(A, n_blocks):
     ]
 
 
+def _block_products(A, n_blocks):
+    "v -> A_B^T (A_B v) for each of the K consecutive row blocks B of `_row_blocks`"
+    if _is_rows(A):
+        K = min(n_blocks, A.shape[0])
+        return [lambda v, k=k: A.products(v, block=k, n_blocks=K) for k in range(K)]
+    return [lambda v, B=B: B.T @ (B @ v) for B in _row_blocks(A, n_blocks)]
+
+
 def _top_eig_oja_stream(
     A, sigma, *, rng, v0=None, n_blocks=1, beta=1e-3, mode="fast", grid=(None, None)
 ):
@@ -842,8 +874,8 @@ def _top_eig_oja_stream(
     v = rng.standard_normal(n) if v0 is None else np.array(v0, float)
     v /= np.linalg.norm(v)
     prec, wsq, lprec = 0.0, [], None
-    for B in _row_blocks(A, n_blocks):
-        w = _noisy(B.T @ (B @ v), sigma, rng=rng, mode=mode, grid=grid[0])
+    for prod in _block_products(A, n_blocks):
+        w = _noisy(prod(v), sigma, rng=rng, mode=mode, grid=grid[0])
         with np.errstate(over="ignore", invalid="ignore"):
             nw2, ns2 = float(w @ w), n * sigma * sigma
         if lprec is None and math.isfinite(nw2) and math.isfinite(ns2):
@@ -866,8 +898,7 @@ def _top_eig_oja_stream(
             v = v / np.linalg.norm(v)
             lprec = np.logaddexp(lprec, ls2)
             wsq.append(nw2)
-    Av = A @ v
-    lam = float(_noisy(np.array([Av @ Av]), sigma, rng=rng, mode=mode, grid=grid[1])[0])
+    lam = float(_noisy(np.array([_sq_norm(A, v)]), sigma, rng=rng, mode=mode, grid=grid[1])[0])
     bound = sigma * (
         2 * math.sqrt(n) + 2 * math.sqrt(math.log(1 / beta))
     )  # Result 3's, as Algorithm 1 (see above)
@@ -968,6 +999,118 @@ def _fw_steps(step, n_iter):
     return np.full(n_iter, float(step))
 
 
+class FrankWolfeRows:
+    """A block of consecutive users' rows (users `first_user`.. of `n_users`) and their local
+    state in private Frank-Wolfe: the prediction on each observed entry and the coefficients. Its
+    methods are the only ways a global step touches the data: the Gram matrix of the residuals,
+    the products A_B^T (A_B v) of a row block B, ||A v||^2 (each a sum over users, so blocks
+    add), and the users' local update from a public direction. `private_frank_wolfe` runs one
+    over all users; `privrank.scale` one per partition, on the workers."""
+
+    def __init__(
+        self,
+        ratings: sparse.sparray,  # the block's users x items (every row has a rating)
+        *,
+        n_iter: int,  # T: the global steps to hold coefficients for
+        row_norm: float,  # L: rows are held as Pi_{L,Omega}(R) / L (`scaled_rows`)
+        first_user: int = 0,  # global index of the block's first user
+        n_users: int | None = None,  # users in all blocks; None: this block's
+    ):
+        R, L = check_ratings(ratings), _check_positive(row_norm, "row_norm")
+        first = check_int(first_user, name="first_user", minimum=0)
+        total = first + R.shape[0] if n_users is None else check_int(n_users, name="n_users")
+        if total < first + R.shape[0]:
+            raise ValueError(
+                f"`n_users` = {total} is fewer than `first_user` + the block's {R.shape[0]} users"
+            )
+        self._start(_scaled_rows(R, L), check_iter(n_iter, name="n_iter"), first, total)
+        self.row_norm = L
+
+    @classmethod
+    def _of(cls, R, n_iter):
+        "The rows of an already scaled (or clipped) sparse R, unchecked"
+        self = cls.__new__(cls)
+        self._start(R, n_iter, 0, R.shape[0])
+        self.row_norm = None
+        return self
+
+    def _start(self, R, n_iter, first, total):
+        self.R, self.first_user, self.n_users, self.n_iter = R, first, total, n_iter
+        self.shape, self.nnz = R.shape, R.nnz
+        self.pred = np.zeros(R.nnz)  # P_Omega(Y): one per rating
+        self.C, self.c = np.zeros((R.shape[0], n_iter)), np.ones(R.shape[0])  # coef = C * c
+        self.A = sparse.csr_array((-R.data, R.indices, R.indptr), shape=R.shape)  # the residual
+
+    def residual(self) -> sparse.sparray:
+        "The residual A = P_Omega(Y) - R, refreshed in place"
+        np.subtract(self.pred, self.R.data, out=self.A.data)
+        return self.A
+
+    def gram(self) -> np.ndarray:
+        "A^T A of this block's residual rows"
+        return _gram(self.A)
+
+    def products(
+        self,
+        v: np.ndarray,  # (items,) direction
+        block: int = 0,  # which of the n_blocks consecutive blocks of all n_users users
+        n_blocks: int = 1,
+    ) -> np.ndarray:
+        "A_B^T (A_B v) over this block's users in global row block `block` (zeros if none)"
+        e = np.linspace(0, self.n_users, min(n_blocks, self.n_users) + 1).astype(np.int64)
+        s = min(max(e[block] - self.first_user, 0), self.shape[0])
+        t = min(max(e[block + 1] - self.first_user, 0), self.shape[0])
+        if s == 0 and t == self.shape[0]:
+            B = self.A
+        else:
+            ip, A = self.A.indptr, self.A
+            B = sparse.csr_array(
+                (A.data[ip[s] : ip[t]], A.indices[ip[s] : ip[t]], ip[s : t + 1] - ip[s]),
+                shape=(t - s, self.shape[1]),
+            )
+        return B.T @ (B @ v)
+
+    def sq_norm(
+        self,
+        v: np.ndarray,  # (items,) direction
+    ) -> float:
+        "||A v||^2 of this block's residual rows"
+        Av = self.A @ v
+        return float(Av @ Av)
+
+    def step(
+        self,
+        t: int,  # the global step
+        v: np.ndarray,  # its public direction
+        lam: float,  # its corrected eigenvalue lambda'
+        eta: float,  # its Frank-Wolfe step
+        nuclear_norm: float,  # k / L
+        row_norm: float = 1.0,  # the projection's radius (1 in units of L)
+    ) -> None:
+        """Each user's local update from her own row and the public (v, lambda'): the
+        coefficient u_i = (A v)_i / lambda', the Frank-Wolfe step, then Pi_{L,Omega}"""
+        R, C, c, pred = self.R, self.C, self.c, self.pred
+        cnt = np.diff(R.indptr)
+        g = -eta * nuclear_norm * ((self.A @ v) / max(lam, 1e-300))
+        pred *= 1 - eta
+        pred += np.repeat(g, cnt) * v[R.indices]  # in place: no temporaries of nnz beyond one
+        c *= 1 - eta
+        if c.min() < 1e-100:
+            C *= c[:, None]
+            c[:] = 1.0  # fold the scales in before dividing by them (T = 1: c = 0)
+        C[:, t] = g / c
+        scale = np.minimum(1.0, row_norm / np.maximum(_row_norms(R.indptr, pred), 1e-300))
+        pred *= np.repeat(scale, cnt)
+        c *= scale  # Pi_{L, Omega}
+        if c.min() < 1e-100:
+            C *= c[:, None]
+            c[:] = 1.0  # fold the scales in before they underflow
+
+    def result(self) -> tuple:
+        "(the users' coefficients, sum of squared training errors, ratings)"
+        return self.C * self.c[:, None], float(np.sum((self.pred - self.R.data) ** 2)), self.nnz
+
+
 def _frank_wolfe(
     R,
     *,
@@ -985,25 +1128,14 @@ def _frank_wolfe(
     step="1/T",
     callback=None,
 ):
-    """Algorithm 1 on a clipped sparse R; sigmas[t] = noise std of global step t; mode 'none':
-    non-private (no noise); callback(t, A, v): called with each step's residual and released v"""
-    cnt, cols, y = np.diff(R.indptr), R.indices, R.data
-    pred, etas = np.zeros(R.nnz), _fw_steps(step, n_iter)  # pred = P_Omega(Y): one per rating
-    C, V, lam, lamc = (
-        np.zeros((R.shape[0], n_iter)),
-        np.zeros((n_iter, R.shape[1])),
-        np.zeros(n_iter),
-        np.zeros(n_iter),
-    )
-    c, wsq = (
-        np.ones(R.shape[0]),
-        [],
-    )  # the users' coefficients are C * c[:, None] (scaling rows lazily)
-    A = sparse.csr_array(
-        (np.zeros(R.nnz), cols, R.indptr), shape=R.shape
-    )  # the residual; its values are updated in place
+    """Algorithm 1 on a clipped sparse R (or users' rows held elsewhere: `FrankWolfeRows`'s
+    methods); sigmas[t] = noise std of global step t; mode 'none': non-private (no noise);
+    callback(t, A, v): called with each step's residual and released v"""
+    S = R if _is_rows(R) else FrankWolfeRows._of(R, n_iter)
+    etas = _fw_steps(step, n_iter)
+    V, lam, lamc, wsq = np.zeros((n_iter, R.shape[1])), np.zeros(n_iter), np.zeros(n_iter), []
     for t, sigma in enumerate(sigmas):
-        np.subtract(pred, y, out=A.data)
+        A = S.residual()
         v, lam[t], lamc[t], w2 = _global_step(
             A,
             sigma,
@@ -1020,29 +1152,16 @@ def _frank_wolfe(
         wsq.append(w2)
         if callback is not None:
             callback(t, A, v)
-        u, eta = (A @ v) / max(lamc[t], 1e-300), etas[t]  # local: her own row and the public v
-        g = -eta * nuclear_norm * u
-        pred *= 1 - eta
-        pred += np.repeat(g, cnt) * v[cols]  # in place: no temporaries of nnz beyond one
-        c *= 1 - eta
-        if c.min() < 1e-100:
-            C *= c[:, None]
-            c[:] = 1.0  # fold the scales in before dividing by them (T = 1: c = 0)
-        C[:, t], V[t] = g / c, v
-        scale = np.minimum(1.0, row_norm / np.maximum(_row_norms(R.indptr, pred), 1e-300))
-        pred *= np.repeat(scale, cnt)
-        c *= scale  # Pi_{L, Omega}
-        if c.min() < 1e-100:
-            C *= c[:, None]
-            c[:] = 1.0  # fold the scales in before they underflow
-    C *= c[:, None]
+        S.step(t, v, lamc[t], etas[t], nuclear_norm, row_norm)  # local: her row, the public v
+        V[t] = v
+    C, sse, nnz = S.result()
     return (
         C,
         V,
         dict(
             eigenvalue=lam,
             lambda_corrected=lamc,
-            train_rmse=float(np.sqrt(np.mean((pred - y) ** 2))),
+            train_rmse=float(np.sqrt(sse / nnz)),
             released_sq=wsq,
         ),
     )
@@ -1197,16 +1316,19 @@ def _check_user_mean(user_mean, m):
     return um
 
 
-def _check_fw_args(ratings, nuclear_norm, n_iter, solver, user_mean):
-    "Validated (R, nuclear_norm, n_iter, user_mean) of the completion methods; R is not clipped"
-    R, k = check_ratings(ratings), _check_positive(nuclear_norm, "nuclear_norm")
+def _check_fw_args(ratings, nuclear_norm, n_iter, solver, user_mean, rows=False):
+    """Validated (R, nuclear_norm, n_iter, user_mean) of the completion methods; R is not clipped.
+    `rows`: R may be users' rows held elsewhere (`FrankWolfeRows`' operations), checked there"""
+    held = rows and _is_rows(ratings)
+    R = ratings if held else check_ratings(ratings)
+    k = _check_positive(nuclear_norm, "nuclear_norm")
     n_iter = check_iter(n_iter, name="n_iter")
     if R.shape[0] * n_iter > MAX_ENTRIES:
         raise ValueError(
             f"`n_iter` x users = {R.shape[0] * n_iter:,} coefficients exceeds {MAX_ENTRIES:,}"
         )
     check_memory(
-        8 * R.shape[0] * n_iter + 24 * R.nnz,
+        8 * R.shape[0] * n_iter + (0 if held else 24 * R.nnz),
         name="n_iter",
         what=f"{n_iter} coefficients for each of {R.shape[0]:,} users",
     )
@@ -1371,7 +1493,8 @@ def _in_units(x, L, p):
 
 
 def private_frank_wolfe(
-    ratings: sparse.sparray,  # users x items, scipy.sparse; rows as the users send them (centred)
+    # users x items, scipy.sparse, rows as the users send them (centred); or a `FrankWolfeRows`
+    ratings: sparse.sparray | FrankWolfeRows,
     *,
     epsilon: float,  # joint-DP epsilon, per user (whole row)
     delta: float,  # joint-DP delta, in (0, 1)
@@ -1398,8 +1521,15 @@ def private_frank_wolfe(
         check_delta(delta, positive=True),
         noise_mode(noise),
     )
-    R, k, n_iter, um = _check_fw_args(ratings, nuclear_norm, n_iter, solver, user_mean)
+    R, k, n_iter, um = _check_fw_args(ratings, nuclear_norm, n_iter, solver, user_mean, rows=True)
     L, oja_iter = _check_positive(row_norm, "row_norm"), check_iter(oja_iter, name="oja_iter")
+    held = _is_rows(R)
+    if held and (getattr(R, "row_norm", None) != L or getattr(R, "n_iter", None) != n_iter):
+        raise ValueError(
+            "`ratings`: users' rows held elsewhere must be scaled by this `row_norm` and hold "
+            f"`n_iter` steps; they hold row_norm {getattr(R, 'row_norm', None)} and n_iter "
+            f"{getattr(R, 'n_iter', None)}"
+        )
     oja_blocks, accountant = (
         check_int(oja_blocks, name="oja_blocks", minimum=1),
         _accountant(accountant, mode),
@@ -1420,7 +1550,7 @@ def private_frank_wolfe(
         check_memory(48 * n * n, name="solver", what=f"{solver!r}: the {n:,} x {n:,} Gram matrix")
     with use_noise(mode):
         C, V, d = _frank_wolfe(
-            _scaled_rows(R, L),
+            R if held else _scaled_rows(R, L),
             nuclear_norm=kL,
             n_iter=n_iter,
             row_norm=1.0,

@@ -6,7 +6,7 @@ Docs: https://privrank.github.io/privrank/scale.html.md"""
 
 # %% auto #0
 __all__ = ['CHUNK_ENTRIES', 'MAX_USERS', 'iter_chunks', 'RankStatistics', 'rank_statistics', 'dp_borda_aggregate',
-           'dp_kemeny_aggregate', 'dp_footrule_aggregate', 'dp_btl_aggregate_comparisons']
+           'dp_kemeny_aggregate', 'dp_footrule_aggregate', 'dp_btl_aggregate_comparisons', 'private_frank_wolfe']
 
 # %% ../nbs/12_scale.ipynb #7623eae2785240b9bd12b16a66d81610
 import importlib
@@ -16,8 +16,9 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
+from scipy import sparse
 
-from . import rr
+from . import mc, rr
 from .btl import PrivateBTL, btl_consensus, fit_btl_counts, per_comparison_epsilon
 from privrank.core import (
     Consensus,
@@ -737,3 +738,296 @@ def dp_btl_aggregate_comparisons(
     return btl_consensus(
         res, n_voters=n_units, epsilon=epsilon, privacy_unit=privacy_unit, diagnostics=diag
     )
+
+# %% ../nbs/12_scale.ipynb #c13c75dda5784f86b99314bd5fa1f9c5
+def _rating_chunk(x, where, n_items=None):
+    "(user, item, rating) of one chunk of ratings as int64, int64, float64 arrays, checked"
+    a = _as_chunk(x, where, "ratings")
+    if a.shape[1] != 3:
+        raise ValueError(
+            f"`ratings` {where}: expected 3 columns (user, item, rating); got {a.shape[1]}"
+        )
+    if a.dtype.kind not in "iuf":
+        raise TypeError(f"`ratings` {where}: expected numbers; got dtype {a.dtype}")
+    ids = a[:, :2]
+    if a.dtype.kind == "f":
+        with np.errstate(invalid="ignore"):
+            bad = ~(np.isfinite(ids) & (ids == np.floor(ids)) & (np.abs(ids) < 2.0**53))
+        if bad.any():
+            raise ValueError(
+                f"`ratings` {where}: user and item ids must be whole numbers; got "
+                f"{ids[bad][0]!r} (map labels to 0..n-1 first)"
+            )
+    u, i = ids[:, 0].astype(np.int64), ids[:, 1].astype(np.int64)
+    r = a[:, 2].astype(np.float64)
+    if len(u) and (u.min() < 0 or u.max() >= MAX_USERS):
+        raise ValueError(f"`ratings` {where}: user ids must be in 0..{MAX_USERS - 1}")
+    top = rr.MAX_ITEMS if n_items is None else n_items
+    if len(i) and (i.min() < 0 or i.max() >= top):
+        raise ValueError(f"`ratings` {where}: item ids must be in 0..{top - 1}")
+    if not np.isfinite(r).all():
+        raise ValueError(f"`ratings` {where}: {(~np.isfinite(r)).sum()} NaN or infinite ratings")
+    return u, i, r
+
+
+def _rating_counts(x, where):
+    "(ratings per user id, per item id) of one chunk"
+    u, i, _ = _rating_chunk(x, where)
+    if len(u) == 0:
+        return None
+    check_memory(16 * (int(u.max()) + 1), name="ratings", what="the ratings per user id")
+    return (_UserCounts(np.bincount(u)), _UserCounts(np.bincount(i)))
+
+
+def _route(x, bounds, n_items, where):
+    "One chunk's ratings split by partition: the users in [bounds[p], bounds[p + 1]) go to part p"
+    u, i, r = _rating_chunk(x, where, n_items)
+    p = np.searchsorted(bounds, u, side="right") - 1
+    order = np.argsort(p, kind="stable")
+    cuts = np.searchsorted(p[order], np.arange(len(bounds)))
+    u, i, r = u[order], i[order], r[order]
+    return [(u[s:e], i[s:e], r[s:e]) for s, e in zip(cuts[:-1], cuts[1:])]
+
+
+def _part(pieces, lo, hi, n_items, n_users, n_iter, row_norm):
+    "The FrankWolfeRows of users lo..hi-1 from their pieces (sorted; duplicates refused)"
+    u = np.concatenate([q[0] for q in pieces]) - lo
+    i = np.concatenate([q[1] for q in pieces])
+    r = np.concatenate([q[2] for q in pieces])
+    order = np.lexsort((i, u))
+    u, i, r = u[order], i[order], r[order]
+    dup = (u[1:] == u[:-1]) & (i[1:] == i[:-1])
+    if dup.any():
+        k = np.flatnonzero(dup)[0]
+        raise ValueError(
+            f"`ratings`: user {u[k] + lo} rated item {i[k]} more than once (keep one rating "
+            "per user and item)"
+        )
+    indptr = np.zeros(hi - lo + 1, np.int64)
+    np.cumsum(np.bincount(u, minlength=hi - lo), out=indptr[1:])
+    R = sparse.csr_array((r, i.astype(np.int32), indptr), shape=(hi - lo, n_items))
+    return mc.FrankWolfeRows(R, n_iter=n_iter, row_norm=row_norm, first_user=lo, n_users=n_users)
+
+
+def _p_gram(p):
+    return (p.gram(),)
+
+
+def _p_products(p, v, block, n_blocks):
+    return (p.products(v, block, n_blocks),)
+
+
+def _p_sq_norm(p, v):
+    return (p.sq_norm(v),)
+
+
+def _p_step(p, *args):
+    p.step(*args)
+    p.residual()
+    return p
+
+
+def _p_result(p):
+    return p.result()
+
+
+class _Partitions:
+    """Users' rows in partitions of consecutive users, each a `mc.FrankWolfeRows`: here, or held
+    (persisted) on Dask workers; every statistic a sum over partitions, reduced in `_sum`'s tree"""
+
+    def __init__(self, parts, shape, nnz, n_iter, row_norm, client):
+        self.parts, self.shape, self.nnz = parts, shape, nnz
+        self.n_iter, self.row_norm, self.client = n_iter, row_norm, client
+
+    def _reduce(self, fn, *args):
+        if self.client is None:
+            return _sum(fn(p, *args) for p in self.parts)[0]
+        c = self.client
+        args = [
+            c.scatter(a, broadcast=True, hash=False) if isinstance(a, np.ndarray) else a
+            for a in args
+        ]
+        futs = c.map(fn, self.parts, *[[a] * len(self.parts) for a in args], pure=False)
+        while len(futs) > 1:  # the merges run on the workers: one array travels per merge
+            futs = [
+                c.submit(_add, *futs[k : k + 2], pure=False) if k + 1 < len(futs) else futs[k]
+                for k in range(0, len(futs), 2)
+            ]
+        return futs[0].result()[0]
+
+    def residual(self):
+        return self
+
+    def gram(self):
+        return self._reduce(_p_gram)
+
+    def products(self, v, block=0, n_blocks=1):
+        return self._reduce(_p_products, v, block, n_blocks)
+
+    def sq_norm(self, v):
+        return self._reduce(_p_sq_norm, v)
+
+    def step(self, t, v, lam, eta, nuclear_norm, row_norm=1.0):
+        args = (t, v, lam, eta, nuclear_norm, row_norm)
+        if self.client is None:
+            for p in self.parts:
+                _p_step(p, *args)
+        else:
+            c = self.client
+            vf = c.scatter(
+                v, broadcast=True, hash=False
+            )  # the public direction, once to each worker
+            n = len(self.parts)
+            self.parts = c.map(
+                _p_step,
+                self.parts,
+                *[[a] * n for a in (t, vf, lam, eta, nuclear_norm, row_norm)],
+                pure=False,
+            )
+
+    def result(self):
+        outs = (
+            [_p_result(p) for p in self.parts]
+            if self.client is None
+            else self.client.gather(self.client.map(_p_result, self.parts, pure=False))
+        )
+        return (
+            np.concatenate([o[0] for o in outs]),
+            sum(o[1] for o in outs),
+            sum(o[2] for o in outs),
+        )
+
+
+def _user_bounds(counts, per_part):
+    "Starts of consecutive user ranges of about `per_part` ratings each (and the end)"
+    cum, n = np.cumsum(counts), len(counts)
+    k = max(1, math.ceil(int(cum[-1]) / per_part))
+    cuts = np.searchsorted(cum, np.arange(1, k) * (cum[-1] / k)) + 1
+    return np.unique(np.concatenate([[0], np.minimum(cuts, n), [n]])).astype(np.int64)
+
+
+def _build_parts(ratings, bounds, n_items, n_users, n_iter, L, *, chunk_rows, columns, client):
+    "The partitions of `_Partitions`: built here chunk by chunk, or on the workers (persisted)"
+    spans = list(zip(bounds[:-1].tolist(), bounds[1:].tolist()))
+    if client is None and not _is_dask(ratings):
+        buffers = [[] for _ in spans]
+        for k, chunk in enumerate(_chunks(ratings, chunk_rows, columns, "ratings")):
+            for p, piece in enumerate(_route(chunk, bounds, n_items, f"chunk {k}")):
+                if len(piece[0]):
+                    buffers[p].append(piece)
+        parts = []
+        for p, (lo, hi) in enumerate(spans):
+            parts.append(_part(buffers[p], lo, hi, n_items, n_users, n_iter, L))
+            buffers[p] = None  # the pieces are freed as their partition is built
+        return parts
+    dask = _need("dask")
+    try:
+        inputs = _dask_parts(ratings, columns)
+    except (TypeError, ValueError) as e:
+        raise type(e)(str(e).replace("`source`", "`ratings`", 1)) from None
+    routed = [
+        dask.delayed(_route)(q, bounds, n_items, f"partition {k}") for k, q in enumerate(inputs)
+    ]
+    parts = [
+        dask.delayed(_part)([r[p] for r in routed], lo, hi, n_items, n_users, n_iter, L)
+        for p, (lo, hi) in enumerate(spans)
+    ]
+    if client is None:
+        return list(dask.compute(*parts))
+    futures = client.compute(parts)  # held on the workers across the global steps
+    _need("dask.distributed").wait(futures)
+    for f in futures:
+        if f.status == "error":
+            f.result()  # raises the partition's error here
+    return futures
+
+
+def private_frank_wolfe(
+    ratings: object,  # (user, item, rating) rows: array, chunks, .parquet / .csv, Dask
+    *,
+    epsilon: float,  # joint-DP epsilon, per user (whole row)
+    delta: float,  # joint-DP delta, in (0, 1)
+    nuclear_norm: float,  # k: nuclear-norm bound
+    n_iter: int,  # T: global noisy releases
+    row_norm: float,  # L: bound on each row's observed norm (Pi_{L,Omega})
+    n_items: int | None = None,  # items n; ids 0..n-1; None: the largest id + 1
+    solver: str = "oja",  # the global step (`mc.SOLVERS`)
+    oja_iter: int = 30,  # Gamma ("oja-implicit", "oja-fresh"): one map-reduce per iteration
+    oja_blocks: int = 1,  # K ("oja"): K map-reduces per streaming pass
+    accountant: str = "auto",  # as `mc.private_frank_wolfe`
+    schedule: str = "constant",
+    step: float | str = "1/T",
+    user_mean: object = None,  # (users,) added back to predictions
+    noise: str | None = None,  # "fast", "exact" or None (`privrank.core.noise_mode()`)
+    rng: RNGLike = None,  # seed or generator of the central noise
+    part_ratings: int | None = None,  # ratings per partition; None: CHUNK_ENTRIES
+    chunk_rows: int | None = None,  # rows per chunk read here; None: CHUNK_ENTRIES / 3
+    columns: list | None = None,  # columns of a file: user, item, rating; None: all
+    client: object = None,  # a dask.distributed Client: the rows live on its workers
+) -> mc.Completion:
+    """`mc.private_frank_wolfe` on (user, item, rating) rows read in chunks or from Dask: the
+    users' rows are grouped into partitions of consecutive users (here, or persisted on the
+    workers), and each global step is one map-reduce of the residuals' statistic (the Gram
+    matrix, or A^T A v and ||A v||^2) over the partitions, the central noise on the sum, the
+    public direction broadcast, and each user's local update where her row lives. The noise, the
+    accounting and the record are `mc.private_frank_wolfe`'s: (epsilon, delta)-joint DP per user.
+
+    User ids are 0..n_users-1, each with at least one rating; one rating per (user, item).
+    Refuses, naming the parameter, what `iter_chunks` refuses, ids that are not whole numbers in
+    range, non-finite ratings, a user with no rating or two for one item, and what
+    `mc.private_frank_wolfe` refuses."""
+    check_epsilon(epsilon, scalar=True)
+    check_delta(delta, positive=True)
+    n_iter = check_int(n_iter, name="n_iter", minimum=1)
+    if not (
+        isinstance(row_norm, (int, float, np.integer, np.floating))
+        and not isinstance(row_norm, bool)
+        and 0 < row_norm < math.inf
+    ):
+        raise ValueError(f"`row_norm` must be a positive finite number; got {row_norm!r}")
+    if n_items is not None:
+        n_items = check_int(n_items, name="n_items", minimum=1, maximum=rr.MAX_ITEMS)
+    per_part = (
+        CHUNK_ENTRIES
+        if part_ratings is None
+        else check_int(part_ratings, name="part_ratings", minimum=1)
+    )
+    kw = dict(chunk_rows=chunk_rows, client=client, columns=columns)
+    uc, ic = _reduce(ratings, _rating_counts, (), name="ratings", exact=True, **kw)
+    users = np.flatnonzero(uc.k)
+    n_users, counts = int(users[-1]) + 1, uc.k[: int(users[-1]) + 1]
+    if len(users) < n_users:
+        missing = np.flatnonzero(counts == 0)
+        raise ValueError(
+            f"`ratings`: {len(missing)} user ids in 0..{n_users - 1} have no rating (the "
+            f"first: {missing[0]}); number the users 0..n-1 (e.g. with pandas.factorize)"
+        )
+    top = int(np.flatnonzero(ic.k)[-1]) + 1
+    if n_items is not None and top > n_items:
+        raise ValueError(f"`ratings`: item ids must be in 0..{n_items - 1}; got {top - 1}")
+    n_items = top if n_items is None else n_items
+    nnz = int(counts.sum())
+    if client is None and not _is_dask(ratings):
+        check_memory(48 * nnz, name="ratings", what=f"the partitions of {nnz:,} ratings")
+    bounds = _user_bounds(counts, per_part)
+    parts = _build_parts(ratings, bounds, n_items, n_users, n_iter, float(row_norm), **kw)
+    rows = _Partitions(parts, (n_users, n_items), nnz, n_iter, float(row_norm), client)
+    res = mc.private_frank_wolfe(
+        rows,
+        epsilon=epsilon,
+        delta=delta,
+        nuclear_norm=nuclear_norm,
+        n_iter=n_iter,
+        row_norm=row_norm,
+        solver=solver,
+        oja_iter=oja_iter,
+        oja_blocks=oja_blocks,
+        accountant=accountant,
+        schedule=schedule,
+        step=step,
+        user_mean=user_mean,
+        noise=noise,
+        rng=rng,
+    )
+    res.diagnostics["partitions"] = len(parts)
+    return res

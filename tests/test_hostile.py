@@ -2662,6 +2662,16 @@ CALLS = {
         "dp_footrule_aggregate": lambda a: scale.dp_footrule_aggregate(
             a(RO_R), epsilon=1.0, rng=0, chunk_rows=5
         ),
+        "private_frank_wolfe": lambda a: scale.private_frank_wolfe(
+            a(np.array([[0, 0, 1.0], [0, 1, 2.0], [1, 1, 3.0], [2, 0, -1.0]])),
+            epsilon=1.0,
+            delta=1e-6,
+            nuclear_norm=1.0,
+            n_iter=2,
+            row_norm=1.0,
+            rng=0,
+            chunk_rows=2,
+        ),
         "dp_btl_aggregate_comparisons": lambda a: scale.dp_btl_aggregate_comparisons(
             a(np.array([[0, 1, 0], [1, 2, 0], [2, 0, 1], [0, 2, 1]])),
             n_items=3,

@@ -9,6 +9,7 @@ import gzip
 
 import numpy as np
 import pytest
+import scipy.sparse as sp
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -237,3 +238,61 @@ def test_the_command_completes_a_parquet_file_of_ratings(tmp_path):
     code, out, err = _cli("complete", str(tmp_path / "x.parquet"), *argv[2:], "--items", "30",
                           "--rating-range", "1,5")  # fmt: skip
     assert code == 2 and "no user column" in err
+
+
+# completion: the users' rows persisted on the workers, one map-reduce per release
+def _ratings(n_users=1_500, n_items=30, per=8, seed=3):
+    g = np.random.default_rng(seed)
+    items = np.argsort(g.random((n_users, n_items)), axis=1)[:, :per].ravel()
+    users = np.repeat(np.arange(n_users), per)
+    vals = (g.normal(size=(n_users, 2)) @ g.normal(size=(2, n_items)))[users, items]
+    triples = np.column_stack([users, items, vals + 0.2 * g.normal(size=len(vals))])
+    return triples[g.permutation(len(vals))]
+
+
+FW = dict(epsilon=1.0, delta=1e-6, nuclear_norm=1_500.0, n_iter=4, row_norm=8.0)
+
+
+@pytest.mark.parametrize("solver", ["oja", "exact", "oja-fresh"])
+def test_completion_on_two_worker_processes_is_the_in_memory_answer(solver, client, tmp_path):
+    t = _ratings()
+    R = sp.csr_array((t[:, 2], (t[:, 0].astype(int), t[:, 1].astype(int))), shape=(1_500, 30))
+    kw = dict(FW, solver=solver, oja_iter=3, oja_blocks=2)
+    g_mem, g_one, g_dask = (np.random.default_rng(5) for _ in range(3))
+    mem = pr.mc.private_frank_wolfe(R, **kw, rng=g_mem)
+    one = scale.private_frank_wolfe(np.array_split(t, 4), **kw, rng=g_one)
+    path = tmp_path / "ratings.parquet"
+    pq.write_table(
+        pa.table({"u": t[:, 0].astype(np.int32), "i": t[:, 1], "r": t[:, 2]}),
+        path,
+        row_group_size=2_000,
+    )
+    many = scale.private_frank_wolfe(path, **kw, part_ratings=2_500, rng=6)
+    there = scale.private_frank_wolfe(path, **kw, part_ratings=2_500, rng=6, client=client)
+    dask_one = scale.private_frank_wolfe(path, **kw, rng=g_dask, client=client)
+    # one partition: 06's floats; on the workers: the same partitioning's floats
+    assert np.array_equal(one.coef, mem.coef) and np.array_equal(one.factors, mem.factors)
+    assert np.array_equal(dask_one.coef, mem.coef) and np.array_equal(dask_one.factors, mem.factors)
+    assert many.diagnostics["partitions"] == 5
+    assert np.array_equal(there.coef, many.coef) and np.array_equal(there.factors, many.factors)
+    # the accounting is unchanged: the same record, noise std and number of draws
+    for r in (one, dask_one, there):
+        assert (r.epsilon, r.delta, r.privacy_unit, r.model) == (1.0, 1e-6, "user", "joint")
+        np.testing.assert_array_equal(r.sigma, mem.sigma)
+        np.testing.assert_array_equal(r.noise_multiplier, mem.noise_multiplier)
+    assert g_mem.bit_generator.state == g_one.bit_generator.state == g_dask.bit_generator.state
+
+
+def test_completion_refuses_bad_ratings_by_name():
+    t = _ratings(200, 10, 3)
+    for bad, text in [
+        (t[:, :2], "3 columns"),
+        (t + [0.5, 0, 0], "whole numbers"),
+        (t[t[:, 0] != 7], "no rating"),
+        (np.vstack([t, t[:1]]), "more than once"),
+        (np.where(np.arange(3) == 2, np.nan, t), "NaN"),
+    ]:
+        with pytest.raises((TypeError, ValueError), match="ratings"):
+            scale.private_frank_wolfe(bad, **FW)
+        with pytest.raises((TypeError, ValueError), match=text):
+            scale.private_frank_wolfe(bad, **FW)
