@@ -1,0 +1,146 @@
+"""Private Frank-Wolfe past one machine: `privrank.scale.private_frank_wolfe` on a Parquet file of
+(user, item, rating) rows, with the users' rows in partitions here and persisted on a local Dask
+cluster, against the in-memory `mc.private_frank_wolfe` on the same ratings (the floor), with the
+peak memory of each run.
+
+python benchmarks/bench_completion_scale.py [--users 5e6] [--items 400] [--per-user 20]
+    [--n-iter 4] [--workers 2]
+
+Writes the ratings (rank 3 plus noise, `--per-user` items per user; user int32, item int16,
+rating float32) to a temporary folder, then runs each path in a fresh process (its peak
+resident memory is that process's high-water mark; on Dask the largest worker's too) and prints
+the seconds of each path, their ratio to the in-memory path, and the largest difference of the
+released item factors (|V V^T| to the in-memory one: equal up to the order of float sums).
+Shared machines are noisy: read the ratios.
+"""
+
+import argparse
+import json
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import numpy as np
+
+RUN = r"""
+import sys, time, json
+import numpy as np
+import pyarrow.parquet as pq
+from scipy import sparse
+import privrank as pr
+from privrank import scale
+how, path, n_users, n_items, n_iter, workers = sys.argv[1], sys.argv[2], *map(int, sys.argv[3:])
+kw = dict(epsilon=1.0, delta=1e-6, nuclear_norm=float(n_users), n_iter=n_iter, row_norm=20.0,
+          rng=0)
+t0 = time.perf_counter()
+worker_peak = 0
+if how == "memory":
+    t = pq.read_table(path)
+    u, i, r = (t.column(c).to_numpy() for c in ("user", "item", "rating"))
+    del t
+    R = sparse.csr_array((r.astype(float), (u, i)), shape=(n_users, n_items))
+    del u, i, r
+    res = pr.mc.private_frank_wolfe(R, **kw)
+elif how == "partitions":
+    res = scale.private_frank_wolfe(path, **kw, n_items=n_items)
+else:
+    from distributed import Client, LocalCluster
+    with LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
+                      dashboard_address=None, memory_limit=0) as cluster, Client(cluster) as client:
+        t0 = time.perf_counter()  # the cluster's start is not the pipeline's time
+        res = scale.private_frank_wolfe(path, **kw, n_items=n_items, client=client)
+        def hwm():
+            line = [x for x in open("/proc/self/status") if x.startswith("VmHWM")][0]
+            return int(line.split()[1]) * 1024
+        worker_peak = max(client.run(hwm).values())
+sec = time.perf_counter() - t0
+hwm = [x for x in open("/proc/self/status") if x.startswith("VmHWM")][0]
+np.save(sys.argv[2] + f".{how}.npy", res.factors)
+print(json.dumps(dict(seconds=sec, peak=int(hwm.split()[1]) * 1024, worker_peak=worker_peak,
+                      partitions=res.diagnostics.get("partitions", 1),
+                      rmse=res.diagnostics["train_rmse"])))
+"""
+
+
+def write(path, n_users, n_items, per, seed=0):
+    "The ratings, written 1e6 users at a time (one row group each)"
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    g = np.random.default_rng(seed)
+    V = g.normal(size=(3, n_items))
+    with pq.ParquetWriter(
+        path, pa.schema([("user", pa.int32()), ("item", pa.int16()), ("rating", pa.float32())])
+    ) as w:
+        for s in range(0, n_users, 1_000_000):
+            k = min(1_000_000, n_users - s)
+            # `per` distinct items per user: a random offset and stride modulo n_items (prime)
+            start = g.integers(0, n_items, k)[:, None]
+            items = (start + np.arange(per) * 7) % n_items
+            U = g.normal(size=(k, 3))
+            vals = np.einsum("kr,krj->kj", U, V[:, items].transpose(1, 0, 2))
+            vals += 0.5 * g.normal(size=vals.shape)
+            users = np.repeat(np.arange(s, s + k, dtype=np.int32), per)
+            w.write_table(
+                pa.table(
+                    {
+                        "user": users,
+                        "item": items.ravel().astype(np.int16),
+                        "rating": vals.ravel().astype(np.float32),
+                    }
+                )
+            )
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--users", type=float, default=5e6)
+    ap.add_argument("--items", type=int, default=400)
+    ap.add_argument("--per-user", type=int, default=20)
+    ap.add_argument("--n-iter", type=int, default=4)
+    ap.add_argument("--workers", type=int, default=2)
+    ap.add_argument("--skip-memory", action="store_true")
+    a = ap.parse_args()
+    n_users = int(a.users)
+    d = Path(tempfile.mkdtemp())
+    try:
+        path = d / "ratings.parquet"
+        write(path, n_users, a.items, a.per_user)
+        nnz = n_users * a.per_user
+        print(
+            f"{n_users:,} users x {a.items} items, {nnz:,} ratings "
+            f"({path.stat().st_size / 2**30:.2f} GiB Parquet), T = {a.n_iter} (solver 'oja')"
+        )
+        out = {}
+        for how in ("memory", "partitions", "dask"):
+            if how == "memory" and a.skip_memory:
+                continue
+            args = [str(x) for x in (path, n_users, a.items, a.n_iter, a.workers)]
+            p = subprocess.run(
+                [sys.executable, "-c", RUN, how, *args], capture_output=True, text=True
+            )
+            if p.returncode:
+                print(f"{how}: failed\n{p.stderr[-2000:]}")
+                continue
+            out[how] = json.loads(p.stdout.strip().splitlines()[-1])
+        base = out.get("memory")
+        ref = np.load(str(path) + ".memory.npy") if base else None
+        for how, r in out.items():
+            ratio = f"{r['seconds'] / base['seconds']:.2f}x in memory" if base else ""
+            diff = ""
+            if ref is not None:
+                F = np.load(str(path) + f".{how}.npy")
+                diff = f", factors within {np.abs(F.T @ F - ref.T @ ref).max():.1e}"
+            wp = f", largest worker {r['worker_peak'] / 2**30:.2f} GiB" if r["worker_peak"] else ""
+            print(
+                f"{how:>10}: {r['seconds']:7.1f} s ({ratio}), peak {r['peak'] / 2**30:.2f} GiB"
+                f"{wp}, {r['partitions']} partitions, train RMSE {r['rmse']:.4f}{diff}"
+            )
+    finally:
+        shutil.rmtree(d)
+
+
+if __name__ == "__main__":
+    main()
