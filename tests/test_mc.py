@@ -563,3 +563,20 @@ def test_tune_holds_out_training_ratings_and_returns_the_best():
     vs = mc.validation_split(sp, valid_fraction=0.1, rng=0)
     assert vs.train.nnz + len(vs.test_value) == sp.train.nnz
     assert (np.diff(vs.train.indptr) >= 1).all()
+
+
+def test_frank_wolfe_rows_refuse_bad_blocks_by_name():
+    R = sparse.csr_array(np.array([[1.0, 0.0], [0.0, 2.0]]))
+    for kw, name in [
+        (dict(n_iter=2, row_norm=0.0), "row_norm"),
+        (dict(n_iter=0, row_norm=1.0), "n_iter"),
+        (dict(n_iter=2, row_norm=1.0, first_user=-1), "first_user"),
+        (dict(n_iter=2, row_norm=1.0, first_user=3, n_users=4), "n_users"),
+    ]:
+        with pytest.raises((TypeError, ValueError), match=name):
+            mc.FrankWolfeRows(R, **kw)
+    with pytest.raises(ValueError, match="row_norm"):  # rows held for another L are refused
+        rows = mc.FrankWolfeRows(R, n_iter=2, row_norm=2.0)
+        mc.private_frank_wolfe(
+            rows, epsilon=1.0, delta=1e-6, nuclear_norm=1.0, n_iter=2, row_norm=1.0, rng=0
+        )
