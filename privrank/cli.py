@@ -731,7 +731,7 @@ def _cluster(args):
         with client:
             yield client
         return
-    quiet = dict(dashboard_address=None, silence_logs=logging.ERROR)
+    quiet = dict(dashboard_address=None, silence_logs=logging.CRITICAL)
     with (
         LocalCluster(n_workers=args.workers, threads_per_worker=1, processes=True, **quiet) as lc,
         Client(lc) as client,
@@ -960,8 +960,18 @@ def load_ratings(path, *, n_items=None):
     if p.suffix.lower() not in (".parquet", ".pq"):
         return datasets.read_ratings(path, n_items=n_items)
     names, _, f = _parquet_meta(p)
-    lower = {x.lower(): x for x in names}
-    cols = {}
+    cols = _rating_columns(p, names)
+    table = f.read(columns=list(cols.values()))  # the columns only: 12 to 24 bytes a rating
+    try:
+        r = datasets.Ratings.from_frame(table, n_items=n_items, **cols)
+    except (TypeError, ValueError) as e:
+        raise CLIError(f"{p.name}: {e}") from None
+    return replace(r, source=p.name)
+
+
+def _rating_columns(p, names):
+    "The user, item and rating columns of a Parquet file with columns `names` (RATINGS_COLUMNS)"
+    lower, cols = {x.lower(): x for x in names}, {}
     for role, aliases in datasets.RATINGS_COLUMNS.items():
         found = [lower[a] for a in aliases if a in lower]
         if not found:
@@ -970,12 +980,45 @@ def load_ratings(path, *, n_items=None):
                 f"{', '.join(names) or 'no columns'}"
             )
         cols[role] = found[0]
-    table = f.read(columns=list(cols.values()))  # the columns only: 12 to 24 bytes a rating
-    try:
-        r = datasets.Ratings.from_frame(table, n_items=n_items, **cols)
-    except (TypeError, ValueError) as e:
-        raise CLIError(f"{p.name}: {e}") from None
-    return replace(r, source=p.name)
+    return cols
+
+
+def _complete_distributed(args, n_items, rating_range, rng, mode, options):
+    """privrank complete FILE.parquet --workers N / --scheduler ADDRESS: (the fit, user ids, item
+    ids) of `scale.complete`, the users' rows held on the cluster's workers"""
+    import pyarrow as pa  # present: _parquet_meta has read the file
+
+    path = Path(args.file)
+    names, _, f = _parquet_meta(path)
+    cols = _rating_columns(path, names)
+    for role in ("user", "item"):
+        kind = f.schema_arrow.field(cols[role]).type
+        if not pa.types.is_integer(kind):
+            raise CLIError(
+                f"{path.name}: with --workers or --scheduler the {role} column "
+                f"{printable(cols[role])!r} must hold integer ids; it holds {kind} (map labels to "
+                "ids first, or run without --workers)"
+            )
+    with _cluster(args) as client:
+        out = scale.complete(
+            str(path),
+            epsilon=args.epsilon,
+            delta=args.delta,
+            n_items=n_items,
+            estimator=args.method,
+            rating_range=rating_range,
+            max_per_user=args.max_per_user,
+            evaluate=args.evaluate,
+            test_fraction=0.01 if args.test_fraction is None else args.test_fraction,
+            first_item=1,
+            progress=_Progress(getattr(args, "err", None)),
+            noise=mode,
+            rng=rng,
+            columns=[cols["user"], cols["item"], cols["rating"]],
+            client=client,
+            **options,
+        )
+    return out, out.diagnostics["user_ids"], np.arange(1, n_items + 1)
 
 
 _COMPLETE_FLAGS = dict(
@@ -1127,6 +1170,16 @@ def _cmd_complete(args):
             f"--method {printable(args.method)}: choose auto or one of "
             f"{', '.join(completion.ESTIMATORS)}"
         )
+    spread = args.workers is not None or args.scheduler is not None
+    if spread:
+        if Path(args.file).suffix.lower() not in (".parquet", ".pq"):
+            raise CLIError("--workers and --scheduler apply to .parquet files only")
+        if args.method not in ("auto", "frank-wolfe"):
+            raise CLIError(
+                f"--method {args.method} needs every row in one process: with --workers or "
+                "--scheduler use --method frank-wolfe (or auto, the same)"
+            )
+        name = "frank-wolfe"
     options = _options(args, name)
     if args.output is not None:
         _check_output(args.output)
@@ -1139,22 +1192,28 @@ def _cmd_complete(args):
             what=f"the item-side arrays of a completion over the {n_items:,} items of the universe",
         )
         scale, scale_from = _rating_range(args)
-        r = load_ratings(args.file, n_items=n_items)
         rng, mode, t0 = check_rng(args.seed), core.noise_mode(), time.perf_counter()
-        out = completion.complete(
-            r.ratings,
-            epsilon=args.epsilon,
-            delta=args.delta,
-            estimator=args.method,
-            rating_range=scale,
-            max_per_user=args.max_per_user,
-            evaluate=args.evaluate,
-            test_fraction=0.01 if args.test_fraction is None else args.test_fraction,
-            progress=_Progress(getattr(args, "err", None)),
-            noise=mode,
-            rng=rng,
-            **options,
-        )
+        if spread:
+            out, user_ids, item_ids = _complete_distributed(
+                args, n_items, scale, rng, mode, options
+            )
+        else:
+            r = load_ratings(args.file, n_items=n_items)
+            user_ids, item_ids = np.asarray(r.user_ids), np.asarray(r.item_ids)
+            out = completion.complete(
+                r.ratings,
+                epsilon=args.epsilon,
+                delta=args.delta,
+                estimator=args.method,
+                rating_range=scale,
+                max_per_user=args.max_per_user,
+                evaluate=args.evaluate,
+                test_fraction=0.01 if args.test_fraction is None else args.test_fraction,
+                progress=_Progress(getattr(args, "err", None)),
+                noise=mode,
+                rng=rng,
+                **options,
+            )
         ev = out.evaluation
     except (ValueError, TypeError) as e:
         raise _flag_names(e, _COMPLETE_FLAGS) from None
@@ -1173,14 +1232,14 @@ def _cmd_complete(args):
             coef=out.coef,
             factors=out.factors,
             user_mean=out.user_mean,
-            user_ids=np.asarray(r.user_ids),
-            item_ids=np.asarray(r.item_ids),
+            user_ids=user_ids,
+            item_ids=item_ids,
             epsilon=out.epsilon,
             delta=out.delta,
         )
     d = dict(
         file=Path(args.file).name,
-        users=r.n_users,
+        users=len(user_ids),
         items=n_items,
         items_from=items_from,
         rating_range=None if scale is None else list(scale),
@@ -1199,6 +1258,7 @@ def _cmd_complete(args):
         ledger=ledger,
         max_per_user=args.max_per_user,
         seed=args.seed,
+        partitions=out.diagnostics.get("partitions"),
         output=None if args.output is None else Path(args.output).name,
         evaluation=None,
     )
@@ -1316,7 +1376,7 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="RATINGS",
         help="MovieLens u.data / ratings.dat / ratings.csv, or Jester user,joke,rating "
         "(optionally .gz); a CSV's header names user (userId), item (joke, movie, movieId, "
-        "itemId) and rating, in any order",
+        "itemId) and rating, in any order; or a .parquet file with those columns",
     )
     c.add_argument(
         "--epsilon",
@@ -1398,6 +1458,19 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="FACTORS.npz",
         help="also write the completed factors (coef, factors, user_mean, user_ids, item_ids) "
         "to this .npz file; written whole or not at all",
+    )
+    c.add_argument(
+        "--workers",
+        type=_count("--workers", minimum=1),
+        default=None,
+        help=".parquet: hold the users' rows on a local Dask cluster of N worker processes "
+        "(frank-wolfe; integer user and item ids, items 1..--items)",
+    )
+    c.add_argument(
+        "--scheduler",
+        default=None,
+        metavar="ADDRESS",
+        help=".parquet: hold the users' rows on the Dask cluster whose scheduler is at ADDRESS",
     )
     c.add_argument("--json", action="store_true", help="print one JSON object")
     return p

@@ -1,4 +1,4 @@
-"""The rank mechanisms on profiles that do not fit in memory: every statistic they release is a sum over voters, so it is summed chunk by chunk (out of core) or partition by partition (on Dask), and the noise goes once on the sum. Same privacy, same answer.
+"""The rank mechanisms, private BTL and private matrix completion on data that do not fit in one process: every statistic they release is a sum over voters or users, so it is summed chunk by chunk (out of core) or partition by partition (on Dask), and the noise goes once on the sum. Same privacy, same answer.
 
 Docs: https://privrank.github.io/privrank/scale.html.md"""
 
@@ -6,11 +6,13 @@ Docs: https://privrank.github.io/privrank/scale.html.md"""
 
 # %% auto #0
 __all__ = ['CHUNK_ENTRIES', 'MAX_USERS', 'iter_chunks', 'RankStatistics', 'rank_statistics', 'dp_borda_aggregate',
-           'dp_kemeny_aggregate', 'dp_footrule_aggregate', 'dp_btl_aggregate_comparisons', 'private_frank_wolfe']
+           'dp_kemeny_aggregate', 'dp_footrule_aggregate', 'dp_btl_aggregate_comparisons', 'private_frank_wolfe',
+           'complete']
 
 # %% ../nbs/12_scale.ipynb #7623eae2785240b9bd12b16a66d81610
 import importlib
 import math
+import numbers
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -20,6 +22,7 @@ from scipy import sparse
 
 from . import mc, rr
 from .btl import PrivateBTL, btl_consensus, fit_btl_counts, per_comparison_epsilon
+from .completion import EVALUATION_NOTE, OPTIONS, fit_frank_wolfe
 from privrank.core import (
     Consensus,
     RNGLike,
@@ -740,8 +743,9 @@ def dp_btl_aggregate_comparisons(
     )
 
 # %% ../nbs/12_scale.ipynb #c13c75dda5784f86b99314bd5fa1f9c5
-def _rating_chunk(x, where, n_items=None):
-    "(user, item, rating) of one chunk of ratings as int64, int64, float64 arrays, checked"
+def _rating_chunk(x, where, n_items=None, first_item=0):
+    """(user, item, rating) of one chunk of ratings as int64, int64, float64 arrays, checked; items
+    numbered from `first_item` become 0.."""
     a = _as_chunk(x, where, "ratings")
     if a.shape[1] != 3:
         raise ValueError(
@@ -758,30 +762,32 @@ def _rating_chunk(x, where, n_items=None):
                 f"`ratings` {where}: user and item ids must be whole numbers; got "
                 f"{ids[bad][0]!r} (map labels to 0..n-1 first)"
             )
-    u, i = ids[:, 0].astype(np.int64), ids[:, 1].astype(np.int64)
+    u, i = ids[:, 0].astype(np.int64), ids[:, 1].astype(np.int64) - first_item
     r = a[:, 2].astype(np.float64)
     if len(u) and (u.min() < 0 or u.max() >= MAX_USERS):
         raise ValueError(f"`ratings` {where}: user ids must be in 0..{MAX_USERS - 1}")
     top = rr.MAX_ITEMS if n_items is None else n_items
     if len(i) and (i.min() < 0 or i.max() >= top):
-        raise ValueError(f"`ratings` {where}: item ids must be in 0..{top - 1}")
+        raise ValueError(
+            f"`ratings` {where}: item ids must be in {first_item}..{top - 1 + first_item}"
+        )
     if not np.isfinite(r).all():
         raise ValueError(f"`ratings` {where}: {(~np.isfinite(r)).sum()} NaN or infinite ratings")
     return u, i, r
 
 
-def _rating_counts(x, where):
+def _rating_counts(x, first_item, where):
     "(ratings per user id, per item id) of one chunk"
-    u, i, _ = _rating_chunk(x, where)
+    u, i, _ = _rating_chunk(x, where, first_item=first_item)
     if len(u) == 0:
         return None
     check_memory(16 * (int(u.max()) + 1), name="ratings", what="the ratings per user id")
     return (_UserCounts(np.bincount(u)), _UserCounts(np.bincount(i)))
 
 
-def _route(x, bounds, n_items, where):
+def _route(x, bounds, n_items, first_item, where):
     "One chunk's ratings split by partition: the users in [bounds[p], bounds[p + 1]) go to part p"
-    u, i, r = _rating_chunk(x, where, n_items)
+    u, i, r = _rating_chunk(x, where, n_items, first_item)
     p = np.searchsorted(bounds, u, side="right") - 1
     order = np.argsort(p, kind="stable")
     cuts = np.searchsorted(p[order], np.arange(len(bounds)))
@@ -789,9 +795,10 @@ def _route(x, bounds, n_items, where):
     return [(u[s:e], i[s:e], r[s:e]) for s, e in zip(cuts[:-1], cuts[1:])]
 
 
-def _part(pieces, lo, hi, n_items, n_users, n_iter, row_norm):
-    "The FrankWolfeRows of users lo..hi-1 from their pieces (sorted; duplicates refused)"
-    u = np.concatenate([q[0] for q in pieces]) - lo
+def _csr(pieces, n_items, first_item):
+    """(R, user ids) of one partition's pieces: the users who rated, in order, and their rows
+    (sorted; a repeated (user, item) refused)"""
+    u = np.concatenate([q[0] for q in pieces])
     i = np.concatenate([q[1] for q in pieces])
     r = np.concatenate([q[2] for q in pieces])
     order = np.lexsort((i, u))
@@ -800,12 +807,19 @@ def _part(pieces, lo, hi, n_items, n_users, n_iter, row_norm):
     if dup.any():
         k = np.flatnonzero(dup)[0]
         raise ValueError(
-            f"`ratings`: user {u[k] + lo} rated item {i[k]} more than once (keep one rating "
-            "per user and item)"
+            f"`ratings`: user {u[k]} rated item {i[k] + first_item} more than once (keep one "
+            "rating per user and item)"
         )
-    indptr = np.zeros(hi - lo + 1, np.int64)
-    np.cumsum(np.bincount(u, minlength=hi - lo), out=indptr[1:])
-    R = sparse.csr_array((r, i.astype(np.int32), indptr), shape=(hi - lo, n_items))
+    new = np.r_[True, u[1:] != u[:-1]] if len(u) else np.zeros(0, bool)
+    ids = u[new]
+    indptr = np.r_[np.flatnonzero(new), len(u)].astype(np.int64)
+    R = sparse.csr_array((r, i.astype(np.int32), indptr), shape=(len(ids), n_items))
+    return R, ids
+
+
+def _part(pieces, lo, hi, n_items, first_item, n_users, n_iter, row_norm):
+    "The FrankWolfeRows of users lo..hi-1 (each with a rating) from their pieces"
+    R, _ = _csr(pieces, n_items, first_item)
     return mc.FrankWolfeRows(R, n_iter=n_iter, row_norm=row_norm, first_user=lo, n_users=n_users)
 
 
@@ -906,18 +920,19 @@ def _user_bounds(counts, per_part):
     return np.unique(np.concatenate([[0], np.minimum(cuts, n), [n]])).astype(np.int64)
 
 
-def _build_parts(ratings, bounds, n_items, n_users, n_iter, L, *, chunk_rows, columns, client):
-    "The partitions of `_Partitions`: built here chunk by chunk, or on the workers (persisted)"
+def _build_parts(ratings, bounds, n_items, first_item, make, args, *, chunk_rows, columns, client):
+    """The partitions make(pieces, lo, hi, *args[p]) of the users in [lo, hi) = bounds[p:p + 2],
+    built here chunk by chunk, or on the workers (persisted there)"""
     spans = list(zip(bounds[:-1].tolist(), bounds[1:].tolist()))
     if client is None and not _is_dask(ratings):
         buffers = [[] for _ in spans]
         for k, chunk in enumerate(_chunks(ratings, chunk_rows, columns, "ratings")):
-            for p, piece in enumerate(_route(chunk, bounds, n_items, f"chunk {k}")):
+            for p, piece in enumerate(_route(chunk, bounds, n_items, first_item, f"chunk {k}")):
                 if len(piece[0]):
                     buffers[p].append(piece)
         parts = []
         for p, (lo, hi) in enumerate(spans):
-            parts.append(_part(buffers[p], lo, hi, n_items, n_users, n_iter, L))
+            parts.append(make(buffers[p], lo, hi, *args[p]))
             buffers[p] = None  # the pieces are freed as their partition is built
         return parts
     dask = _need("dask")
@@ -926,10 +941,11 @@ def _build_parts(ratings, bounds, n_items, n_users, n_iter, L, *, chunk_rows, co
     except (TypeError, ValueError) as e:
         raise type(e)(str(e).replace("`source`", "`ratings`", 1)) from None
     routed = [
-        dask.delayed(_route)(q, bounds, n_items, f"partition {k}") for k, q in enumerate(inputs)
+        dask.delayed(_route)(q, bounds, n_items, first_item, f"partition {k}")
+        for k, q in enumerate(inputs)
     ]
     parts = [
-        dask.delayed(_part)([r[p] for r in routed], lo, hi, n_items, n_users, n_iter, L)
+        dask.delayed(make)([r[p] for r in routed], lo, hi, *args[p])
         for p, (lo, hi) in enumerate(spans)
     ]
     if client is None:
@@ -993,7 +1009,7 @@ def private_frank_wolfe(
         else check_int(part_ratings, name="part_ratings", minimum=1)
     )
     kw = dict(chunk_rows=chunk_rows, client=client, columns=columns)
-    uc, ic = _reduce(ratings, _rating_counts, (), name="ratings", exact=True, **kw)
+    uc, ic = _reduce(ratings, _rating_counts, (0,), name="ratings", exact=True, **kw)
     users = np.flatnonzero(uc.k)
     n_users, counts = int(users[-1]) + 1, uc.k[: int(users[-1]) + 1]
     if len(users) < n_users:
@@ -1010,7 +1026,8 @@ def private_frank_wolfe(
     if client is None and not _is_dask(ratings):
         check_memory(48 * nnz, name="ratings", what=f"the partitions of {nnz:,} ratings")
     bounds = _user_bounds(counts, per_part)
-    parts = _build_parts(ratings, bounds, n_items, n_users, n_iter, float(row_norm), **kw)
+    fixed = (n_items, 0, n_users, n_iter, float(row_norm))
+    parts = _build_parts(ratings, bounds, n_items, 0, _part, [fixed] * (len(bounds) - 1), **kw)
     rows = _Partitions(parts, (n_users, n_items), nnz, n_iter, float(row_norm), client)
     res = mc.private_frank_wolfe(
         rows,
@@ -1031,3 +1048,252 @@ def private_frank_wolfe(
     )
     res.diagnostics["partitions"] = len(parts)
     return res
+
+# %% ../nbs/12_scale.ipynb #9be50ae2
+def _prepared(pieces, lo, hi, first, n_items, first_item, n_users, xi, test_fraction, scale, g):
+    """One partition of `complete`: its users' rows prepared as `completion.complete` prepares
+    them (`mc.split_ratings`: a `test_fraction` held out, at most `xi` kept, centred), from the
+    partition's own generator g; its users are first.. of n_users. Refuses ratings off `scale`"""
+    R, ids = _csr(pieces, n_items, first_item)
+    if scale is not None and (R.data.min() < scale[0] or R.data.max() > scale[1]):
+        k = np.flatnonzero((R.data < scale[0]) | (R.data > scale[1]))[0]
+        user = ids[np.searchsorted(R.indptr, k, side="right") - 1]
+        raise ValueError(
+            f"`rating_range` = ({scale[0]:g}, {scale[1]:g}) but user {user} rated item "
+            f"{R.indices[k] + first_item} at {R.data[k]:g}: state the scale the ratings use"
+        )
+    sp = mc.split_ratings(R, test_fraction=test_fraction, max_per_user=xi, rng=g)
+    return _Prepared(sp, ids, first, n_users)
+
+
+class _Prepared:
+    "One partition's prepared rows (`_prepared`): the training rows, the means, the held out"
+
+    def __init__(self, sp, ids, first, n_users):
+        self.sp, self.ids, self.first, self.n_users = sp, ids, first, n_users
+
+    def side(self):
+        "(user ids, means, held-out (global user, item, rating), training ratings)"
+        sp = self.sp
+        return (
+            self.ids,
+            sp.user_mean,
+            sp.test_user + self.first,
+            sp.test_item,
+            sp.test_value,
+            (sp.train.nnz),
+        )
+
+    def norms(self):
+        "Each user's training row norm"
+        T = self.sp.train
+        rows = np.repeat(np.arange(T.shape[0]), np.diff(T.indptr))
+        return np.sqrt(np.bincount(rows, T.data**2, minlength=T.shape[0]))
+
+    def held(self, L, n_iter):
+        "Her training rows as `mc.FrankWolfeRows` scaled by L"
+        return mc.FrankWolfeRows(
+            self.sp.train, n_iter=n_iter, row_norm=L, first_user=self.first, n_users=self.n_users
+        )
+
+
+def _q_side(q):
+    return q.side()
+
+
+def _q_norms(q):
+    return q.norms()
+
+
+def _q_held(q, L, n_iter):
+    return q.held(L, n_iter)
+
+
+class _Source:
+    """The prepared partitions, here or on the workers, as a row source of
+    `completion.fit_frank_wolfe`: the row norms, then the rows scaled by the bound L (once)"""
+
+    def __init__(self, parts, shape, client):
+        self.parts, self.shape, self.client = parts, shape, client
+        side = self._map(_q_side)
+        self.user_ids, self.user_mean = (np.concatenate([s[k] for s in side]) for k in (0, 1))
+        self.test = tuple(np.concatenate([s[k] for s in side]) for k in (2, 3, 4))
+        self.nnz = sum(s[5] for s in side)
+
+    def _map(self, fn, *args):
+        if self.client is None:
+            return [fn(p, *args) for p in self.parts]
+        c, n = self.client, len(self.parts)
+        return c.gather(c.map(fn, self.parts, *[[a] * n for a in args], pure=False))
+
+    def row_norms(self):
+        return np.concatenate(self._map(_q_norms))
+
+    def held(self, row_norm, n_iter):
+        if self.parts is None:
+            raise RuntimeError("the prepared rows were scaled once already")
+        L, n = float(row_norm), len(self.parts)
+        if self.client is None:
+            parts = [_q_held(p, L, n_iter) for p in self.parts]
+        else:
+            parts = self.client.map(_q_held, self.parts, [L] * n, [n_iter] * n, pure=False)
+            _need("dask.distributed").wait(parts)
+        self.parts = None  # the prepared rows are freed (on the workers too)
+        return _Partitions(parts, self.shape, self.nnz, n_iter, L, self.client)
+
+
+def complete(
+    ratings: object,  # (user, item, rating) rows: array, chunks, .parquet / .csv, Dask
+    *,
+    epsilon: float,  # joint-DP epsilon, per user (whole row), in total
+    delta: float,  # joint-DP delta, in (0, 1), in total
+    n_items: int,  # the item universe (public): ids first_item..first_item + n_items - 1
+    estimator: str = "frank-wolfe",  # "frank-wolfe" (or "auto": the same), the one distributed
+    rating_range: tuple[float, float] | None = None,  # (lo, hi) every rating lies in; None: none
+    max_per_user: int = 80,  # xi: training ratings kept per user
+    evaluate: bool = False,  # also hold out ratings and report a (non-private) test RMSE
+    test_fraction: float = 0.01,  # with `evaluate`: the fraction of ratings held out
+    first_item: int = 0,  # the id of the first item (1 for MovieLens' files)
+    progress: object = None,  # progress(stage, fraction done), or None
+    noise: str | None = None,  # "fast", "exact" or None (`privrank.core.noise_mode()`)
+    rng: RNGLike = None,  # seed or generator: the central noise; each partition's spawned from it
+    part_ratings: int | None = None,  # ratings per partition; None: CHUNK_ENTRIES
+    chunk_rows: int | None = None,  # rows per chunk read here; None: CHUNK_ENTRIES / 3
+    columns: list | None = None,  # columns of a file: user, item, rating; None: all
+    client: object = None,  # a dask.distributed Client: the rows live on its workers
+    **options: object,  # Frank-Wolfe's (nuclear_norm, n_iter, row_norm, solver); unset: private
+) -> mc.Completion:  # as `completion.complete`; diagnostics["user_ids"]: the users, in row order
+    """`completion.complete` for ratings read in chunks or held on Dask: each partition of
+    consecutive users prepares its users' rows where they live (held out, at most `max_per_user`
+    kept, centred, with a generator spawned from `rng` for the partition), then
+    `completion.fit_frank_wolfe` chooses the unset bounds privately and fits private
+    Frank-Wolfe, each global step one map-reduce (`private_frank_wolfe` here). (epsilon,
+    delta)-joint DP per user, in total.
+
+    User ids are any integers (the users who rated, in increasing order, are the rows); one
+    rating per (user, item). Refuses an estimator other than Frank-Wolfe (the others need every
+    row in one process: `completion.complete`), options Frank-Wolfe does not take, ratings
+    outside `rating_range`, and what `private_frank_wolfe` refuses."""
+    epsilon, delta, rng, mode = (
+        check_epsilon(epsilon, scalar=True),
+        check_delta(delta, positive=True),
+        check_rng(rng),
+        noise_mode(noise),
+    )
+    if estimator not in ("auto", "frank-wolfe"):
+        raise ValueError(
+            f"`estimator`: over partitions only 'frank-wolfe' runs (or 'auto', the same); got "
+            f"{estimator!r}: the others need every row in one process (`completion.complete`)"
+        )
+    bad = sorted(set(options) - set(OPTIONS["frank-wolfe"]))
+    if bad:
+        raise TypeError(
+            f"'frank-wolfe' takes the options {list(OPTIONS['frank-wolfe'])}; got {bad}"
+        )
+    if not isinstance(evaluate, (bool, np.bool_)):
+        raise TypeError(
+            f"`evaluate` must be True or False; got {type(evaluate).__name__} {evaluate!r}"
+        )
+    if not (
+        isinstance(test_fraction, numbers.Real)
+        and not isinstance(test_fraction, bool)
+        and 0 <= test_fraction < 1
+    ):
+        raise ValueError(f"`test_fraction` must be a number in [0, 1); got {test_fraction!r}")
+    scale = _scale_of(rating_range)
+    xi = check_int(max_per_user, name="max_per_user", minimum=1)
+    n_items = check_int(n_items, name="n_items", minimum=1, maximum=rr.MAX_ITEMS)
+    first_item = check_int(first_item, name="first_item", minimum=0)
+    per_part = (
+        CHUNK_ENTRIES
+        if part_ratings is None
+        else check_int(part_ratings, name="part_ratings", minimum=1)
+    )
+    kw = dict(chunk_rows=chunk_rows, client=client, columns=columns)
+    _tick(progress, "counting", 0.0)
+    uc, ic = _reduce(ratings, _rating_counts, (first_item,), name="ratings", exact=True, **kw)
+    top = int(np.flatnonzero(ic.k)[-1])
+    if top >= n_items:
+        raise ValueError(
+            f"`ratings`: item ids must be in {first_item}..{first_item + n_items - 1}; got "
+            f"{top + first_item}"
+        )
+    counts = uc.k[: int(np.flatnonzero(uc.k)[-1]) + 1]
+    present = counts > 0
+    n_users, nnz = int(present.sum()), int(counts.sum())
+    if client is None and not _is_dask(ratings):
+        check_memory(64 * nnz, name="ratings", what=f"the partitions of {nnz:,} ratings")
+    bounds = _user_bounds(counts, per_part)
+    first = np.r_[0, np.cumsum(present)][bounds[:-1]]  # each partition's first row
+    tf = float(test_fraction) if evaluate else 0.0
+    gens = rng.spawn(len(bounds) - 1)
+    args = [(int(f), n_items, first_item, n_users, xi, tf, scale, g) for f, g in zip(first, gens)]
+    _tick(progress, "partitions", 0.02)
+    parts = _build_parts(ratings, bounds, n_items, first_item, _prepared, args, **kw)
+    src = _Source(parts, (n_users, n_items), client)
+    if evaluate and len(src.test[2]) == 0:
+        raise ValueError(
+            f"`test_fraction` = {test_fraction} held out none of the {nnz} ratings of {n_users} "
+            "users: raise `test_fraction` or use more ratings"
+        )
+    res = fit_frank_wolfe(
+        src,
+        epsilon=epsilon,
+        delta=delta,
+        max_per_user=xi,
+        user_mean=src.user_mean,
+        noise=mode,
+        rng=rng,
+        progress=progress,
+        **options,
+    )
+    _tick(progress, "done", 1.0)
+    why = (
+        "estimator 'auto' over partitions runs 'frank-wolfe', the one estimator distributed "
+        "(in one process `completion.complete` runs 'subspace', measured best in 06a)"
+        if estimator == "auto"
+        else "estimator 'frank-wolfe' was asked for"
+    )
+    diag = dict(
+        res.diagnostics,
+        estimator="frank-wolfe",
+        reason=why,
+        partitions=len(bounds) - 1,
+        user_ids=src.user_ids,
+    )
+    out = replace(
+        res, params=res.params | dict(max_per_user=xi, rating_range=rating_range), diagnostics=diag
+    )
+    if not evaluate:
+        return out
+    tu, ti, tv = src.test
+    base = float(np.sqrt(np.mean((src.user_mean[tu] - tv) ** 2)))
+    ev = dict(
+        private=False,
+        note=EVALUATION_NOTE,
+        test_rmse=float(np.sqrt(np.mean((out.predict_entries(tu, ti) - tv) ** 2))),
+        baseline_rmse_user_mean=base,
+        n_test=int(len(tv)),
+        test_fraction=float(test_fraction),
+    )
+    return replace(out, evaluation=ev)
+
+
+def _scale_of(rating_range):
+    "(lo, hi) of a stated rating scale, checked, or None"
+    if rating_range is None:
+        return None
+    try:
+        lo, hi = (float(v) for v in rating_range)
+    except (TypeError, ValueError):
+        raise TypeError(
+            f"`rating_range` must be a pair (lo, hi) of numbers; got {rating_range!r}"
+        ) from None
+    if not (math.isfinite(lo) and math.isfinite(hi) and lo < hi):
+        raise ValueError(f"`rating_range` must be finite with lo < hi; got {rating_range!r}")
+    return lo, hi
+
+
+def _tick(progress, stage, fraction):
+    if progress is not None:
+        progress(stage, fraction)

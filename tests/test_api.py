@@ -122,6 +122,16 @@ RECORDS = {
     "completion.complete(frank-wolfe)": lambda: completion.complete(
         RAT, epsilon=1.0, delta=1e-6, estimator="frank-wolfe", rng=0
     ),
+    "completion.fit_frank_wolfe": lambda: completion.fit_frank_wolfe(
+        RAT, epsilon=1.0, delta=1e-6, rng=0
+    ),
+    "scale.complete": lambda: scale.complete(
+        np.column_stack([RAT.tocoo().row, RAT.tocoo().col, RAT.tocoo().data]),
+        epsilon=1.0,
+        delta=1e-6,
+        n_items=RAT.shape[1],
+        rng=0,
+    ),
 }
 RAW = {  # spend privacy but return the raw draws (arrays) a mechanism is built from, not a result
     "rr.randomized_response",
@@ -211,6 +221,16 @@ NEEDS_DELTA = {
     ),
     "completion.private_als": lambda d: completion.private_als(RAT, epsilon=1.0, delta=d, rng=0),
     "completion.complete": lambda d: completion.complete(RAT, epsilon=1.0, delta=d, rng=0),
+    "completion.fit_frank_wolfe": lambda d: completion.fit_frank_wolfe(
+        RAT, epsilon=1.0, delta=d, rng=0
+    ),
+    "scale.complete": lambda d: scale.complete(
+        np.column_stack([RAT.tocoo().row, RAT.tocoo().col, RAT.tocoo().data]),
+        epsilon=1.0,
+        delta=d,
+        n_items=RAT.shape[1],
+        rng=0,
+    ),
 }
 AGGREGATE_INPUT = {"btl.btl_aggregate": R}  # every `<method>_aggregate(ranks)` runs on R
 

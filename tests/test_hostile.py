@@ -2672,6 +2672,15 @@ CALLS = {
             rng=0,
             chunk_rows=2,
         ),
+        "complete": lambda a: scale.complete(
+            a(np.array([[0, 0, 1.0], [0, 1, 2.0], [1, 1, 3.0], [2, 0, -1.0]])),
+            epsilon=1.0,
+            delta=1e-6,
+            n_items=2,
+            n_iter=2,
+            rng=0,
+            chunk_rows=2,
+        ),
         "dp_btl_aggregate_comparisons": lambda a: scale.dp_btl_aggregate_comparisons(
             a(np.array([[0, 1, 0], [1, 2, 0], [2, 0, 1], [0, 2, 1]])),
             n_items=3,

@@ -296,3 +296,71 @@ def test_completion_refuses_bad_ratings_by_name():
             scale.private_frank_wolfe(bad, **FW)
         with pytest.raises((TypeError, ValueError), match=text):
             scale.private_frank_wolfe(bad, **FW)
+
+
+# completion in one call: prepared where the rows live, the bounds private, on the workers
+def test_complete_on_two_worker_processes_is_the_local_answer(client, tmp_path):
+    t = _ratings(1_200, 25, 9, seed=4)
+    t[:, 0] = 5 * t[:, 0] + 3  # any integer user ids
+    path = tmp_path / "ratings.parquet"
+    pq.write_table(
+        pa.table({"u": t[:, 0].astype(np.int64), "i": t[:, 1] + 1, "r": t[:, 2]}),
+        path,
+        row_group_size=1_500,
+    )
+    kw = dict(epsilon=2.0, delta=1e-6, n_items=25, first_item=1, max_per_user=6, n_iter=3)
+    kw |= dict(evaluate=True, test_fraction=0.1, part_ratings=2_000, rng=3)
+    here = scale.complete(path, **kw)
+    there = scale.complete(path, **kw, client=client)
+    frame = dd.from_pandas(pd.DataFrame(t + [0, 1, 0], columns=["u", "i", "r"]), npartitions=3)
+    framed = scale.complete(frame, **kw, client=client)
+    for r in (there, framed):
+        assert np.array_equal(r.coef, here.coef) and np.array_equal(r.factors, here.factors)
+        assert (
+            r.evaluation == here.evaluation
+            and r.diagnostics["ledger"] == here.diagnostics["ledger"]
+        )
+    assert here.diagnostics["partitions"] == 6  # 10,800 ratings, 2,000 a partition
+    np.testing.assert_array_equal(here.diagnostics["user_ids"], 5 * np.arange(1_200) + 3)
+    assert (here.epsilon, here.delta, here.privacy_unit, here.model) == (2.0, 1e-6, "user", "joint")
+    with pytest.raises(ValueError, match="rating_range"):
+        scale.complete(path, **kw, rating_range=(-1, 1), client=client)
+
+
+def test_the_command_completes_on_workers(tmp_path):
+    import json
+
+    t = _ratings(1_000, 20, 8, seed=5)
+    path = tmp_path / "r.parquet"
+    pq.write_table(
+        pa.table({"userId": t[:, 0].astype(np.int64) * 2, "movieId": t[:, 1].astype(np.int32) + 1,
+                  "rating": t[:, 2]}), path, row_group_size=3_000,
+    )  # fmt: skip
+    npz = tmp_path / "f.npz"
+    argv = ["complete", str(path), "--epsilon", "2", "--delta", "1e-6", "--items", "20",
+            "--rating-range", "private", "--seed", "4", "--evaluate"]  # fmt: skip
+    code, out, err = _cli(*argv, "--workers", "2", "--json", "--output", str(npz))
+    d = json.loads(out)
+    assert code == 0, err
+    assert (d["users"], d["items"], d["partitions"]) == (1_000, 20, 1)
+    assert d["estimator"] == "private-frank-wolfe/oja" and "over partitions" in d["reason"]
+    api = scale.complete(
+        path, epsilon=2.0, delta=1e-6, n_items=20, first_item=1, evaluate=True, rng=4,
+        columns=["userId", "movieId", "rating"],
+    )  # fmt: skip
+    with np.load(npz) as z:
+        assert np.array_equal(z["coef"], api.coef) and np.array_equal(z["factors"], api.factors)
+        np.testing.assert_array_equal(z["user_ids"], 2 * np.arange(1_000))
+        np.testing.assert_array_equal(z["item_ids"], np.arange(1, 21))
+    assert d["evaluation"]["test_rmse"] == api.evaluation["test_rmse"]
+    pq.write_table(pa.table({"user": ["a", "b"], "item": [1, 2], "rating": [1.0, 2.0]}),
+                   tmp_path / "s.parquet")  # fmt: skip
+    for bad, text in [
+        ([*argv, "--workers", "2", "--method", "als"], "frank-wolfe"),
+        ([*argv, "--workers", "2", "--scheduler", "tcp://127.0.0.1:1"], "not both"),
+        (["complete", DEMO_FILE, *argv[2:], "--workers", "2"], ".parquet"),
+        (["complete", str(tmp_path / "s.parquet"), *argv[2:], "--workers", "1"], "integer ids"),
+        ([*argv, "--workers", "1", "--rank", "3"], "--rank"),
+    ]:
+        code, out, err = _cli(*bad)
+        assert code == 2 and out == "" and text in err and err.count("\n") == 1, (bad, err)
