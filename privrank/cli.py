@@ -1174,12 +1174,11 @@ def _cmd_complete(args):
     if spread:
         if Path(args.file).suffix.lower() not in (".parquet", ".pq"):
             raise CLIError("--workers and --scheduler apply to .parquet files only")
-        if args.method not in ("auto", "frank-wolfe"):
+        if name not in scale.SPREAD:
             raise CLIError(
                 f"--method {args.method} needs every row in one process: with --workers or "
-                "--scheduler use --method frank-wolfe (or auto, the same)"
+                f"--scheduler use --method {' or '.join(scale.SPREAD)} (or auto: subspace)"
             )
-        name = "frank-wolfe"
     options = _options(args, name)
     if args.output is not None:
         _check_output(args.output)
@@ -1191,11 +1190,11 @@ def _cmd_complete(args):
             name="n_items",
             what=f"the item-side arrays of a completion over the {n_items:,} items of the universe",
         )
-        scale, scale_from = _rating_range(args)
+        stated, scale_from = _rating_range(args)
         rng, mode, t0 = check_rng(args.seed), core.noise_mode(), time.perf_counter()
         if spread:
             out, user_ids, item_ids = _complete_distributed(
-                args, n_items, scale, rng, mode, options
+                args, n_items, stated, rng, mode, options
             )
         else:
             r = load_ratings(args.file, n_items=n_items)
@@ -1205,7 +1204,7 @@ def _cmd_complete(args):
                 epsilon=args.epsilon,
                 delta=args.delta,
                 estimator=args.method,
-                rating_range=scale,
+                rating_range=stated,
                 max_per_user=args.max_per_user,
                 evaluate=args.evaluate,
                 test_fraction=0.01 if args.test_fraction is None else args.test_fraction,
@@ -1242,7 +1241,7 @@ def _cmd_complete(args):
         users=len(user_ids),
         items=n_items,
         items_from=items_from,
-        rating_range=None if scale is None else list(scale),
+        rating_range=None if stated is None else list(stated),
         rating_range_from=scale_from,
         estimator=out.estimator,
         reason=out.diagnostics["reason"],
@@ -1277,7 +1276,7 @@ def _cmd_complete(args):
         return _json(d)
     lines = [
         f"{out.estimator} on {printable(d['file'])}: {d['users']} users x {d['items']} "
-        f"items (items: {d['items_from']}; ratings {_scale_text(scale)}, from {scale_from})",
+        f"items (items: {d['items_from']}; ratings {_scale_text(stated)}, from {scale_from})",
         d["reason"],
         f"spent epsilon = {d['epsilon']:g}, delta = {d['delta']:g} per {d['privacy_unit']} "
         f"(joint DP, {mode} noise), composed by {d['accountant']}:",
@@ -1464,7 +1463,7 @@ def build_parser() -> argparse.ArgumentParser:
         type=_count("--workers", minimum=1),
         default=None,
         help=".parquet: hold the users' rows on a local Dask cluster of N worker processes "
-        "(frank-wolfe; integer user and item ids, items 1..--items)",
+        "(subspace or frank-wolfe; integer user and item ids, items 1..--items)",
     )
     c.add_argument(
         "--scheduler",

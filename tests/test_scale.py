@@ -299,7 +299,8 @@ def test_completion_refuses_bad_ratings_by_name():
 
 
 # completion in one call: prepared where the rows live, the bounds private, on the workers
-def test_complete_on_two_worker_processes_is_the_local_answer(client, tmp_path):
+@pytest.mark.parametrize("how", [{}, {"estimator": "frank-wolfe", "n_iter": 3}])
+def test_complete_on_two_worker_processes_is_the_local_answer(how, client, tmp_path):
     t = _ratings(1_200, 25, 9, seed=4)
     t[:, 0] = 5 * t[:, 0] + 3  # any integer user ids
     path = tmp_path / "ratings.parquet"
@@ -308,7 +309,7 @@ def test_complete_on_two_worker_processes_is_the_local_answer(client, tmp_path):
         path,
         row_group_size=1_500,
     )
-    kw = dict(epsilon=2.0, delta=1e-6, n_items=25, first_item=1, max_per_user=6, n_iter=3)
+    kw = dict(epsilon=2.0, delta=1e-6, n_items=25, first_item=1, max_per_user=6, **how)
     kw |= dict(evaluate=True, test_fraction=0.1, part_ratings=2_000, rng=3)
     here = scale.complete(path, **kw)
     there = scale.complete(path, **kw, client=client)
@@ -343,7 +344,7 @@ def test_the_command_completes_on_workers(tmp_path):
     d = json.loads(out)
     assert code == 0, err
     assert (d["users"], d["items"], d["partitions"]) == (1_000, 20, 1)
-    assert d["estimator"] == "private-frank-wolfe/oja" and "over partitions" in d["reason"]
+    assert d["estimator"] == "private-subspace" and d["reason"] == pr.completion.DEFAULT_REASON
     api = scale.complete(
         path, epsilon=2.0, delta=1e-6, n_items=20, first_item=1, evaluate=True, rng=4,
         columns=["userId", "movieId", "rating"],
@@ -356,11 +357,11 @@ def test_the_command_completes_on_workers(tmp_path):
     pq.write_table(pa.table({"user": ["a", "b"], "item": [1, 2], "rating": [1.0, 2.0]}),
                    tmp_path / "s.parquet")  # fmt: skip
     for bad, text in [
-        ([*argv, "--workers", "2", "--method", "als"], "frank-wolfe"),
+        ([*argv, "--workers", "2", "--method", "als"], "subspace or frank-wolfe"),
         ([*argv, "--workers", "2", "--scheduler", "tcp://127.0.0.1:1"], "not both"),
         (["complete", DEMO_FILE, *argv[2:], "--workers", "2"], ".parquet"),
         (["complete", str(tmp_path / "s.parquet"), *argv[2:], "--workers", "1"], "integer ids"),
-        ([*argv, "--workers", "1", "--rank", "3"], "--rank"),
+        ([*argv, "--workers", "1", "--method", "frank-wolfe", "--rank", "3"], "--rank"),
     ]:
         code, out, err = _cli(*bad)
         assert code == 2 and out == "" and text in err and err.count("\n") == 1, (bad, err)
