@@ -101,6 +101,7 @@ def gaussian_release(
 # %% ../nbs/06a_completion.ipynb #b43b363d81ae4b689946ece5c682cd59
 QUANTILE_SHARE = 0.05  # share of epsilon spent on a private rating bound when none is stated
 MS_WEIGHT = 0.01  # precision of the mean-square release, against 1 for the others (a scalar over m)
+QUANTILE_MARGIN = 3.0  # noise sds between private_quantile's target rank and n (derived in 06a)
 QUANTILE_GRID = (
     2.0**-20,
     2.0**40,
@@ -116,11 +117,14 @@ def private_quantile(
     lo: float = QUANTILE_GRID[0],  # smallest edge of the public grid
     hi: float = QUANTILE_GRID[1],  # largest edge
     n_bins: int = QUANTILE_GRID[2],  # edges, geometrically spaced
+    margin: float = QUANTILE_MARGIN,  # z: the target rank stays z noise sds below n (0: q n)
     rng: np.random.Generator | int | None = None,
-) -> float:  # the first grid edge where the monotone fit of the noisy counts reaches q n
+) -> float:  # the first grid edge where the monotone fit of the noisy counts reaches the target
     """An epsilon-DP q-quantile on a public geometric grid, from 03's tree (isotonic fit); values
-    outside [lo, hi] count at the end edges. Refuses q outside (0, 1), a grid with lo >= hi or
-    non-positive edges, and negative or non-finite values."""
+    outside [lo, hi] count at the end edges. The target rank is q n, lowered to n - margin sd (sd:
+    the noise of a prefix count), but not below min(q, 1/2) n, where the noise could hide q n below
+    n. Refuses q outside (0, 1), a grid with lo >= hi or non-positive edges, a negative `margin`,
+    and negative or non-finite values."""
     x = np.asarray(values, float)
     if x.ndim != 1 or x.size == 0 or not np.isfinite(x).all() or (x < 0).any():
         raise ValueError("`values` must be a non-empty 1-D array of finite values >= 0")
@@ -129,6 +133,8 @@ def private_quantile(
     if not (_is_real(lo) and _is_real(hi) and 0 < lo < hi < math.inf):
         raise ValueError(f"`lo` and `hi` must satisfy 0 < lo < hi < inf; got {lo!r}, {hi!r}")
     n_bins = check_int(n_bins, name="n_bins", minimum=2)
+    if not (_is_real(margin) and 0 <= margin < math.inf):
+        raise ValueError(f"`margin` must be a finite number >= 0; got {margin!r}")
     edges = np.geomspace(lo, hi, n_bins)
     t = range_count_tree(
         np.minimum(np.searchsorted(edges, x, side="left"), n_bins - 1),
@@ -136,9 +142,12 @@ def private_quantile(
         epsilon=epsilon,
         rng=rng,
     )
-    below = range_counts(t, np.zeros(n_bins, dtype=np.int64), np.arange(n_bins))[0]
+    below, blocks = range_counts(t, np.zeros(n_bins, dtype=np.int64), np.arange(n_bins))
     cdf = optimize.isotonic_regression(below).x  # the closest non-decreasing sequence
-    return float(edges[min(int(np.searchsorted(cdf, q * x.size)), n_bins - 1)])
+    n = x.size
+    sd = math.sqrt(2 * int(blocks.max())) * t.noise_scale  # a sum of Laplace(b): sd sqrt 2 b each
+    target = min(q * n, max(n - margin * sd, min(q, 0.5) * n))
+    return float(edges[min(int(np.searchsorted(cdf, target)), n_bins - 1)])
 
 # %% ../nbs/06a_completion.ipynb #8309879909854d7188b41380fd92a7c3
 def item_releases(cols, y, w, n, *, z, rng, mode, m):
@@ -350,30 +359,30 @@ class SubspaceRows:
         "Each user's largest |rating|"
         return np.maximum.reduceat(np.abs(self.R.data), self.R.indptr[:-1])
 
-    def _y(self, B):
-        return np.clip(self.R.data / B, -1.0, 1.0)
+    def _y(self, bound):
+        return np.clip(self.R.data / bound, -1.0, 1.0)
 
-    def _split(self, B, val):
+    def _split(self, bound, val):
         "The clipped rows of the users who release (not in `val`) and of those who validate"
-        Y = sparse.csr_array((self._y(B), self.R.indices, self.R.indptr), shape=self.shape)
+        Y = sparse.csr_array((self._y(bound), self.R.indices, self.R.indptr), shape=self.shape)
         return Y[~val], Y[val]
 
     def mean_square(
         self,
-        B: float,  # the rating bound: y = clip(rating / B, -1, 1)
+        bound: float,  # the rating bound: y = clip(rating / bound, -1, 1)
     ) -> float:
         "The sum over users of min(1, her mean y^2)"
-        y, m = self._y(B), self.shape[0]
+        y, m = self._y(bound), self.shape[0]
         return np.sum(np.minimum(1.0, np.bincount(self.rows, y * y, minlength=m) / self.k))
 
     def item_sums(
         self,
-        B: float,  # the rating bound
+        bound: float,  # the rating bound
         rms: float,  # the released root mean square of y
         val: np.ndarray,  # (users,) bool: who validates (and so takes no part here)
     ) -> tuple:
         "Result 1's item sums and item weights over the releasing users, before their noise"
-        Yr, _ = self._split(B, val)
+        Yr, _ = self._split(bound, val)
         rr, n = _rows(Yr), self.shape[1]
         yp = Yr.data / rms  # ratings in units of their root mean square
         w = 1 / np.maximum(
@@ -385,38 +394,39 @@ class SubspaceRows:
 
     def unit_gram(
         self,
-        B: float,  # the rating bound
-        c: np.ndarray,  # (items,) the released item effects, in units of B
+        bound: float,  # the rating bound
+        c: np.ndarray,  # (items,) the released item effects, in units of bound
         val: np.ndarray,  # (users,) bool: who validates
     ) -> np.ndarray:
         "Result 2's Gram matrix of the releasing users' unit residual rows, before its noise"
-        Yr, _ = self._split(B, val)
+        Yr, _ = self._split(bound, val)
         return _unit_gram(Yr, Yr.data - c[Yr.indices])
 
     def validation(
         self,
-        B: float,  # the rating bound
+        bound: float,  # the rating bound
         c: np.ndarray,  # (items,) the item effects
         V: np.ndarray,  # (items, r) the released item factors
         cand: list,  # the candidates (effects?, rank, ridge)
         val: np.ndarray,  # (users,) bool: who validates
+        *,
         rng: np.random.Generator,  # the validating users' hold-outs
     ) -> np.ndarray:
         "Each candidate's sum of the validating users' relative held-out errors (Result 3)"
-        _, Yv = self._split(B, val)
+        _, Yv = self._split(bound, val)
         if Yv.shape[0] == 0:
             return np.zeros(len(cand))
         return _validation(Yv, _rows(Yv), Yv.data, c, V, cand, rng)
 
     def local_fits(
         self,
-        B: float,  # the rating bound
+        bound: float,  # the rating bound
         c: np.ndarray,  # (items,) the item effects used (zeros if none)
         V: np.ndarray,  # (items, r) the item factors
         rho: float,  # the relative ridge
     ) -> np.ndarray:
-        "Each user's (offset, u) on the item factors V, of her targets y - c (in units of B)"
-        return _local_fit(self.R, self._y(B) - c[self.R.indices], _with_intercept(V), rho)
+        "Each user's (offset, u) on the item factors V, of her targets y - c (in units of bound)"
+        return _local_fit(self.R, self._y(bound) - c[self.R.indices], _with_intercept(V), rho)
 
 # %% ../nbs/06a_completion.ipynb #3f9bc0b9dd2c44919cc8dcca39b469f8
 def _check_bound(rating_bound):
@@ -524,7 +534,7 @@ def _fit_subspace(
     ledger.append(_entry("item Gram matrix", "gaussian", math.sqrt(2), z[3], sG))
     _tick(progress, "private validation", 0.6)
     cand = _candidates(n, rank, ridge)
-    E = src.validation(B, c, V, cand, val, rng)
+    E = src.validation(B, c, V, cand, val, rng=rng)
     En, sE = gaussian_release(
         E, l2=math.sqrt(len(cand)), z=z[4], rng=rng, mode=mode, n_users=m, magnitude=m
     )

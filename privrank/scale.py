@@ -1110,7 +1110,7 @@ class _Prepared:
         return self._rows().unit_gram(B, c, self._val(val))
 
     def validation(self, B, c, V, cand, val, rng):
-        return self._rows().validation(B, c, V, cand, self._val(val), self.g)
+        return self._rows().validation(B, c, V, cand, self._val(val), rng=self.g)
 
     def local_fits(self, B, c, V, rho):
         return self._rows().local_fits(B, c, V, rho)
@@ -1201,8 +1201,8 @@ class _Source:
     def unit_gram(self, B, c, val):
         return self._total("unit_gram", B, c, val)
 
-    def validation(self, B, c, V, cand, val, rng):
-        return self._total("validation", B, c, V, cand, val, rng)
+    def validation(self, B, c, V, cand, val, *, rng):
+        return self._total("validation", B, c, V, cand, val, None)  # each its own generator
 
     def local_fits(self, B, c, V, rho):
         return self._joined("local_fits", B, c, V, rho)

@@ -2677,7 +2677,6 @@ CALLS = {
             epsilon=1.0,
             delta=1e-6,
             n_items=2,
-            n_iter=2,
             rng=0,
             chunk_rows=2,
         ),
