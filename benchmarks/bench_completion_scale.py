@@ -1,7 +1,8 @@
 """Private Frank-Wolfe past one machine: `privrank.scale.private_frank_wolfe` on a Parquet file of
-(user, item, rating) rows, with the users' rows in partitions here and persisted on a local Dask
-cluster, against the in-memory `mc.private_frank_wolfe` on the same ratings (the floor), with the
-peak memory of each run.
+(user, item, rating) rows, with the users' rows in partitions here, in files of a spill folder (out
+of core: one partition in memory at a time) and persisted on a local Dask cluster, against the
+in-memory `mc.private_frank_wolfe` on the same ratings (the floor), with the peak memory of each
+run.
 
 python benchmarks/bench_completion_scale.py [--users 5e6] [--items 400] [--per-user 20]
     [--n-iter 4] [--workers 2]
@@ -45,6 +46,9 @@ if how == "memory":
     res = pr.mc.private_frank_wolfe(R, **kw)
 elif how == "partitions":
     res = scale.private_frank_wolfe(path, **kw, n_items=n_items)
+elif how == "spill":
+    import os
+    res = scale.private_frank_wolfe(path, **kw, n_items=n_items, spill=os.path.dirname(path))
 else:
     from distributed import Client, LocalCluster
     with LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
@@ -114,7 +118,7 @@ def main():
             f"({path.stat().st_size / 2**30:.2f} GiB Parquet), T = {a.n_iter} (solver 'oja')"
         )
         out = {}
-        for how in ("memory", "partitions", "dask"):
+        for how in ("memory", "partitions", "spill", "dask"):
             if how == "memory" and a.skip_memory:
                 continue
             args = [str(x) for x in (path, n_users, a.items, a.n_iter, a.workers)]

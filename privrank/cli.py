@@ -984,8 +984,9 @@ def _rating_columns(p, names):
 
 
 def _complete_distributed(args, n_items, rating_range, rng, mode, options):
-    """privrank complete FILE.parquet --workers N / --scheduler ADDRESS: (the fit, user ids, item
-    ids) of `scale.complete`, the users' rows held on the cluster's workers"""
+    """privrank complete FILE.parquet --workers N / --scheduler ADDRESS / --spill DIR: (the fit,
+    user ids, item ids) of `scale.complete`, the users' rows held on the cluster's workers or in
+    files in DIR"""
     import pyarrow as pa  # present: _parquet_meta has read the file
 
     path = Path(args.file)
@@ -995,7 +996,7 @@ def _complete_distributed(args, n_items, rating_range, rng, mode, options):
         kind = f.schema_arrow.field(cols[role]).type
         if not pa.types.is_integer(kind):
             raise CLIError(
-                f"{path.name}: with --workers or --scheduler the {role} column "
+                f"{path.name}: with --workers, --scheduler or --spill the {role} column "
                 f"{printable(cols[role])!r} must hold integer ids; it holds {kind} (map labels to "
                 "ids first, or run without --workers)"
             )
@@ -1016,6 +1017,7 @@ def _complete_distributed(args, n_items, rating_range, rng, mode, options):
             rng=rng,
             columns=[cols["user"], cols["item"], cols["rating"]],
             client=client,
+            spill=args.spill,
             **options,
         )
     return out, out.diagnostics["user_ids"], np.arange(1, n_items + 1)
@@ -1032,6 +1034,7 @@ _COMPLETE_FLAGS = dict(
     max_per_user="--max-per-user",
     test_fraction="--test-fraction",
     n_items="--items",
+    spill="--spill",
 )
 
 
@@ -1170,15 +1173,18 @@ def _cmd_complete(args):
             f"--method {printable(args.method)}: choose auto or one of "
             f"{', '.join(completion.ESTIMATORS)}"
         )
-    spread = args.workers is not None or args.scheduler is not None
+    spread = args.workers is not None or args.scheduler is not None or args.spill is not None
     if spread:
         if Path(args.file).suffix.lower() not in (".parquet", ".pq"):
-            raise CLIError("--workers and --scheduler apply to .parquet files only")
+            raise CLIError("--workers, --scheduler and --spill apply to .parquet files only")
         if name not in scale.SPREAD:
             raise CLIError(
-                f"--method {args.method} needs every row in one process: with --workers or "
-                f"--scheduler use --method {' or '.join(scale.SPREAD)} (or auto: subspace)"
+                f"--method {args.method} needs every row in one process: with --workers, "
+                f"--scheduler or --spill use --method {' or '.join(scale.SPREAD)} (or auto: "
+                "subspace)"
             )
+        if args.spill is not None and (args.workers is not None or args.scheduler is not None):
+            raise CLIError("--spill holds the rows here: not with --workers or --scheduler")
     options = _options(args, name)
     if args.output is not None:
         _check_output(args.output)
@@ -1470,6 +1476,13 @@ def build_parser() -> argparse.ArgumentParser:
         default=None,
         metavar="ADDRESS",
         help=".parquet: hold the users' rows on the Dask cluster whose scheduler is at ADDRESS",
+    )
+    c.add_argument(
+        "--spill",
+        default=None,
+        metavar="DIR",
+        help=".parquet: hold the users' rows in files in DIR (a temporary subfolder, removed "
+        "after), one partition of 2^22 ratings in memory at a time (subspace or frank-wolfe)",
     )
     c.add_argument("--json", action="store_true", help="print one JSON object")
     return p

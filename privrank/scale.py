@@ -13,6 +13,9 @@ __all__ = ['CHUNK_ENTRIES', 'MAX_USERS', 'SPREAD', 'iter_chunks', 'RankStatistic
 import importlib
 import math
 import numbers
+import pickle
+import shutil
+import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -832,6 +835,42 @@ def _part(pieces, lo, hi, n_items, first_item, n_users, n_iter, row_norm):
     return mc.FrankWolfeRows(R, n_iter=n_iter, row_norm=row_norm, first_user=lo, n_users=n_users)
 
 
+class _Spilled:
+    """A partition held in a file of a spill folder (pickled by this run) and read back for each
+    use: one partition at a time is in memory"""
+
+    def __init__(self, path, obj):
+        self.path = path
+        self.put(obj)
+
+    def get(self):
+        with open(self.path, "rb") as f:
+            return pickle.load(f)
+
+    def put(self, obj):
+        with open(self.path, "wb") as f:
+            pickle.dump(obj, f, protocol=pickle.HIGHEST_PROTOCOL)
+
+
+def _get(p):
+    "The partition itself (read back from its file if spilled)"
+    return p.get() if isinstance(p, _Spilled) else p
+
+
+def _spill_folder(spill, client, ratings):
+    "A new temporary folder inside the `spill` folder (removed by the caller), or None"
+    if spill is None:
+        return None
+    if client is not None or _is_dask(ratings):
+        raise ValueError(
+            "`spill` holds the partitions in files here: not with a `client` or a Dask source "
+            "(the workers hold them)"
+        )
+    if not isinstance(spill, (str, Path)) or not Path(spill).is_dir():
+        raise ValueError(f"`spill` must be an existing folder; got {spill!r}")
+    return Path(tempfile.mkdtemp(prefix="privrank-spill-", dir=spill))
+
+
 def _p_gram(p):
     return (p.gram(),)
 
@@ -863,7 +902,7 @@ def _map_reduce(parts, client, fn, *args):
     """The sum of fn(p, *args) (tuples of additive parts) over the partitions: here in `_sum`'s
     tree, or on the workers, where the merges run (one array travels per merge)"""
     if client is None:
-        return _sum(fn(p, *args) for p in parts)
+        return _sum(fn(_get(p), *args) for p in parts)
     args = [_broadcast(client, a) for a in args]
     futs = client.map(fn, parts, *[[a] * len(parts) for a in args], pure=False)
     while len(futs) > 1:
@@ -901,7 +940,10 @@ class _Partitions:
         args = (t, v, lam, eta, nuclear_norm, row_norm)
         if self.client is None:
             for p in self.parts:
-                _p_step(p, *args)
+                q = _get(p)
+                _p_step(q, *args)
+                if q is not p:
+                    p.put(q)  # a spilled partition is written back
         else:
             c = self.client
             vf = _broadcast(c, v)  # the public direction, once to each worker
@@ -915,7 +957,7 @@ class _Partitions:
 
     def result(self):
         outs = (
-            [_p_result(p) for p in self.parts]
+            [_p_result(_get(p)) for p in self.parts]
             if self.client is None
             else self.client.gather(self.client.map(_p_result, self.parts, pure=False))
         )
@@ -934,10 +976,16 @@ def _user_bounds(counts, per_part):
     return np.unique(np.concatenate([[0], np.minimum(cuts, n), [n]])).astype(np.int64)
 
 
-def _build_parts(ratings, bounds, n_items, first_item, make, args, *, chunk_rows, columns, client):
+def _build_parts(
+    ratings, bounds, n_items, first_item, make, args, *, chunk_rows, columns, client, spill=None
+):
     """The partitions make(pieces, lo, hi, *args[p]) of the users in [lo, hi) = bounds[p:p + 2],
-    built here chunk by chunk, or on the workers (persisted there)"""
+    built here chunk by chunk (in the folder `spill`, if given), or on the workers (persisted)"""
     spans = list(zip(bounds[:-1].tolist(), bounds[1:].tolist()))
+    if spill is not None:
+        return _spilled_parts(
+            ratings, bounds, n_items, first_item, make, args, chunk_rows, columns, spill
+        )
     if client is None and not _is_dask(ratings):
         buffers = [[] for _ in spans]
         for k, chunk in enumerate(_chunks(ratings, chunk_rows, columns, "ratings")):
@@ -972,6 +1020,26 @@ def _build_parts(ratings, bounds, n_items, first_item, make, args, *, chunk_rows
     return futures
 
 
+def _spilled_parts(ratings, bounds, n_items, first_item, make, args, chunk_rows, columns, spill):
+    """`_build_parts` through files: each chunk's pieces are written per partition, then each
+    partition is built from its pieces and written, one at a time (memory: a chunk, a partition)"""
+    files = [[] for _ in range(len(bounds) - 1)]
+    for k, chunk in enumerate(_chunks(ratings, chunk_rows, columns, "ratings")):
+        for p, piece in enumerate(_route(chunk, bounds, n_items, first_item, f"chunk {k}")):
+            if len(piece[0]):
+                files[p].append(spill / f"piece-{p}-{k}.npy")
+                np.save(files[p][-1], np.column_stack(piece))  # ids exact in float64 (< 2^53)
+    parts = []
+    for p, (lo, hi) in enumerate(zip(bounds[:-1].tolist(), bounds[1:].tolist())):
+        pieces = []
+        for f in files[p]:
+            a = np.load(f)
+            pieces.append((a[:, 0].astype(np.int64), a[:, 1].astype(np.int64), a[:, 2]))
+            f.unlink()
+        parts.append(_Spilled(spill / f"part-{p}.pkl", make(pieces, lo, hi, *args[p])))
+    return parts
+
+
 def private_frank_wolfe(
     ratings: object,  # (user, item, rating) rows: array, chunks, .parquet / .csv, Dask
     *,
@@ -994,6 +1062,7 @@ def private_frank_wolfe(
     chunk_rows: int | None = None,  # rows per chunk read here; None: CHUNK_ENTRIES / 3
     columns: list | None = None,  # columns of a file: user, item, rating; None: all
     client: object = None,  # a dask.distributed Client: the rows live on its workers
+    spill: str | Path | None = None,  # a folder: the partitions live in files there (one in memory)
 ) -> mc.Completion:
     """`mc.private_frank_wolfe` on (user, item, rating) rows read in chunks or from Dask: the
     users' rows are grouped into partitions of consecutive users (here, or persisted on the
@@ -1003,6 +1072,9 @@ def private_frank_wolfe(
     accounting and the record are `mc.private_frank_wolfe`'s: (epsilon, delta)-joint DP per user.
 
     User ids are 0..n_users-1, each with at least one rating; one rating per (user, item).
+    With `spill` (a folder, without a client) the partitions are written to files in a new
+    subfolder, removed at the end, and read back one at a time.
+
     Refuses, naming the parameter, what `iter_chunks` refuses, ids that are not whole numbers in
     range, non-finite ratings, a user with no rating or two for one item, and what
     `mc.private_frank_wolfe` refuses."""
@@ -1037,13 +1109,29 @@ def private_frank_wolfe(
         raise ValueError(f"`ratings`: item ids must be in 0..{n_items - 1}; got {top - 1}")
     n_items = top if n_items is None else n_items
     nnz = int(counts.sum())
-    if client is None and not _is_dask(ratings):
+    folder = _spill_folder(spill, client, ratings)
+    if client is None and not _is_dask(ratings) and folder is None:
         check_memory(48 * nnz, name="ratings", what=f"the partitions of {nnz:,} ratings")
     bounds = _user_bounds(counts, per_part)
     fixed = (n_items, 0, n_users, n_iter, float(row_norm))
-    parts = _build_parts(ratings, bounds, n_items, 0, _part, [fixed] * (len(bounds) - 1), **kw)
-    rows = _Partitions(parts, (n_users, n_items), nnz, n_iter, float(row_norm), client)
-    res = mc.private_frank_wolfe(
+    try:
+        parts = _build_parts(
+            ratings, bounds, n_items, 0, _part, [fixed] * (len(bounds) - 1), **kw, spill=folder
+        )
+        rows = _Partitions(parts, (n_users, n_items), nnz, n_iter, float(row_norm), client)
+        res = _fit_rows(rows, epsilon, delta, nuclear_norm, n_iter, row_norm, solver, oja_iter,
+                        oja_blocks, accountant, schedule, step, user_mean, noise, rng)  # fmt: skip
+    finally:
+        if folder is not None:
+            shutil.rmtree(folder, ignore_errors=True)
+    res.diagnostics["partitions"] = len(bounds) - 1
+    return res
+
+
+def _fit_rows(rows, epsilon, delta, nuclear_norm, n_iter, row_norm, solver, oja_iter, oja_blocks,
+              accountant, schedule, step, user_mean, noise, rng):  # fmt: skip
+    "`mc.private_frank_wolfe` on the partitions `rows`"
+    return mc.private_frank_wolfe(
         rows,
         epsilon=epsilon,
         delta=delta,
@@ -1060,8 +1148,6 @@ def private_frank_wolfe(
         noise=noise,
         rng=rng,
     )
-    res.diagnostics["partitions"] = len(parts)
-    return res
 
 # %% ../nbs/12_scale.ipynb #9be50ae2
 def _prepared(pieces, lo, hi, first, n_items, first_item, n_users, xi, test_fraction, scale, g):
@@ -1171,7 +1257,7 @@ class _Source:
 
     def _map(self, fn, *args):
         if self.client is None:
-            return [fn(p, *args) for p in self.parts]
+            return [fn(_get(p), *args) for p in self.parts]
         c, n = self.client, len(self.parts)
         args = [_broadcast(c, a) for a in args]
         return c.gather(c.map(fn, self.parts, *[[a] * n for a in args], pure=False))
@@ -1215,7 +1301,11 @@ class _Source:
             raise RuntimeError("the prepared rows were scaled once already")
         L, n = float(row_norm), len(self.parts)
         if self.client is None:
-            parts = [_q_held(p, L, n_iter) for p in self.parts]
+            parts = [_q_held(_get(p), L, n_iter) for p in self.parts]
+            for k, p in enumerate(self.parts):
+                if isinstance(p, _Spilled):  # the scaled rows replace the prepared ones
+                    parts[k] = _Spilled(p.path.with_suffix(".rows"), parts[k])
+                    p.path.unlink()
         else:
             parts = self.client.map(_q_held, self.parts, [L] * n, [n_iter] * n, pure=False)
             _need("dask.distributed").wait(parts)
@@ -1242,6 +1332,7 @@ def complete(
     chunk_rows: int | None = None,  # rows per chunk read here; None: CHUNK_ENTRIES / 3
     columns: list | None = None,  # columns of a file: user, item, rating; None: all
     client: object = None,  # a dask.distributed Client: the rows live on its workers
+    spill: str | Path | None = None,  # a folder: the partitions live in files there (one in memory)
     **options: object,  # the estimator's (`completion.OPTIONS`); those not given: chosen privately
 ) -> mc.Completion:  # as `completion.complete`; diagnostics["user_ids"]: the users, in row order
     """`completion.complete` for ratings read in chunks or held on Dask: each partition of
@@ -1255,7 +1346,9 @@ def complete(
     User ids are any integers (the users who rated, in increasing order, are the rows); one
     rating per (user, item). Refuses "als", "pgd" and "cleansing" (they need every row in one
     process: `completion.complete`), options the estimator does not take, ratings outside
-    `rating_range`, and what the estimator refuses."""
+    `rating_range`, and what the estimator refuses. With `spill` (a folder, without a client) the
+    partitions are written to files in a new subfolder, removed at the end, and read back one at a
+    time."""
     epsilon, delta, rng, mode = (
         check_epsilon(epsilon, scalar=True),
         check_delta(delta, positive=True),
@@ -1303,34 +1396,25 @@ def complete(
     counts = uc.k[: int(np.flatnonzero(uc.k)[-1]) + 1]
     present = counts > 0
     n_users, nnz = int(present.sum()), int(counts.sum())
-    if client is None and not _is_dask(ratings):
+    folder = _spill_folder(spill, client, ratings)
+    if client is None and not _is_dask(ratings) and folder is None:
         check_memory(64 * nnz, name="ratings", what=f"the partitions of {nnz:,} ratings")
-    bounds = _user_bounds(counts, per_part)
-    first = np.r_[0, np.cumsum(present)][bounds[:-1]]  # each partition's first row
-    tf = float(test_fraction) if evaluate else 0.0
-    gens = rng.spawn(len(bounds) - 1)
-    args = [(int(f), n_items, first_item, n_users, xi, tf, scale, g) for f, g in zip(first, gens)]
-    _tick(progress, "partitions", 0.02)
-    parts = _build_parts(ratings, bounds, n_items, first_item, _prepared, args, **kw)
-    src = _Source(parts, (n_users, n_items), client)
-    if evaluate and len(src.test[2]) == 0:
-        raise ValueError(
-            f"`test_fraction` = {test_fraction} held out none of the {nnz} ratings of {n_users} "
-            "users: raise `test_fraction` or use more ratings"
-        )
-    kw = dict(epsilon=epsilon, delta=delta, user_mean=src.user_mean, noise=mode, rng=rng)
-    if name == "subspace":
-        width = None if scale is None else scale[1] - scale[0]
-        res = private_subspace(src, rating_bound=width, progress=progress, **kw, **options)
-    else:
-        res = fit_frank_wolfe(src, max_per_user=xi, progress=progress, **kw, **options)
+    try:
+        res, src = _complete_parts(
+            ratings, counts, present, n_users, nnz, per_part, n_items, first_item, xi, evaluate,
+            test_fraction, scale, rating_range, name, options, epsilon, delta, mode, rng,
+            progress, kw, folder,
+        )  # fmt: skip
+    finally:
+        if folder is not None:
+            shutil.rmtree(folder, ignore_errors=True)
     _tick(progress, "done", 1.0)
     why = DEFAULT_REASON if estimator == "auto" else f"estimator {name!r} was asked for"
     diag = dict(
         res.diagnostics,
         estimator=name,
         reason=why,
-        partitions=len(bounds) - 1,
+        partitions=len(src.bounds) - 1,
         user_ids=src.user_ids,
     )
     out = replace(
@@ -1349,6 +1433,33 @@ def complete(
         test_fraction=float(test_fraction),
     )
     return replace(out, evaluation=ev)
+
+
+def _complete_parts(ratings, counts, present, n_users, nnz, per_part, n_items, first_item, xi,
+                    evaluate, test_fraction, scale, rating_range, name, options, epsilon, delta,
+                    mode, rng, progress, kw, folder):  # fmt: skip
+    "`complete`'s partitions and fit: (the fit, the row source)"
+    bounds = _user_bounds(counts, per_part)
+    first = np.r_[0, np.cumsum(present)][bounds[:-1]]  # each partition's first row
+    tf = float(test_fraction) if evaluate else 0.0
+    gens = rng.spawn(len(bounds) - 1)
+    args = [(int(f), n_items, first_item, n_users, xi, tf, scale, g) for f, g in zip(first, gens)]
+    _tick(progress, "partitions", 0.02)
+    parts = _build_parts(ratings, bounds, n_items, first_item, _prepared, args, **kw, spill=folder)
+    src = _Source(parts, (n_users, n_items), kw["client"])
+    src.bounds = bounds
+    if evaluate and len(src.test[2]) == 0:
+        raise ValueError(
+            f"`test_fraction` = {test_fraction} held out none of the {nnz} ratings of {n_users} "
+            "users: raise `test_fraction` or use more ratings"
+        )
+    fit = dict(epsilon=epsilon, delta=delta, user_mean=src.user_mean, noise=mode, rng=rng)
+    if name == "subspace":
+        width = None if scale is None else scale[1] - scale[0]
+        res = private_subspace(src, rating_bound=width, progress=progress, **fit, **options)
+    else:
+        res = fit_frank_wolfe(src, max_per_user=xi, progress=progress, **fit, **options)
+    return res, src
 
 
 SPREAD = ("subspace", "frank-wolfe")  # the estimators `complete` runs over partitions

@@ -354,6 +354,13 @@ def test_the_command_completes_on_workers(tmp_path):
         np.testing.assert_array_equal(z["user_ids"], 2 * np.arange(1_000))
         np.testing.assert_array_equal(z["item_ids"], np.arange(1, 21))
     assert d["evaluation"]["test_rmse"] == api.evaluation["test_rmse"]
+    spill = tmp_path / "spill"
+    spill.mkdir()
+    code, out, err = _cli(*argv, "--spill", str(spill), "--json", "--output", str(npz))
+    assert code == 0 and json.loads(out)["evaluation"]["test_rmse"] == api.evaluation["test_rmse"]
+    with np.load(npz) as z:  # out of core here: the same floats
+        assert np.array_equal(z["coef"], api.coef) and np.array_equal(z["factors"], api.factors)
+    assert list(spill.iterdir()) == []
     pq.write_table(pa.table({"user": ["a", "b"], "item": [1, 2], "rating": [1.0, 2.0]}),
                    tmp_path / "s.parquet")  # fmt: skip
     for bad, text in [
@@ -362,6 +369,8 @@ def test_the_command_completes_on_workers(tmp_path):
         (["complete", DEMO_FILE, *argv[2:], "--workers", "2"], ".parquet"),
         (["complete", str(tmp_path / "s.parquet"), *argv[2:], "--workers", "1"], "integer ids"),
         ([*argv, "--workers", "1", "--method", "frank-wolfe", "--rank", "3"], "--rank"),
+        ([*argv, "--spill", str(tmp_path / "none")], "`--spill`"),
+        ([*argv, "--spill", str(spill), "--workers", "1"], "not with --workers"),
     ]:
         code, out, err = _cli(*bad)
         assert code == 2 and out == "" and text in err and err.count("\n") == 1, (bad, err)
