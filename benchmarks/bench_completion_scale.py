@@ -5,7 +5,11 @@ in-memory `mc.private_frank_wolfe` on the same ratings (the floor), with the pea
 run.
 
 python benchmarks/bench_completion_scale.py [--users 5e6] [--items 400] [--per-user 20]
-    [--n-iter 4] [--workers 2]
+    [--n-iter 4] [--workers 2] [--estimator frank-wolfe|subspace]
+
+With `--estimator subspace` it times the whole default completion instead: `scale.complete` (the
+private subspace, prepared where the rows live) against `completion.complete` in memory, each with
+a held-out 1% and its test RMSE (their random draws differ, so the factors are not compared).
 
 Writes the ratings (rank 3 plus noise, `--per-user` items per user; user int32, item int16,
 rating float32) to a temporary folder, then runs each path in a fresh process (its peak
@@ -17,6 +21,7 @@ Shared machines are noisy: read the ratios.
 
 import argparse
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -32,12 +37,37 @@ import pyarrow.parquet as pq
 from scipy import sparse
 import privrank as pr
 from privrank import scale
-how, path, n_users, n_items, n_iter, workers = sys.argv[1], sys.argv[2], *map(int, sys.argv[3:])
+how, path, n_users, n_items, n_iter, workers = sys.argv[1], sys.argv[2], *map(int, sys.argv[3:7])
+subspace = sys.argv[7] == "subspace"
 kw = dict(epsilon=1.0, delta=1e-6, nuclear_norm=float(n_users), n_iter=n_iter, row_norm=20.0,
           rng=0)
+ck = dict(epsilon=1.0, delta=1e-6, evaluate=True, rng=0)
 t0 = time.perf_counter()
 worker_peak = 0
-if how == "memory":
+if subspace and how == "memory":
+    t = pq.read_table(path)
+    u, i, r = (t.column(c).to_numpy() for c in ("user", "item", "rating"))
+    del t
+    R = sparse.csr_array((r.astype(float), (u, i)), shape=(n_users, n_items))
+    del u, i, r
+    res = pr.completion.complete(R, **ck)
+elif subspace:
+    import os
+    extra = dict(spill=os.path.dirname(path)) if how == "spill" else {}
+    if how == "dask":
+        from distributed import Client, LocalCluster
+        cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
+                               dashboard_address=None, memory_limit=0)
+        with cluster, Client(cluster) as client:
+            t0 = time.perf_counter()
+            res = scale.complete(path, **ck, n_items=n_items, client=client)
+            def hwm():
+                line = [x for x in open("/proc/self/status") if x.startswith("VmHWM")][0]
+                return int(line.split()[1]) * 1024
+            worker_peak = max(client.run(hwm).values())
+    else:
+        res = scale.complete(path, **ck, n_items=n_items, **extra)
+elif how == "memory":
     t = pq.read_table(path)
     u, i, r = (t.column(c).to_numpy() for c in ("user", "item", "rating"))
     del t
@@ -62,9 +92,10 @@ else:
 sec = time.perf_counter() - t0
 hwm = [x for x in open("/proc/self/status") if x.startswith("VmHWM")][0]
 np.save(sys.argv[2] + f".{how}.npy", res.factors)
+rmse = res.evaluation["test_rmse"] if subspace else res.diagnostics["train_rmse"]
+base = res.evaluation["baseline_rmse_user_mean"] if subspace else None
 print(json.dumps(dict(seconds=sec, peak=int(hwm.split()[1]) * 1024, worker_peak=worker_peak,
-                      partitions=res.diagnostics.get("partitions", 1),
-                      rmse=res.diagnostics["train_rmse"])))
+                      partitions=res.diagnostics.get("partitions", 1), rmse=rmse, base=base)))
 """
 
 
@@ -106,6 +137,7 @@ def main():
     ap.add_argument("--n-iter", type=int, default=4)
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--skip-memory", action="store_true")
+    ap.add_argument("--estimator", choices=("frank-wolfe", "subspace"), default="frank-wolfe")
     a = ap.parse_args()
     n_users = int(a.users)
     d = Path(tempfile.mkdtemp())
@@ -115,22 +147,28 @@ def main():
         nnz = n_users * a.per_user
         print(
             f"{n_users:,} users x {a.items} items, {nnz:,} ratings "
-            f"({path.stat().st_size / 2**30:.2f} GiB Parquet), T = {a.n_iter} (solver 'oja')"
+            f"({path.stat().st_size / 2**30:.2f} GiB Parquet), "
+            + (
+                "the private subspace (complete's default), epsilon 1"
+                if a.estimator == "subspace"
+                else f"T = {a.n_iter} (solver 'oja')"
+            )
         )
         out = {}
         for how in ("memory", "partitions", "spill", "dask"):
             if how == "memory" and a.skip_memory:
                 continue
-            args = [str(x) for x in (path, n_users, a.items, a.n_iter, a.workers)]
+            args = [str(x) for x in (path, n_users, a.items, a.n_iter, a.workers, a.estimator)]
+            env = dict(os.environ, PRIVRANK_MEMORY_LIMIT="20G")  # the in-memory floor's arrays
             p = subprocess.run(
-                [sys.executable, "-c", RUN, how, *args], capture_output=True, text=True
+                [sys.executable, "-c", RUN, how, *args], capture_output=True, text=True, env=env
             )
             if p.returncode:
                 print(f"{how}: failed\n{p.stderr[-2000:]}")
                 continue
             out[how] = json.loads(p.stdout.strip().splitlines()[-1])
         base = out.get("memory")
-        ref = np.load(str(path) + ".memory.npy") if base else None
+        ref = np.load(str(path) + ".memory.npy") if base and a.estimator != "subspace" else None
         for how, r in out.items():
             ratio = f"{r['seconds'] / base['seconds']:.2f}x in memory" if base else ""
             diff = ""
@@ -138,9 +176,14 @@ def main():
                 F = np.load(str(path) + f".{how}.npy")
                 diff = f", factors within {np.abs(F.T @ F - ref.T @ ref).max():.1e}"
             wp = f", largest worker {r['worker_peak'] / 2**30:.2f} GiB" if r["worker_peak"] else ""
+            fit = (
+                f"test RMSE {r['rmse']:.4f} (users' means {r['base']:.4f})"
+                if r["base"] is not None
+                else f"train RMSE {r['rmse']:.4f}"
+            )
             print(
                 f"{how:>10}: {r['seconds']:7.1f} s ({ratio}), peak {r['peak'] / 2**30:.2f} GiB"
-                f"{wp}, {r['partitions']} partitions, train RMSE {r['rmse']:.4f}{diff}"
+                f"{wp}, {r['partitions']} partitions, {fit}{diff}"
             )
     finally:
         shutil.rmtree(d)

@@ -10,6 +10,7 @@ __all__ = ['CHUNK_ENTRIES', 'MAX_USERS', 'SPREAD', 'iter_chunks', 'RankStatistic
            'complete']
 
 # %% ../nbs/12_scale.ipynb #7623eae2785240b9bd12b16a66d81610
+import contextlib
 import importlib
 import math
 import numbers
@@ -857,8 +858,19 @@ def _get(p):
     return p.get() if isinstance(p, _Spilled) else p
 
 
+@contextlib.contextmanager
+def _spilling(spill, client, ratings):
+    "A new temporary folder inside the `spill` folder, removed at the end; None without `spill`"
+    folder = _spill_folder(spill, client, ratings)
+    try:
+        yield folder
+    finally:
+        if folder is not None:
+            shutil.rmtree(folder, ignore_errors=True)
+
+
 def _spill_folder(spill, client, ratings):
-    "A new temporary folder inside the `spill` folder (removed by the caller), or None"
+    "A new temporary folder inside the `spill` folder (or None), its argument checked"
     if spill is None:
         return None
     if client is not None or _is_dask(ratings):
@@ -1109,45 +1121,34 @@ def private_frank_wolfe(
         raise ValueError(f"`ratings`: item ids must be in 0..{n_items - 1}; got {top - 1}")
     n_items = top if n_items is None else n_items
     nnz = int(counts.sum())
-    folder = _spill_folder(spill, client, ratings)
-    if client is None and not _is_dask(ratings) and folder is None:
-        check_memory(48 * nnz, name="ratings", what=f"the partitions of {nnz:,} ratings")
     bounds = _user_bounds(counts, per_part)
     fixed = (n_items, 0, n_users, n_iter, float(row_norm))
-    try:
+    with _spilling(spill, client, ratings) as folder:
+        if client is None and not _is_dask(ratings) and folder is None:
+            check_memory(48 * nnz, name="ratings", what=f"the partitions of {nnz:,} ratings")
         parts = _build_parts(
             ratings, bounds, n_items, 0, _part, [fixed] * (len(bounds) - 1), **kw, spill=folder
         )
         rows = _Partitions(parts, (n_users, n_items), nnz, n_iter, float(row_norm), client)
-        res = _fit_rows(rows, epsilon, delta, nuclear_norm, n_iter, row_norm, solver, oja_iter,
-                        oja_blocks, accountant, schedule, step, user_mean, noise, rng)  # fmt: skip
-    finally:
-        if folder is not None:
-            shutil.rmtree(folder, ignore_errors=True)
+        res = mc.private_frank_wolfe(
+            rows,
+            epsilon=epsilon,
+            delta=delta,
+            nuclear_norm=nuclear_norm,
+            n_iter=n_iter,
+            row_norm=row_norm,
+            solver=solver,
+            oja_iter=oja_iter,
+            oja_blocks=oja_blocks,
+            accountant=accountant,
+            schedule=schedule,
+            step=step,
+            user_mean=user_mean,
+            noise=noise,
+            rng=rng,
+        )
     res.diagnostics["partitions"] = len(bounds) - 1
     return res
-
-
-def _fit_rows(rows, epsilon, delta, nuclear_norm, n_iter, row_norm, solver, oja_iter, oja_blocks,
-              accountant, schedule, step, user_mean, noise, rng):  # fmt: skip
-    "`mc.private_frank_wolfe` on the partitions `rows`"
-    return mc.private_frank_wolfe(
-        rows,
-        epsilon=epsilon,
-        delta=delta,
-        nuclear_norm=nuclear_norm,
-        n_iter=n_iter,
-        row_norm=row_norm,
-        solver=solver,
-        oja_iter=oja_iter,
-        oja_blocks=oja_blocks,
-        accountant=accountant,
-        schedule=schedule,
-        step=step,
-        user_mean=user_mean,
-        noise=noise,
-        rng=rng,
-    )
 
 # %% ../nbs/12_scale.ipynb #9be50ae2
 def _prepared(pieces, lo, hi, first, n_items, first_item, n_users, xi, test_fraction, scale, g):
@@ -1396,25 +1397,39 @@ def complete(
     counts = uc.k[: int(np.flatnonzero(uc.k)[-1]) + 1]
     present = counts > 0
     n_users, nnz = int(present.sum()), int(counts.sum())
-    folder = _spill_folder(spill, client, ratings)
-    if client is None and not _is_dask(ratings) and folder is None:
-        check_memory(64 * nnz, name="ratings", what=f"the partitions of {nnz:,} ratings")
-    try:
-        res, src = _complete_parts(
-            ratings, counts, present, n_users, nnz, per_part, n_items, first_item, xi, evaluate,
-            test_fraction, scale, rating_range, name, options, epsilon, delta, mode, rng,
-            progress, kw, folder,
-        )  # fmt: skip
-    finally:
-        if folder is not None:
-            shutil.rmtree(folder, ignore_errors=True)
+    with _spilling(spill, client, ratings) as folder:
+        if client is None and not _is_dask(ratings) and folder is None:
+            check_memory(64 * nnz, name="ratings", what=f"the partitions of {nnz:,} ratings")
+        bounds = _user_bounds(counts, per_part)
+        first = np.r_[0, np.cumsum(present)][bounds[:-1]]  # each partition's first row
+        tf = float(test_fraction) if evaluate else 0.0
+        gens = rng.spawn(len(bounds) - 1)
+        args = [
+            (int(f), n_items, first_item, n_users, xi, tf, scale, g) for f, g in zip(first, gens)
+        ]
+        _tick(progress, "partitions", 0.02)
+        parts = _build_parts(
+            ratings, bounds, n_items, first_item, _prepared, args, **kw, spill=folder
+        )
+        src = _Source(parts, (n_users, n_items), client)
+        if evaluate and len(src.test[2]) == 0:
+            raise ValueError(
+                f"`test_fraction` = {test_fraction} held out none of the {nnz} ratings of "
+                f"{n_users} users: raise `test_fraction` or use more ratings"
+            )
+        fit = dict(epsilon=epsilon, delta=delta, user_mean=src.user_mean, noise=mode, rng=rng)
+        if name == "subspace":
+            width = None if scale is None else scale[1] - scale[0]
+            res = private_subspace(src, rating_bound=width, progress=progress, **fit, **options)
+        else:
+            res = fit_frank_wolfe(src, max_per_user=xi, progress=progress, **fit, **options)
     _tick(progress, "done", 1.0)
     why = DEFAULT_REASON if estimator == "auto" else f"estimator {name!r} was asked for"
     diag = dict(
         res.diagnostics,
         estimator=name,
         reason=why,
-        partitions=len(src.bounds) - 1,
+        partitions=len(bounds) - 1,
         user_ids=src.user_ids,
     )
     out = replace(
@@ -1433,33 +1448,6 @@ def complete(
         test_fraction=float(test_fraction),
     )
     return replace(out, evaluation=ev)
-
-
-def _complete_parts(ratings, counts, present, n_users, nnz, per_part, n_items, first_item, xi,
-                    evaluate, test_fraction, scale, rating_range, name, options, epsilon, delta,
-                    mode, rng, progress, kw, folder):  # fmt: skip
-    "`complete`'s partitions and fit: (the fit, the row source)"
-    bounds = _user_bounds(counts, per_part)
-    first = np.r_[0, np.cumsum(present)][bounds[:-1]]  # each partition's first row
-    tf = float(test_fraction) if evaluate else 0.0
-    gens = rng.spawn(len(bounds) - 1)
-    args = [(int(f), n_items, first_item, n_users, xi, tf, scale, g) for f, g in zip(first, gens)]
-    _tick(progress, "partitions", 0.02)
-    parts = _build_parts(ratings, bounds, n_items, first_item, _prepared, args, **kw, spill=folder)
-    src = _Source(parts, (n_users, n_items), kw["client"])
-    src.bounds = bounds
-    if evaluate and len(src.test[2]) == 0:
-        raise ValueError(
-            f"`test_fraction` = {test_fraction} held out none of the {nnz} ratings of {n_users} "
-            "users: raise `test_fraction` or use more ratings"
-        )
-    fit = dict(epsilon=epsilon, delta=delta, user_mean=src.user_mean, noise=mode, rng=rng)
-    if name == "subspace":
-        width = None if scale is None else scale[1] - scale[0]
-        res = private_subspace(src, rating_bound=width, progress=progress, **fit, **options)
-    else:
-        res = fit_frank_wolfe(src, max_per_user=xi, progress=progress, **fit, **options)
-    return res, src
 
 
 SPREAD = ("subspace", "frank-wolfe")  # the estimators `complete` runs over partitions
