@@ -773,8 +773,8 @@ def _id_range(f, cols):
 
 def _aggregate_parquet(args, path):
     """privrank aggregate FILE.parquet: rankings (a column per candidate, positions 0 = best) by
-    Borda or Kemeny, or comparisons (columns winner, loser[, user]: integer ids) by BTL, read in
-    chunks (privrank.scale), here or on a Dask cluster"""
+    Borda, Kemeny or the footrule, or comparisons (columns winner, loser[, user]: integer ids)
+    by BTL, read in chunks (privrank.scale), here or on a Dask cluster"""
     names, n_rows, f = _parquet_meta(path)
     rng = check_rng(args.seed)
     eps, delta, model = args.epsilon, args.delta or 0.0, args.model or "central"
@@ -812,12 +812,18 @@ def _aggregate_parquet(args, path):
             elif method == "auto":
                 method = "kemeny"
                 why = "not private (no --epsilon): the Kemeny consensus"
-            if method not in ("borda", "kemeny"):
+            if method not in ("borda", "kemeny", "footrule"):
                 raise CLIError(
-                    "on a Parquet file of rankings, --method is borda, kemeny or auto; got "
-                    f"{method}"
+                    "on a Parquet file of rankings, --method is borda, kemeny, footrule or auto; "
+                    f"got {method}"
                 )
-            if eps is None:
+            if method == "footrule" and eps is None:
+                raise CLIError("footrule on a Parquet file is private: give --epsilon")
+            if method == "footrule":
+                res = scale.dp_footrule_aggregate(
+                    path, epsilon=eps, delta=delta, model=model, rng=rng, client=client
+                )
+            elif eps is None:
                 st = scale.rank_statistics(path, client=client)
                 if method == "borda":
                     order = np.argsort(-st.borda, kind="stable")

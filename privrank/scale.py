@@ -55,7 +55,13 @@ from privrank.core import (
 )
 from .footrule import dp_footrule_from_costs
 from .kemeny import SOLVERS, dp_kemeny_from_margins
-from .tree import private_position_costs_from_histograms, rank_histograms
+from privrank.tree import (
+    assign_groups,
+    local_report_sums,
+    private_position_costs_from_histograms,
+    private_position_costs_from_report_sums,
+    rank_histograms,
+)
 
 # entries (rows x candidates) of one chunk when `chunk_rows` is None: 2^22, 32 MiB as int64
 CHUNK_ENTRIES = 1 << 22
@@ -559,24 +565,105 @@ def dp_footrule_aggregate(
     *,
     epsilon: float,  # privacy per voter
     delta: float = 0.0,  # 0: Laplace (epsilon-DP); > 0: Gaussian ((epsilon, delta)-DP)
+    model: str = "central",  # "central" (noise once, on the sums) or "local" (each voter's own)
     rng: RNGLike = None,  # seed or generator of the noise
     chunk_rows: int | None = None,  # rows per chunk read here; None: CHUNK_ENTRIES / m
     columns: list | None = None,  # columns of a file holding the ranks; None: all
     client: object = None,  # a dask.distributed Client: reduce on its workers
 ) -> Consensus:
-    """`footrule.dp_footrule_aggregate` (Algorithm 2, central model) over chunks or Dask
-    partitions: the position histograms are summed, released once through the trees by
+    """`footrule.dp_footrule_aggregate` (Algorithm 2) over chunks or Dask partitions. Central:
+    the position histograms are summed, released once through the trees by
     `tree.private_position_costs_from_histograms` and matched by `footrule.dp_footrule_from_costs`,
-    so the same `rng` gives exactly the in-memory consensus.
+    so the same `rng` gives exactly the in-memory consensus. Local: a first pass counts the voters
+    of each chunk, the balanced random groups of all n voters are drawn from `rng`
+    (`tree.assign_groups`, as in memory), and each chunk's voters report with noise from the
+    chunk's own spawned generator (`tree.local_report_sums`); the server's sums add over the
+    chunks, and the law is the in-memory one.
 
     Refuses, naming the parameter, what `rank_statistics` and `dp_footrule_aggregate` refuse."""
     epsilon, delta, rng = _privacy(epsilon, delta, rng)
+    if model not in ("central", "local"):
+        raise ValueError(f"`model` must be 'central' or 'local'; got {model!r}")
+    if model == "local":
+        return _local_footrule(ranks, epsilon, delta, rng, chunk_rows, columns, client)
     st = _rank_stats(ranks, False, chunk_rows, columns, client)
     pc = private_position_costs_from_histograms(
         st.positions, n_voters=st.n_voters, epsilon=epsilon, delta=delta, rng=rng
     )
     res = dp_footrule_from_costs(pc)
     return replace(res, diagnostics=dict(res.diagnostics, n_chunks=st.n_chunks))
+
+
+def _n_ranks(x, where):
+    "(voters, candidates) of one chunk of ranks, validated; (0, 0) if empty"
+    r = _chunk_ranks(x, where)
+    return (0, 0) if r is None else r.shape
+
+
+def _footrule_reports(x, groups, epsilon, delta, g, where):
+    """The flat tuple (v_0, u_0, v_1, u_1, ..., group sizes) of one chunk's summed local reports
+    (`tree.local_report_sums`), drawn from its own generator g; None for an empty chunk"""
+    r = _chunk_ranks(x, where)
+    if r is None:
+        return None
+    sums, sizes = local_report_sums(r, groups, epsilon=epsilon, delta=delta, rng=g)
+    return (*(a for vu in sums for a in vu), sizes)
+
+
+def _local_footrule(ranks, epsilon, delta, rng, chunk_rows, columns, client):
+    "Algorithm 2 in the local model over chunks (`dp_footrule_aggregate`)"
+    spread = client is not None or _is_dask(ranks)
+    if spread:
+        dask = _need("dask")
+        try:
+            parts = _dask_parts(ranks, columns)
+        except (TypeError, ValueError) as e:
+            raise type(e)(str(e).replace("`source`", "`ranks`", 1)) from None
+        shapes = [dask.delayed(_n_ranks)(q, f"partition {k}") for k, q in enumerate(parts)]
+        shapes = client.gather(client.compute(shapes)) if client else dask.compute(*shapes)
+    else:
+        shapes = [
+            _n_ranks(c, f"chunk {k}")
+            for k, c in enumerate(_chunks(ranks, chunk_rows, columns, "ranks"))
+        ]
+    ms = {s[1] for s in shapes if s[0]}
+    if len(ms) != 1:
+        raise ValueError(
+            "`ranks` holds no rows" if not ms else f"`ranks`: chunks of {sorted(ms)} candidates"
+        )
+    (m,), n = ms, sum(s[0] for s in shapes)
+    if n < m:
+        raise ValueError(
+            f"`ranks`: the local model needs n >= m (one voter per candidate group); got n={n}, "
+            f"m={m}"
+        )
+    groups = assign_groups(n, m, rng=rng)  # public coins, as in memory
+    offs = np.r_[0, np.cumsum([s[0] for s in shapes])]
+    gens = rng.spawn(len(shapes))
+    if spread:
+        tasks = [
+            dask.delayed(_footrule_reports)(
+                q, groups[offs[k] : offs[k + 1]], epsilon, delta, gens[k], f"partition {k}"
+            )
+            for k, q in enumerate(parts)
+        ]
+        total = _tree(tasks, dask.delayed)
+        out = client.compute(total).result() if client else dask.compute(total)[0]
+    else:
+        acc = _TreeSum()
+        chunks = _chunks(ranks, chunk_rows, columns, "ranks")
+        for k, chunk in enumerate(chunks):
+            where = f"chunk {k}"
+            acc.add(
+                _footrule_reports(
+                    chunk, groups[offs[k] : offs[k + 1]], epsilon, delta, gens[k], where
+                )
+            )
+        out = acc.total()
+    sums = [(out[2 * l], out[2 * l + 1]) for l in range(len(out) // 2)]
+    pc = private_position_costs_from_report_sums(sums, out[-1], epsilon=epsilon, delta=delta)
+    res = dp_footrule_from_costs(pc)
+    return replace(res, diagnostics=dict(res.diagnostics, n_chunks=len(shapes)))
 
 # %% ../nbs/12_scale.ipynb #cdf66aed5cc84ca1b48e60bad68798a8
 def _file_columns(source, columns):

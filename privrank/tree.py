@@ -31,8 +31,9 @@ from privrank.core import (
 
 # %% auto #0
 __all__ = ['position_histograms', 'costs_from_histograms', 'exact_position_costs', 'RangeCountTree', 'range_count_tree',
-           'range_counts', 'PositionCosts', 'private_position_costs', 'private_position_costs_from_histograms',
-           'ApxMed', 'private_apxmed']
+           'range_counts', 'PositionCosts', 'private_position_costs', 'local_report_sums',
+           'private_position_costs_from_report_sums', 'private_position_costs_from_histograms', 'ApxMed',
+           'private_apxmed']
 
 # %% ../nbs/03_tree_mechanism.ipynb #d6728a40
 def as_array(x, name):
@@ -764,38 +765,127 @@ def private_position_costs(
         (48 * n + 96 * m * m) if mode == "fast" else _local_bytes(n, m, mode),
         "the local reports and position costs",
     )
-    l1, l2 = tree_sensitivity(m, scope="value")
-    law, scales = level_noise_scales(l1, l2, epsilon=epsilon, delta=delta, kappa=kappa, noise=mode)
-    d = len(scales)
-    # every later sum stays finite: eq. (2) adds d levels x 2 values (coefficients < 2), a matching
-    # adds m entries, and the local server first sums a group's reports (at most ceil(n/m) of them)
-    check_scale(scales, 4 * d * m * -(-n // m), "the reconstructed costs")
-    bound = _rms_bound(m, law, scales)
+    law, scales = _local_noise(m, epsilon, delta, kappa, mode)
+    _check_local_scale(scales, n, m)
     # each voter releases her own one-value tree plus noise; the server sums per group
     groups = assign_groups(n, m, rng=rng)
-    x = r[np.arange(n), groups].astype(np.int64)  # voter i's value in her group's tree
-    sums, sizes = (
+    sums, sizes = _report_sums(r, groups, law, scales, rng, mode)
+    return _local_costs(sums, sizes, n, epsilon, delta, law, scales, mode)
+
+
+def _local_noise(m, epsilon, delta, kappa, mode):
+    "(law, per-level scales) of one voter's local report over m positions"
+    l1, l2 = tree_sensitivity(m, scope="value")
+    return level_noise_scales(l1, l2, epsilon=epsilon, delta=delta, kappa=kappa, noise=mode)
+
+
+def _check_local_scale(scales, n, m):
+    """Every later sum stays finite: eq. (2) adds d levels x 2 values (coefficients < 2), a
+    matching adds m entries, and the server first sums a group's reports (at most ceil(n/m))"""
+    check_scale(scales, 4 * len(scales) * m * -(-n // m), "the reconstructed costs")
+
+
+def _report_sums(r, groups, law, scales, rng, mode):
+    "The server's per-group sums of the local reports of the voters of ranks r, and the sizes"
+    m = r.shape[1]
+    x = r[np.arange(len(r)), groups].astype(np.int64)  # voter i's value in her group's tree
+    return (
         _summed_reports(x, groups, m, law, scales, rng)
         if mode == "fast"  # the same law as the reports' sums below, without n x m arrays
         else _group_sums(local_reports(x, m, law, scales, rng=rng, noise=mode), groups, m)
     )
+
+
+def _local_costs(sums, sizes, n, epsilon, delta, law, scales, mode):
+    "The local model's `PositionCosts` from the per-group sums of all n voters' reports"
+    m = len(sizes)
+    l1, l2 = tree_sensitivity(m, scope="value")
     gamma = _reconstruct([(v / sizes[:, None], u / sizes[:, None]) for v, u in sums], m)
-    bound, diag = (
-        math.hypot(bound, (m - 1) / 2) / math.sqrt(sizes.min()),
-        dict(group_sizes=sizes, group_report_sums=sums),
-    )
+    bound = math.hypot(_rms_bound(m, law, scales), (m - 1) / 2) / math.sqrt(sizes.min())
     return PositionCosts(
         gamma=gamma,
         epsilon=epsilon,
         delta=delta,
-        model=model,
+        model="local",
         n_voters=n,
         noise=mode,
         noise_law=law,
         noise_scale=scales,
         error_bound=bound,
-        diagnostics=dict(sensitivity_l1=l1, sensitivity_l2=l2, **diag),
+        diagnostics=dict(
+            sensitivity_l1=l1, sensitivity_l2=l2, group_sizes=sizes, group_report_sums=sums
+        ),
     )
+
+
+def local_report_sums(
+    ranks: ArrayLike,  # (k, m) ranks of some of the voters (a chunk)
+    groups: ArrayLike,  # (k,) the group of each (the candidate whose tree she reports), 0..m-1
+    *,
+    epsilon: float,  # privacy per voter
+    delta: float = 0.0,  # 0: Laplace (pure DP); > 0: Gaussian
+    kappa: float | None = None,  # level weighting kappa^(d-l); None: the optimum derived above
+    rng: int | np.random.Generator | None = None,  # seed or generator of these voters' noise
+) -> tuple:  # (per level (v, u) of (m, ceil(m/2^l)) sums, (m,) voters per group)
+    """What the server of the local model sums from these voters' own noisy reports (each voter
+    epsilon-LDP): per group, the sums of their one-value trees plus noise, and the group sizes.
+    Sums over disjoint sets of voters add (chunks, partitions); `private_position_costs_from_
+    report_sums` turns the total into the costs of `private_position_costs(model="local")`.
+
+    Refuses, naming the parameter, rows of `ranks` that are not permutations, `groups` of another
+    length or outside 0..m-1, and what `private_position_costs` refuses."""
+    r = check_ranks(ranks)
+    m = r.shape[1]
+    g = _ints(groups, "groups", ndim=1, lo=0, hi=m)
+    if len(g) != len(r):
+        raise ValueError(f"`groups` must hold one group per voter ({len(r)}); got {len(g)}")
+    epsilon, delta, rng, mode = (
+        check_epsilon(epsilon, scalar=True),
+        check_delta(delta),
+        check_rng(rng),
+        noise_mode(),
+    )
+    law, scales = _local_noise(m, epsilon, delta, kappa, mode)
+    return _report_sums(r, g, law, scales, rng, mode)
+
+
+def private_position_costs_from_report_sums(
+    sums: list,  # per level (v, u): the (m, ceil(m/2^l)) sums of each group's reports
+    sizes: ArrayLike,  # (m,) voters per group, each at least 1
+    *,
+    epsilon: float,  # privacy per voter (that of the reports)
+    delta: float = 0.0,
+    kappa: float | None = None,
+) -> PositionCosts:
+    """The local model's position costs from the server's sums of all voters' reports
+    (`local_report_sums`, summed over chunks): post-processing, the same costs as
+    `private_position_costs(model="local")` for the same reports.
+
+    Refuses, naming the parameter, `sizes` that are not positive whole numbers, `sums` of the
+    wrong shapes, and a bad `epsilon`, `delta` or `kappa`."""
+    k = np.asarray(sizes)
+    if k.ndim != 1 or k.size == 0 or k.dtype.kind not in "iuf" or not np.all(k == np.round(k)):
+        raise ValueError("`sizes` must be a 1-d array of whole numbers (voters per group)")
+    if (k < 1).any():
+        raise ValueError("`sizes` must give every group at least one voter")
+    k = k.astype(np.int64)
+    m = len(k)
+    epsilon, delta, mode = check_epsilon(epsilon, scalar=True), check_delta(delta), noise_mode()
+    law, scales = _local_noise(m, epsilon, delta, kappa, mode)
+    nb = [-(-m // 2**l) for l in range(len(scales))]
+    if (
+        not isinstance(sums, (list, tuple))
+        or len(sums) != len(scales)
+        or any(np.shape(v) != (m, b) or np.shape(u) != (m, b) for (v, u), b in zip(sums, nb))
+    ):
+        raise ValueError(
+            f"`sums` must hold, per level l of {len(scales)}, a pair of (m, ceil(m/2^l)) arrays "
+            f"for the m = {m} groups of `sizes`"
+        )
+    n = int(k.sum())
+    _check_local_scale(scales, n, m)
+    sums = [(np.asarray(v, float), np.asarray(u, float)) for v, u in sums]
+    return _local_costs(sums, k, n, epsilon, delta, law, scales, mode)
 
 
 def _central_costs(H, n, epsilon, delta, kappa, rng, mode):

@@ -84,6 +84,14 @@ RECORDS = {
             tree.position_histograms(R), n_voters=len(R), epsilon=1.0, rng=0
         )
     ),
+    "tree.private_position_costs_from_report_sums": lambda: (
+        tree.private_position_costs_from_report_sums(
+            *tree.local_report_sums(
+                R, tree.assign_groups(len(R), R.shape[1], rng=0), epsilon=1.0, rng=0
+            ),
+            epsilon=1.0,
+        )
+    ),
     "scale.private_frank_wolfe": lambda: scale.private_frank_wolfe(
         np.column_stack([RAT.tocoo().row, RAT.tocoo().col, RAT.tocoo().data]),
         epsilon=1.0,
@@ -135,6 +143,7 @@ RECORDS = {
 }
 RAW = {  # spend privacy but return the raw draws (arrays) a mechanism is built from, not a result
     "rr.randomized_response",
+    "tree.local_report_sums",  # the server's sums of local reports: private_position_costs_from_...
 }
 
 

@@ -299,6 +299,7 @@ def test_named_refusals_at_the_ends(case):
 GOOD_R = np.array([[0, 1, 2], [2, 0, 1], [1, 2, 0]])
 PD = rr.pair_statistics([0, 1, 2], [1, 2, 0], [1, 0, 1], n_items=3)
 GOOD_H = tree.position_histograms(GOOD_R)
+GOOD_SUMS = tree.local_report_sums(GOOD_R, [0, 1, 2], epsilon=1.0, rng=0)[0]
 GOOD_COUNTS = np.zeros((1, 3, 3, 2), np.int64)
 GOOD_COUNTS[0, [0, 1, 2], [1, 2, 0], 1] = 5
 GOOD_COUNTS[0, [0, 1, 2], [1, 2, 0], 0] = 2
@@ -793,6 +794,29 @@ SPEC = {
             rng=RNG_BAD,
         ),
     ),
+    "local_report_sums": (
+        tree.local_report_sums,
+        dict(ranks=GOOD_R, groups=[0, 1, 2], epsilon=1.0, delta=0.0, kappa=None, rng=0),
+        dict(
+            ranks=RANKS_BAD,
+            groups=[None, "x", [0, 1], [0, 1, 3], [-1, 0, 1], [0.5, 1, 2]],
+            epsilon=EPS_BAD_SCALAR,
+            delta=DELTA_BAD,
+            kappa=[0, -1.0, NAN, INF, "x"],
+            rng=RNG_BAD,
+        ),
+    ),
+    "private_position_costs_from_report_sums": (
+        tree.private_position_costs_from_report_sums,
+        dict(sums=GOOD_SUMS, sizes=[1, 1, 1], epsilon=1.0, delta=0.0, kappa=None),
+        dict(
+            sums=[None, "x", GOOD_SUMS[:1], [(np.zeros((2, 2)), np.zeros((2, 2)))] * 2],
+            sizes=[None, "x", [0, 1, 1], [1, 1], [1.5, 1, 1], [NAN, 1, 1], [[1, 1, 1]]],
+            epsilon=EPS_BAD_SCALAR,
+            delta=DELTA_BAD,
+            kappa=[0, -1.0, NAN, INF, "x"],
+        ),
+    ),
     "private_apxmed": (
         tree.private_apxmed,
         dict(x=[0, 3, 1], n_items=4, epsilon=1.0, delta=0.0, kappa=None, rng=0),
@@ -1257,6 +1281,16 @@ def _valid(name, a):
             l1=np.ones(3), l2=np.ones(3), epsilon=1.0, delta=1e-6, kappa=0.5, noise="exact"
         ),
         "assign_groups": dict(n_voters=n, n_groups=m, rng=0),
+        "local_report_sums": dict(
+            ranks=R, groups=np.arange(len(R)) % m, epsilon=1.0, delta=0.0, kappa=None, rng=0
+        ),
+        "private_position_costs_from_report_sums": dict(
+            sums=tree.local_report_sums(R, np.arange(len(R)) % m, epsilon=1.0, rng=0)[0],
+            sizes=np.bincount(np.arange(len(R)) % m, minlength=m),
+            epsilon=1.0,
+            delta=0.0,
+            kappa=None,
+        ),
         "local_reports": dict(x=x, n_items=m, law=law, scales=sc, rng=0, noise=None),
         "aggregate_local_reports": dict(reports=rep, groups=np.arange(m), n_items=m),
         "private_position_costs": dict(

@@ -165,6 +165,18 @@ def test_local_release_from_a_file_is_the_same_on_the_cluster(tmp_path, client):
     a = scale.dp_borda_aggregate(tmp_path / "t.parquet", chunk_rows=300, **kw)
     b = scale.dp_borda_aggregate(tmp_path / "t.parquet", client=client, **kw)
     assert (a.scores == b.scores).all() and b.diagnostics["n_chunks"] == 37
+    # the local footrule: the groups drawn from the seed, each row group's reports from its own
+    f = scale.dp_footrule_aggregate(tmp_path / "t.parquet", chunk_rows=300, **kw)
+    g = scale.dp_footrule_aggregate(tmp_path / "t.parquet", client=client, **kw)
+    fa, ga = (r.diagnostics["position_costs"] for r in (f, g))
+    assert (fa.gamma == ga.gamma).all() and (f.order == g.order).all()
+    assert (fa.model, fa.n_voters, g.diagnostics["n_chunks"]) == ("local", 37 * 300, 37)
+    argv = ["aggregate", str(tmp_path / "t.parquet"), "--method", "footrule", "--epsilon", "1"]
+    code, out, err = _cli(*argv, "--model", "local", "--seed", "4", "--json")
+    assert code == 0, err
+    d = __import__("json").loads(out)
+    here = scale.dp_footrule_aggregate(tmp_path / "t.parquet", **kw)
+    assert d["order"] == [f"c{q}" for q in here.order] and d["model"] == "local"
 
 
 # the command on Parquet files: the API's answer, here and on a local cluster
