@@ -424,9 +424,22 @@ class SubspaceRows:
         c: np.ndarray,  # (items,) the item effects used (zeros if none)
         V: np.ndarray,  # (items, r) the item factors
         rho: float,  # the relative ridge
+        rms: float | None = None,  # targets in units of the released rms of y (private ALS)
     ) -> np.ndarray:
-        "Each user's (offset, u) on the item factors V, of her targets y - c (in units of bound)"
-        return _local_fit(self.R, self._y(bound) - c[self.R.indices], _with_intercept(V), rho)
+        "Each user's (offset, u) on the item factors V, of her targets y - c (or y / rms - c)"
+        y = self._y(bound) if rms is None else self._y(bound) / rms
+        return _local_fit(self.R, y - c[self.R.indices], _with_intercept(V), rho)
+
+    def als_stats(
+        self,
+        bound: float,  # the rating bound
+        rms: float,  # the released root mean square of y: targets y / rms
+        V: np.ndarray,  # (items, r) the current item factors
+        c: np.ndarray,  # (items,) the current item effects, in units of rms
+        rho: float,  # the relative ridge of the users' fits
+    ) -> tuple:
+        "Private ALS's per-item sums A (items, r+1, r+1) and b (items, r+1), before their noise"
+        return _als_stats(self.R, self.rows, self._y(bound) / rms, V, c, rho)
 
 # %% ../nbs/06a_completion.ipynb #3f9bc0b9dd2c44919cc8dcca39b469f8
 def _check_bound(rating_bound):
@@ -643,8 +656,9 @@ def private_subspace(
     )
 
 # %% ../nbs/06a_completion.ipynb #015066fb96f841e5be1e03a9eaadc3b6
-def _als_step(R, rows, yp, V, c, rho, z, rng, mode):
-    "One private ALS round (Result 4): the users' local fits, then the noisy per-item solves"
+def _als_stats(R, rows, yp, V, c, rho):
+    """One private ALS round's per-item sums over the users (Result 4), before their noise: the
+    users' local fits, then each one's weighted contribution to the items she rated"""
     m, n, r = R.shape[0], R.shape[1], V.shape[1]
     q, k = r + 1, np.diff(R.indptr)
     bu = _local_fit(R, yp - c[R.indices], _with_intercept(V), rho)  # (offset, u) per user
@@ -658,6 +672,12 @@ def _als_step(R, rows, yp, V, c, rho, z, rng, mode):
         n, q, q
     )
     b = sparse.csr_array((t, R.indices, R.indptr), shape=R.shape).T @ (w[:, None] * ut)
+    return A, b
+
+
+def _als_release(A, b, r, m, z, rng, mode):
+    "One private ALS round's noisy per-item solves from its per-item sums A, b over m users"
+    q = r + 1
     A, sA = gaussian_release(
         A,
         l2=math.sqrt(2),
@@ -680,7 +700,7 @@ def _als_step(R, rows, yp, V, c, rho, z, rng, mode):
 
 # %% ../nbs/06a_completion.ipynb #81ff116bae5b45f6b6dae177083008cf
 def private_als(
-    ratings: sparse.sparray,  # users x items, rows centred by their users (`split_ratings`)
+    ratings: sparse.sparray,  # users x items, centred (`split_ratings`); or a row source
     *,
     epsilon: float,  # joint-DP epsilon, per user (whole row)
     delta: float,  # joint-DP delta, in (0, 1)
@@ -702,19 +722,21 @@ def private_als(
         check_rng(rng),
         noise_mode(noise),
     )
-    R = check_ratings(ratings)
-    B, um = _check_bound(rating_bound), _user_mean(user_mean, R.shape[0])
+    held = hasattr(ratings, "als_stats")  # a row source (`SubspaceRows`, `privrank.scale`)
+    src = ratings if held else SubspaceRows(ratings)
+    B, um = _check_bound(rating_bound), _user_mean(user_mean, src.shape[0])
     _check_config(rank, ridge)
     T = check_iter(n_iter, name="n_iter")
-    m, n = R.shape
+    m, n = src.shape
+    here = m * (max(RANKS) + 1) ** 2 if isinstance(src, SubspaceRows) else 0  # users' designs
     check_memory(
-        8 * (R.shape[1] * (max(RANKS) + 1) ** 2 * 4 + m * (max(RANKS) + 1) ** 2),
+        8 * (n * (max(RANKS) + 1) ** 2 * 4 + here),
         name="ratings",
         what="the per-item statistics of private ALS",
     )
     with use_noise(mode):
         f = _fit_subspace(
-            SubspaceRows(R),
+            src,
             epsilon=epsilon,
             delta=delta,
             rating_bound=B,
@@ -725,18 +747,18 @@ def private_als(
             n_extra=T,
             progress=progress,
         )
-        rows, s = _rows(R), f["rms"]
-        yp = np.clip(R.data / f["B"], -1.0, 1.0) / s
+        s = f["rms"]
         V, c, ledger = f["V"], f["c"] / s, list(f["ledger"])
         for t in range(T):
             _tick(progress, f"ALS round {t + 1} of {T}", 0.6 + 0.3 * t / T)
-            V, c, sA, sb = _als_step(R, rows, yp, V, c, f["ridge"], f["z"][5 + t], rng, mode)
+            A0, b0 = src.als_stats(f["B"], s, V, c, f["ridge"])  # one map-reduce
+            V, c, sA, sb = _als_release(A0, b0, V.shape[1], m, f["z"][5 + t], rng, mode)
             ledger.append(
                 _entry(
                     f"ALS round {t + 1}", "gaussian", math.sqrt(6), f["z"][5 + t], sA, sigma_b=sb
                 )
             )
-    u = _local_fit(R, yp - c[R.indices], _with_intercept(V), f["ridge"])
+    u = src.local_fits(f["B"], c, V, f["ridge"], rms=s)
     coef, factors = _factored(f["B"] * s * u, V, c, f["B"] * s)
     return Completion(
         coef,

@@ -34,6 +34,7 @@ from privrank.completion import (
     RANKS,
     SubspaceRows,
     fit_frank_wolfe,
+    private_als,
     private_subspace,
 )
 from privrank.core import (
@@ -1286,8 +1287,11 @@ class _Prepared:
     def validation(self, B, c, V, cand, val, rng):
         return self._rows().validation(B, c, V, cand, self._val(val), rng=self.g)
 
-    def local_fits(self, B, c, V, rho):
-        return self._rows().local_fits(B, c, V, rho)
+    def local_fits(self, B, c, V, rho, rms=None):
+        return self._rows().local_fits(B, c, V, rho, rms=rms)
+
+    def als_stats(self, B, rms, V, c, rho):
+        return self._rows().als_stats(B, rms, V, c, rho)
 
     def side(self):
         "(user ids, means, held-out (global user, item, rating), training ratings)"
@@ -1378,8 +1382,11 @@ class _Source:
     def validation(self, B, c, V, cand, val, *, rng):
         return self._total("validation", B, c, V, cand, val, None)  # each its own generator
 
-    def local_fits(self, B, c, V, rho):
-        return self._joined("local_fits", B, c, V, rho)
+    def local_fits(self, B, c, V, rho, rms=None):
+        return self._joined("local_fits", B, c, V, rho, rms)
+
+    def als_stats(self, B, rms, V, c, rho):
+        return self._total("als_stats", B, rms, V, c, rho)
 
     def row_norms(self):
         return np.concatenate(self._map(_q_norms))
@@ -1427,12 +1434,13 @@ def complete(
     consecutive users prepares its users' rows where they live (held out, at most `max_per_user`
     kept, centred, with a generator spawned from `rng` for the partition). Then the estimator
     runs on the partitions: the private subspace (`completion.private_subspace`: each of its five
-    releases one map-reduce, each user's fit where her row lives) or private Frank-Wolfe
+    releases one map-reduce, each user's fit where her row lives), private ALS started from it
+    (`completion.private_als`: one more map-reduce per round) or private Frank-Wolfe
     (`completion.fit_frank_wolfe`: the unset bounds, then each global step one map-reduce).
     (epsilon, delta)-joint DP per user, in total.
 
     User ids are any integers (the users who rated, in increasing order, are the rows); one
-    rating per (user, item). Refuses "als", "pgd" and "cleansing" (they need every row in one
+    rating per (user, item). Refuses "pgd" and "cleansing" (they need every row in one
     process: `completion.complete`), options the estimator does not take, ratings outside
     `rating_range`, and what the estimator refuses. With `spill` (a folder, without a client) the
     partitions are written to files in a new subfolder, removed at the end, and read back one at a
@@ -1505,9 +1513,10 @@ def complete(
                 f"{n_users} users: raise `test_fraction` or use more ratings"
             )
         fit = dict(epsilon=epsilon, delta=delta, user_mean=src.user_mean, noise=mode, rng=rng)
-        if name == "subspace":
-            width = None if scale is None else scale[1] - scale[0]
-            res = private_subspace(src, rating_bound=width, progress=progress, **fit, **options)
+        width = None if scale is None else scale[1] - scale[0]
+        if name in ("subspace", "als"):
+            f = private_subspace if name == "subspace" else private_als
+            res = f(src, rating_bound=width, progress=progress, **fit, **options)
         else:
             res = fit_frank_wolfe(src, max_per_user=xi, progress=progress, **fit, **options)
     _tick(progress, "done", 1.0)
@@ -1537,7 +1546,7 @@ def complete(
     return replace(out, evaluation=ev)
 
 
-SPREAD = ("subspace", "frank-wolfe")  # the estimators `complete` runs over partitions
+SPREAD = ("subspace", "als", "frank-wolfe")  # the estimators `complete` runs over partitions
 
 
 def _scale_of(rating_range):

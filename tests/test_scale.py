@@ -311,7 +311,9 @@ def test_completion_refuses_bad_ratings_by_name():
 
 
 # completion in one call: prepared where the rows live, the bounds private, on the workers
-@pytest.mark.parametrize("how", [{}, {"estimator": "frank-wolfe", "n_iter": 3}])
+@pytest.mark.parametrize(
+    "how", [{}, {"estimator": "als"}, {"estimator": "frank-wolfe", "n_iter": 3}]
+)
 def test_complete_on_two_worker_processes_is_the_local_answer(how, client, tmp_path):
     t = _ratings(1_200, 25, 9, seed=4)
     t[:, 0] = 5 * t[:, 0] + 3  # any integer user ids
@@ -376,7 +378,7 @@ def test_the_command_completes_on_workers(tmp_path):
     pq.write_table(pa.table({"user": ["a", "b"], "item": [1, 2], "rating": [1.0, 2.0]}),
                    tmp_path / "s.parquet")  # fmt: skip
     for bad, text in [
-        ([*argv, "--workers", "2", "--method", "als"], "subspace or frank-wolfe"),
+        ([*argv, "--workers", "2", "--method", "pgd"], "subspace, als or frank-wolfe"),
         ([*argv, "--workers", "2", "--scheduler", "tcp://127.0.0.1:1"], "not both"),
         (["complete", DEMO_FILE, *argv[2:], "--workers", "2"], ".parquet"),
         (["complete", str(tmp_path / "s.parquet"), *argv[2:], "--workers", "1"], "integer ids"),
