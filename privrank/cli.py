@@ -989,17 +989,46 @@ def _rating_columns(p, names):
     return cols
 
 
+def _table_file(path):
+    "'parquet' or 'csv' for the files `scale` reads in chunks, else None"
+    name = Path(path).name.lower()
+    if name.endswith((".parquet", ".pq")):
+        return "parquet"
+    return "csv" if name.endswith((".csv", ".csv.gz")) else None
+
+
+def _csv_schema(path):
+    "The columns of a CSV file with a header and their types (from its first block, by pyarrow)"
+    try:
+        import pyarrow.csv as pc
+    except ImportError:
+        raise CLIError(
+            f"reading {path.name} in chunks needs pyarrow: pip install 'privrank[scale]'"
+        ) from None
+    if not path.is_file():
+        raise CLIError(f"no file {path}")
+    try:
+        with pc.open_csv(path) as r:
+            return r.schema
+    except Exception as e:  # pyarrow's errors on an unreadable CSV
+        raise CLIError(
+            f"{path.name} is not a readable CSV file with a header ({type(e).__name__})"
+        ) from None
+
+
 def _complete_distributed(args, n_items, rating_range, rng, mode, options):
     """privrank complete FILE.parquet --workers N / --scheduler ADDRESS / --spill DIR: (the fit,
     user ids, item ids) of `scale.complete`, the users' rows held on the cluster's workers or in
     files in DIR"""
-    import pyarrow as pa  # present: _parquet_meta has read the file
+    import pyarrow as pa  # present: the file's schema has been read
 
     path = Path(args.file)
-    names, _, f = _parquet_meta(path)
-    cols = _rating_columns(path, names)
+    schema = (
+        _csv_schema(path) if _table_file(path) == "csv" else _parquet_meta(path)[2].schema_arrow
+    )
+    cols = _rating_columns(path, list(schema.names))
     for role in ("user", "item"):
-        kind = f.schema_arrow.field(cols[role]).type
+        kind = schema.field(cols[role]).type
         if not pa.types.is_integer(kind):
             raise CLIError(
                 f"{path.name}: with --workers, --scheduler or --spill the {role} column "
@@ -1181,8 +1210,11 @@ def _cmd_complete(args):
         )
     spread = args.workers is not None or args.scheduler is not None or args.spill is not None
     if spread:
-        if Path(args.file).suffix.lower() not in (".parquet", ".pq"):
-            raise CLIError("--workers, --scheduler and --spill apply to .parquet files only")
+        if not _table_file(args.file):
+            raise CLIError(
+                "--workers, --scheduler and --spill apply to .parquet files and to CSV files "
+                "(.csv, .csv.gz) whose header names user, item and rating"
+            )
         if name not in scale.SPREAD:
             raise CLIError(
                 f"--method {args.method} needs every row in one process: with --workers, "
@@ -1474,21 +1506,23 @@ def build_parser() -> argparse.ArgumentParser:
         "--workers",
         type=_count("--workers", minimum=1),
         default=None,
-        help=".parquet: hold the users' rows on a local Dask cluster of N worker processes "
+        help=".parquet or CSV: hold the users' rows on a local Dask cluster of N worker processes "
         "(subspace, als or frank-wolfe; integer user and item ids, items 1..--items)",
     )
     c.add_argument(
         "--scheduler",
         default=None,
         metavar="ADDRESS",
-        help=".parquet: hold the users' rows on the Dask cluster whose scheduler is at ADDRESS",
+        help=".parquet or CSV: hold the users' rows on the Dask cluster whose scheduler is at "
+        "ADDRESS",
     )
     c.add_argument(
         "--spill",
         default=None,
         metavar="DIR",
-        help=".parquet: hold the users' rows in files in DIR (a temporary subfolder, removed "
-        "after), one partition of 2^22 ratings in memory at a time (subspace, als or frank-wolfe)",
+        help=".parquet or CSV: hold the users' rows in files in DIR (a temporary subfolder, "
+        "removed after), one partition of 2^22 ratings in memory at a time (subspace, als or "
+        "frank-wolfe)",
     )
     c.add_argument("--json", action="store_true", help="print one JSON object")
     return p

@@ -375,6 +375,14 @@ def test_the_command_completes_on_workers(tmp_path):
     with np.load(npz) as z:  # out of core here: the same floats
         assert np.array_equal(z["coef"], api.coef) and np.array_equal(z["factors"], api.factors)
     assert list(spill.iterdir()) == []
+    csv = tmp_path / "r.csv.gz"  # the same rows as a gzipped CSV: read in blocks, the same floats
+    pd.read_parquet(path).to_csv(csv, index=False)
+    code, out, err = _cli(
+        "complete", str(csv), *argv[2:], "--spill", str(spill), "--output", str(npz)
+    )
+    assert code == 0, err
+    with np.load(npz) as z:
+        assert np.array_equal(z["coef"], api.coef) and np.array_equal(z["factors"], api.factors)
     pq.write_table(pa.table({"user": ["a", "b"], "item": [1, 2], "rating": [1.0, 2.0]}),
                    tmp_path / "s.parquet")  # fmt: skip
     for bad, text in [
