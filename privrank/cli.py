@@ -794,12 +794,13 @@ def _aggregate_parquet(args, path):
                 raise CLIError(
                     "btl is pure epsilon-DP in the local model: no --delta, --model local"
                 )
-            cols = ["winner", "loser"] + (["user"] if "user" in names else [])
+            ties = "tie" in names
+            cols = ["winner", "loser"] + (["user"] if "user" in names else []) + ["tie"] * ties
             m = _id_range(f, cols[:2])
             unit = "user" if "user" in cols else "comparison"
             res = scale.dp_btl_aggregate_comparisons(
                 path, n_items=m, epsilon=eps, privacy_unit=unit, rng=rng, columns=cols,
-                lam=args.lam or "r3", client=client,
+                lam=args.lam or "r3", ties=ties, client=client,
             )  # fmt: skip
             if method == "auto":
                 why = "the file holds pairwise comparisons: btl, the method for comparisons"
@@ -1381,7 +1382,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="a PrefLib .soc/.soi/.toi/.toc file (optionally .gz), a pairwise CSV whose "
         "header names the columns winner, loser (optional: user, tie), in any order, or a "
         ".parquet file (read in chunks): rankings, one column per candidate holding its "
-        "position (0 = best), or comparisons, columns winner, loser (optional: user) of "
+        "position (0 = best), or comparisons, columns winner, loser (optional: user, tie) of "
         "integer ids",
     )
     a.add_argument(

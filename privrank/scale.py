@@ -706,7 +706,9 @@ def _id_columns(x, where, n_cols):
     "The `n_cols` columns of a chunk of comparisons as int64 ids, checked"
     a = _as_chunk(x, where, "comparisons")
     if a.shape[1] != n_cols:
-        what = {1: "user", 2: "winner, loser", 3: "winner, loser, user"}[n_cols]
+        what = {1: "user", 2: "winner, loser", 3: "winner, loser, user or tie"}.get(
+            n_cols, "winner, loser, user, tie"
+        )
         raise ValueError(
             f"`comparisons` {where}: expected {n_cols} columns ({what}); got {a.shape[1]}"
         )
@@ -718,23 +720,25 @@ def _id_columns(x, where, n_cols):
     return a.astype(np.int64, copy=False)
 
 
-def _user_chunk(x, where):
-    "(comparisons per user id,) of one chunk of (winner, loser, user), or of its user column"
+def _user_chunk(x, n_cols, where):
+    """(comparisons per user id,) of one chunk of (winner, loser, user[, tie]) (`n_cols` columns),
+    or of its user column"""
     a = _as_chunk(x, where, "comparisons")
-    a = _id_columns(a, where, 1 if a.shape[1] == 1 else 3)
+    a = _id_columns(a, where, 1 if a.shape[1] == 1 else n_cols)
     if len(a) == 0:
         return None
-    u = a[:, -1]
+    u = a[:, 0 if a.shape[1] == 1 else 2]
     if u.min() < 0 or u.max() >= MAX_USERS:
         raise ValueError(f"`comparisons` {where}: user ids must be in 0..{MAX_USERS - 1}")
     check_memory(16 * (int(u.max()) + 1), name="comparisons", what="the comparisons per user id")
     return (_UserCounts(np.bincount(u)),)
 
 
-def _btl_chunk(x, m, group, eps, p, mode, g, where):
+def _btl_chunk(x, m, group, eps, p, mode, ties, g, where):
     """(released counts c[g, a, b, t],) of one chunk: each comparison's outcome "winner beat
-    loser" through randomized response at its group's epsilon, drawn from the chunk's generator"""
-    n_cols = 2 if group is None else 3
+    loser" (a tie: a fair coin, as in 01) through randomized response at its group's epsilon,
+    drawn from the chunk's generator"""
+    n_cols = 2 + (group is not None) + ties
     a = _id_columns(x, where, n_cols)
     if len(a) == 0:
         return None
@@ -744,19 +748,28 @@ def _btl_chunk(x, m, group, eps, p, mode, g, where):
             f"`comparisons` {where}: winner and loser must be different ids in 0..{m - 1}"
         )
     grp = np.zeros(len(a), np.int64) if group is None else group[a[:, 2]]
+    y = np.ones(len(a), bool)  # "winner beat loser"
+    if ties:
+        tie = a[:, -1]
+        if ((tie != 0) & (tie != 1)).any():
+            raise ValueError(
+                f"`comparisons` {where}: the tie column must hold 0 or 1 (or booleans)"
+            )
+        y[tie == 1] = g.integers(0, 2, int(tie.sum())) == 1  # a tie: a fair coin
     flips = rr_flips(len(a), epsilon=eps[grp], rng=g, noise=mode, p=p[grp])
-    key = ((grp * m + i) * m + j) * 2 + (~flips)  # released t = 1 unless flipped
+    key = ((grp * m + i) * m + j) * 2 + (y ^ flips)  # released t: the outcome, unless flipped
     return (np.bincount(key, minlength=len(eps) * m * m * 2),)
 
 
 def dp_btl_aggregate_comparisons(
-    comparisons: object,  # (winner, loser[, user]) rows: array, chunks, .parquet / .csv, Dask
+    comparisons: object,  # (winner, loser[, user][, tie]) rows: array, chunks, .parquet/.csv, Dask
     *,
     n_items: int,  # number of items m; ids 0..m-1
     epsilon: float,  # budget per unit, split evenly over its comparisons
     privacy_unit: str = "user",  # "user" (a third column of user ids) or "comparison"
     rng: RNGLike = None,  # seed or generator of the randomized response
     lam: float | str = "r3",  # ridge >= 0, "r3" (R3, Theorem 1) or "mle"
+    ties: bool = False,  # a last column flags ties (0/1): each released as a fair coin
     chunk_rows: int | None = None,  # rows per chunk read here; None: CHUNK_ENTRIES / 3
     columns: list | None = None,  # columns of a file: winner, loser[, user]; None: all
     client: object = None,  # a dask.distributed Client: reduce on its workers
@@ -772,17 +785,20 @@ def dp_btl_aggregate_comparisons(
     `btl.dp_btl_aggregate_comparisons` refuses."""
     m = check_int(n_items, name="n_items", minimum=2, maximum=rr.MAX_ITEMS)
     epsilon, rng = check_epsilon(epsilon, scalar=True), check_rng(rng)
+    if not isinstance(ties, (bool, np.bool_)):
+        raise TypeError(f"`ties` must be True or False; got {type(ties).__name__} {ties!r}")
+    n_cols = 2 + (privacy_unit == "user") + bool(ties)
     if privacy_unit not in ("user", "comparison"):
         raise ValueError(f"`privacy_unit` must be 'user' or 'comparison'; got {privacy_unit!r}")
     kw = dict(chunk_rows=chunk_rows, client=client, columns=columns, name="comparisons")
     mode = noise_mode()
     if privacy_unit == "user":
         # pass 1 reads a file's user column only, in larger chunks
-        user_col = _file_columns(comparisons, columns)[-1:] or None
+        user_col = _file_columns(comparisons, columns)[2:3] or None
         (uc,) = _reduce(
             comparisons,
             _user_chunk,
-            (),
+            (n_cols,),
             **{**kw, "columns": user_col or columns, "chunk_rows": chunk_rows or CHUNK_ENTRIES},
             exact=True,
         )
@@ -814,7 +830,12 @@ def dp_btl_aggregate_comparisons(
         group_arg = group
     p = rr.flip_probability(epsilon=np.where(eps_k > 0, eps_k, 1.0))  # the coins' probabilities
     (c,) = _reduce(
-        comparisons, _btl_chunk, (m, group_arg, eps_k, p, mode), rng=rng, exact=True, **kw
+        comparisons,
+        _btl_chunk,
+        (m, group_arg, eps_k, p, mode, bool(ties)),
+        rng=rng,
+        exact=True,
+        **kw,
     )
     counts = c.reshape(G, m, m, 2)
     n_comp = int(counts.sum())

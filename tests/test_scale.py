@@ -215,6 +215,16 @@ def test_the_command_aggregates_parquet_files(files, tmp_path):
     code, out, _ = _cli("aggregate", str(tmp_path / "c.parquet"), "--epsilon", "2", "--json")
     d = json.loads(out)
     assert code == 0 and d["method"] == "auto" and d["picked"] == "btl" and d["n_voters"] == 300
+    t = pa.table({"winner": i, "loser": j, "user": g.integers(0, 300, 9_000),
+                  "tie": g.random(9_000) < 0.2})  # fmt: skip
+    pq.write_table(t, tmp_path / "ties.parquet")
+    code, out, err = _cli("aggregate", str(tmp_path / "ties.parquet"), "--epsilon", "2", "--json",
+                          "--seed", "1")  # fmt: skip
+    api = scale.dp_btl_aggregate_comparisons(tmp_path / "ties.parquet", n_items=5, epsilon=2.0,
+                                             ties=True, rng=1)  # fmt: skip
+    d = json.loads(out)
+    assert code == 0 and d["picked"] == "btl" and d["epsilon"] == 2.0, err
+    assert [str(x) for x in d["order"]] == [str(q) for q in api.order]
     (tmp_path / "bad.parquet").write_bytes(b"not parquet at all")
     for argv in (
         ["aggregate", str(tmp_path / "bad.parquet"), "--epsilon", "1"],
