@@ -31,7 +31,7 @@ from pathlib import Path
 import numpy as np
 
 RUN = r"""
-import sys, time, json
+import os, sys, time, json
 import numpy as np
 import pyarrow.parquet as pq
 from scipy import sparse
@@ -42,59 +42,45 @@ subspace = sys.argv[7] == "subspace"
 kw = dict(epsilon=1.0, delta=1e-6, nuclear_norm=float(n_users), n_iter=n_iter, row_norm=20.0,
           rng=0)
 ck = dict(epsilon=1.0, delta=1e-6, evaluate=True, rng=0)
+
+
+def hwm():
+    "This process's peak resident memory, in bytes"
+    line = [x for x in open("/proc/self/status") if x.startswith("VmHWM")][0]
+    return int(line.split()[1]) * 1024
+
+
+def run(**where):
+    "The partitioned path, its rows held as `where` says (a client, a spill folder or here)"
+    if subspace:
+        return scale.complete(path, **ck, n_items=n_items, **where)
+    return scale.private_frank_wolfe(path, **kw, n_items=n_items, **where)
+
+
 t0 = time.perf_counter()
 worker_peak = 0
-if subspace and how == "memory":
+if how == "memory":
     t = pq.read_table(path)
     u, i, r = (t.column(c).to_numpy() for c in ("user", "item", "rating"))
     del t
     R = sparse.csr_array((r.astype(float), (u, i)), shape=(n_users, n_items))
     del u, i, r
-    res = pr.completion.complete(R, **ck)
-elif subspace:
-    import os
-    extra = dict(spill=os.path.dirname(path)) if how == "spill" else {}
-    if how == "dask":
-        from distributed import Client, LocalCluster
-        cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
-                               dashboard_address=None, memory_limit=0)
-        with cluster, Client(cluster) as client:
-            t0 = time.perf_counter()
-            res = scale.complete(path, **ck, n_items=n_items, client=client)
-            def hwm():
-                line = [x for x in open("/proc/self/status") if x.startswith("VmHWM")][0]
-                return int(line.split()[1]) * 1024
-            worker_peak = max(client.run(hwm).values())
-    else:
-        res = scale.complete(path, **ck, n_items=n_items, **extra)
-elif how == "memory":
-    t = pq.read_table(path)
-    u, i, r = (t.column(c).to_numpy() for c in ("user", "item", "rating"))
-    del t
-    R = sparse.csr_array((r.astype(float), (u, i)), shape=(n_users, n_items))
-    del u, i, r
-    res = pr.mc.private_frank_wolfe(R, **kw)
-elif how == "partitions":
-    res = scale.private_frank_wolfe(path, **kw, n_items=n_items)
-elif how == "spill":
-    import os
-    res = scale.private_frank_wolfe(path, **kw, n_items=n_items, spill=os.path.dirname(path))
-else:
+    res = pr.completion.complete(R, **ck) if subspace else pr.mc.private_frank_wolfe(R, **kw)
+elif how == "dask":
     from distributed import Client, LocalCluster
-    with LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
-                      dashboard_address=None, memory_limit=0) as cluster, Client(cluster) as client:
+    cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
+                           dashboard_address=None, memory_limit=0)
+    with cluster, Client(cluster) as client:
         t0 = time.perf_counter()  # the cluster's start is not the pipeline's time
-        res = scale.private_frank_wolfe(path, **kw, n_items=n_items, client=client)
-        def hwm():
-            line = [x for x in open("/proc/self/status") if x.startswith("VmHWM")][0]
-            return int(line.split()[1]) * 1024
+        res = run(client=client)
         worker_peak = max(client.run(hwm).values())
+else:
+    res = run(spill=os.path.dirname(path)) if how == "spill" else run()
 sec = time.perf_counter() - t0
-hwm = [x for x in open("/proc/self/status") if x.startswith("VmHWM")][0]
 np.save(sys.argv[2] + f".{how}.npy", res.factors)
 rmse = res.evaluation["test_rmse"] if subspace else res.diagnostics["train_rmse"]
 base = res.evaluation["baseline_rmse_user_mean"] if subspace else None
-print(json.dumps(dict(seconds=sec, peak=int(hwm.split()[1]) * 1024, worker_peak=worker_peak,
+print(json.dumps(dict(seconds=sec, peak=hwm(), worker_peak=worker_peak,
                       partitions=res.diagnostics.get("partitions", 1), rmse=rmse, base=base)))
 """
 

@@ -9,6 +9,7 @@ from __future__ import annotations  # noqa: F404 (the use-it example comes first
 
 import argparse
 import contextlib
+import importlib
 import json
 import math
 import os
@@ -739,14 +740,19 @@ def _cluster(args):
         yield client
 
 
-def _parquet_meta(path):
-    "(column names, rows) of a Parquet file; a clear error if it is not one"
+def _pyarrow(module, path):
+    "pyarrow's `module` ('parquet', 'csv') to read `path`, or a clear error saying what to install"
     try:
-        import pyarrow.parquet as pq
+        return importlib.import_module(f"pyarrow.{module}")
     except ImportError:
         raise CLIError(
             f"reading {path.name} needs pyarrow: pip install 'privrank[scale]'"
         ) from None
+
+
+def _parquet_meta(path):
+    "(column names, rows) of a Parquet file; a clear error if it is not one"
+    pq = _pyarrow("parquet", path)
     if not path.is_file():
         raise CLIError(f"no file {path}")
     try:
@@ -1000,12 +1006,7 @@ def _table_file(path):
 
 def _csv_schema(path):
     "The columns of a CSV file with a header and their types (from its first block, by pyarrow)"
-    try:
-        import pyarrow.csv as pc
-    except ImportError:
-        raise CLIError(
-            f"reading {path.name} in chunks needs pyarrow: pip install 'privrank[scale]'"
-        ) from None
+    pc = _pyarrow("csv", path)
     if not path.is_file():
         raise CLIError(f"no file {path}")
     try:

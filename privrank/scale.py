@@ -33,6 +33,7 @@ from privrank.completion import (
     OPTIONS,
     RANKS,
     SubspaceRows,
+    check_rating_range,
     fit_frank_wolfe,
     private_als,
     private_subspace,
@@ -1492,7 +1493,7 @@ def complete(
         and 0 <= test_fraction < 1
     ):
         raise ValueError(f"`test_fraction` must be a number in [0, 1); got {test_fraction!r}")
-    scale = _scale_of(rating_range)
+    scale = check_rating_range(rating_range)
     xi = check_int(max_per_user, name="max_per_user", minimum=1)
     n_items = check_int(n_items, name="n_items", minimum=1, maximum=rr.MAX_ITEMS)
     first_item = check_int(first_item, name="first_item", minimum=0)
@@ -1568,21 +1569,6 @@ def complete(
 
 
 SPREAD = ("subspace", "als", "frank-wolfe")  # the estimators `complete` runs over partitions
-
-
-def _scale_of(rating_range):
-    "(lo, hi) of a stated rating scale, checked, or None"
-    if rating_range is None:
-        return None
-    try:
-        lo, hi = (float(v) for v in rating_range)
-    except (TypeError, ValueError):
-        raise TypeError(
-            f"`rating_range` must be a pair (lo, hi) of numbers; got {rating_range!r}"
-        ) from None
-    if not (math.isfinite(lo) and math.isfinite(hi) and lo < hi):
-        raise ValueError(f"`rating_range` must be finite with lo < hi; got {rating_range!r}")
-    return lo, hi
 
 
 def _tick(progress, stage, fraction):
