@@ -1217,12 +1217,6 @@ def _cmd_complete(args):
                 "--workers, --scheduler and --spill apply to .parquet files and to CSV files "
                 "(.csv, .csv.gz) whose header names user, item and rating"
             )
-        if name not in scale.SPREAD:
-            raise CLIError(
-                f"--method {args.method} needs every row in one process: with --workers, "
-                f"--scheduler or --spill use --method {', '.join(scale.SPREAD[:-1])} or "
-                f"{scale.SPREAD[-1]} (or auto: subspace)"
-            )
         if args.spill is not None and (args.workers is not None or args.scheduler is not None):
             raise CLIError("--spill holds the rows here: not with --workers or --scheduler")
     options = _options(args, name)
@@ -1509,7 +1503,7 @@ def build_parser() -> argparse.ArgumentParser:
         type=_count("--workers", minimum=1),
         default=None,
         help=".parquet or CSV: hold the users' rows on a local Dask cluster of N worker processes "
-        "(subspace, als or frank-wolfe; integer user and item ids, items 1..--items)",
+        "(any --method; integer user and item ids, items 1..--items)",
     )
     c.add_argument(
         "--scheduler",
@@ -1523,8 +1517,7 @@ def build_parser() -> argparse.ArgumentParser:
         default=None,
         metavar="DIR",
         help=".parquet or CSV: hold the users' rows in files in DIR (a temporary subfolder, "
-        "removed after), one partition of 2^22 ratings in memory at a time (subspace, als or "
-        "frank-wolfe)",
+        "removed after), one partition of 2^22 ratings in memory at a time",
     )
     c.add_argument("--json", action="store_true", help="print one JSON object")
     return p

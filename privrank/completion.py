@@ -6,7 +6,7 @@ Docs: https://privrank.github.io/privrank/completion.html.md"""
 
 # %% auto #0
 __all__ = ['ESTIMATORS', 'DEFAULT_ESTIMATOR', 'SubspaceRows', 'private_subspace', 'private_als', 'als', 'check_rating_range',
-           'complete', 'fit_frank_wolfe']
+           'complete', 'fit']
 
 # %% ../nbs/06a_completion.ipynb #8763a12b2bbd4a93a75aff182afb95dc
 import math
@@ -35,6 +35,7 @@ from privrank.core import (
     use_noise,
 )
 from privrank.mc import (
+    BaselineRows,
     Completion,
     FrankWolfeRows,
     check_iter,
@@ -44,7 +45,6 @@ from privrank.mc import (
     private_frank_wolfe,
     private_pgd,
     private_svd_cleansing,
-    scaled_rows,
     split_ratings,
 )
 from .tree import range_count_tree, range_counts
@@ -987,17 +987,18 @@ def complete(
             f"users (a user's only training rating is never held out, so at most {nnz - m} can "
             "be); the test RMSE needs a held-out rating: raise `test_fraction` or use more ratings"
         )
-    res = _run(
-        name,
-        sp,
+    res = fit(
+        sp.train,
+        estimator=name,
         epsilon=epsilon,
         delta=delta,
-        width=width,
-        xi=xi,
-        options=options,
-        progress=progress,
-        mode=mode,
+        max_per_user=xi,
+        rating_bound=width,
+        user_mean=sp.user_mean,
+        noise=mode,
         rng=rng,
+        progress=progress,
+        **options,
     )
     _tick(progress, "done", 1.0)
     reason = DEFAULT_REASON if estimator == "auto" else f"estimator {name!r} was asked for"
@@ -1028,7 +1029,7 @@ def _fw_ledger(res, label):
 
 
 class _InMemory:
-    "The training rows of one process as a row source of `fit_frank_wolfe`"
+    "The training rows of one process as a row source of private Frank-Wolfe's bounds and fit"
 
     def __init__(self, R):
         self.R, self.shape, self.nnz = R, R.shape, R.nnz
@@ -1040,35 +1041,130 @@ class _InMemory:
         return FrankWolfeRows(self.R, n_iter=n_iter, row_norm=row_norm)
 
 
-def fit_frank_wolfe(
+def fit(
     train: object,  # users x items, centred, at most max_per_user per row: scipy.sparse or a source
     *,
+    estimator: str = "auto",  # "auto" (DEFAULT_ESTIMATOR) or one of ESTIMATORS
     epsilon: float,  # joint-DP epsilon, per user (whole row), in total
     delta: float,  # joint-DP delta, in (0, 1), in total
-    max_per_user: int = 80,  # xi: the most ratings a row holds (the bound k's scale)
-    nuclear_norm: float | None = None,  # k; None: chosen privately (BOUND_SHARE of epsilon)
-    row_norm: float | None = None,  # L; None: a private 0.9-quantile of the row norms
-    n_iter: int = 10,  # T
-    solver: str | None = None,  # the global step (`mc.SOLVERS`); None: "oja"
+    max_per_user: int = 80,  # xi: the most ratings a row holds (the scale of the bound k)
+    rating_bound: float | None = None,  # width hi - lo of a stated rating scale; None: private
     user_mean: np.ndarray | None = None,  # (users,) added back to predictions
     noise: str | None = None,  # "fast", "exact" or None (`privrank.core.noise_mode()`)
     rng: np.random.Generator | int | None = None,
     progress: Callable[[str, float], None] | None = None,  # progress(stage, fraction done)
+    **options: object,  # the estimator's own settings (OPTIONS); those not given: chosen privately
 ) -> Completion:  # the fit; `diagnostics["ledger"]` holds every release, bounds included
-    """Private Frank-Wolfe (06) with its unset bounds chosen privately first: the row norm L as a
-    private 0.9-quantile of the users' row norms, the nuclear norm k from a noisy top eigenvalue of
-    the scaled rows' Gram matrix and a noisy count of ratings; (epsilon, delta)-joint DP per user
-    in total, by basic composition. `train` is a scipy.sparse matrix, or a row source held
-    elsewhere (`privrank.scale`): an object with `shape`, `nnz`, `row_norms()` (one per user) and
-    `held(row_norm, n_iter)`, the rows as `mc.private_frank_wolfe` takes them."""
+    """`complete`'s fitting step on its own: `estimator` on training rows already centred and
+    sampled (`split_ratings`), each bound it is not given chosen privately first, inside the
+    budget; (epsilon, delta)-joint DP per user in total, by basic composition. `train` is a
+    scipy.sparse matrix or a row source held elsewhere (`privrank.scale`): for the subspace and
+    ALS an object with `SubspaceRows`' methods, for Frank-Wolfe one with `shape`, `nnz`,
+    `row_norms()` and `held(row_norm, n_iter)` (rows as `mc.private_frank_wolfe` takes them), for
+    PGD and cleansing one with `mc.BaselineRows`' methods. Refuses an unknown estimator, options it
+    does not take, and what the estimator refuses."""
+    if not (isinstance(estimator, str) and (estimator == "auto" or estimator in ESTIMATORS)):
+        raise ValueError(
+            f"`estimator` must be 'auto' or one of {list(ESTIMATORS)}; got {estimator!r}"
+        )
+    name = DEFAULT_ESTIMATOR if estimator == "auto" else estimator
+    bad = sorted(set(options) - set(OPTIONS[name]))
+    if bad:
+        raise TypeError(f"estimator {name!r} takes the options {list(OPTIONS[name])}; got {bad}")
+    options = {k: v for k, v in options.items() if v is not None}  # None: chosen privately
     epsilon, delta, rng, mode = (
         check_epsilon(epsilon, scalar=True),
         check_delta(delta, positive=True),
         check_rng(rng),
         noise_mode(noise),
     )
-    src = train if hasattr(train, "held") else _InMemory(check_ratings(train))
     xi = check_int(max_per_user, name="max_per_user", minimum=1)
+    kw = dict(user_mean=user_mean, noise=mode, rng=rng)
+    if name in ("subspace", "als"):
+        f = private_subspace if name == "subspace" else private_als
+        return f(
+            train,
+            epsilon=epsilon,
+            delta=delta,
+            rating_bound=rating_bound,
+            progress=progress,
+            **options,
+            **kw,
+        )
+    if name == "frank-wolfe":
+        src = train if hasattr(train, "held") else _InMemory(check_ratings(train))
+        return _fit_frank_wolfe(
+            src, epsilon=epsilon, delta=delta, xi=xi, progress=progress, **options, **kw
+        )
+    width = _check_bound(rating_bound)
+    held = hasattr(train, "pgd_gram")  # users' rows held elsewhere (`mc.BaselineRows`' methods)
+    rows = train if held else BaselineRows(train)  # the sums the private bounds need
+    led, e_used, d_used, o = [], 0.0, 0.0, dict(options)
+    with use_noise(mode):
+        if name == "cleansing":
+            if "row_norm" not in o:
+                if width is not None:
+                    o["row_norm"] = width / 2
+                else:
+                    e_used = QUANTILE_SHARE * epsilon
+                    o["row_norm"] = (
+                        private_quantile(rows.abs_max(), 0.95, epsilon=e_used, rng=rng) / 2
+                    )
+                    led.append(
+                        dict(
+                            step="clamp B (0.95-quantile / 2)",
+                            mechanism="laplace (binary tree)",
+                            epsilon=e_used,
+                            delta=0.0,
+                            value=o["row_norm"],
+                            noise_multiplier=math.nan,
+                        )
+                    )
+        elif "row_norm" not in o or "nuclear_norm" not in o:  # PGD: L bounds each row
+            _tick(progress, "private bounds", 0.05)
+            L, k, kbar, led, e_used, d_used = _fw_bounds(
+                rows.row_norms(),
+                rows.scaled_gram,
+                rows.nnz,
+                rows.shape[1],
+                epsilon=epsilon,
+                delta=delta,
+                max_per_user=xi,
+                L=None,
+                need_k="nuclear_norm" not in o,
+                rng=rng,
+                mode=mode,
+            )
+            if "nuclear_norm" not in o:
+                o["nuclear_norm"] = k
+            if "row_norm" not in o:
+                o["row_norm"] = L * math.sqrt(rows.shape[1] / (kbar or xi))
+    o.setdefault("n_iter", 10) if name != "cleansing" else None
+    _tick(progress, f"{name}", 0.2)
+    f = {"pgd": private_pgd, "cleansing": private_svd_cleansing}[name]
+    res = f(train, epsilon=epsilon - e_used, delta=delta - d_used, **o, **kw)
+    return _with_bounds(res, led, name, epsilon, delta)
+
+
+def _fit_frank_wolfe(
+    src,
+    *,
+    epsilon,
+    delta,
+    xi,
+    nuclear_norm=None,
+    row_norm=None,
+    n_iter=10,
+    solver=None,
+    user_mean,
+    noise,
+    rng,
+    progress,
+):
+    """Private Frank-Wolfe (06) on a row source with its unset bounds chosen privately first: the
+    row norm L as a private 0.9-quantile of the users' row norms, the nuclear norm k from a noisy
+    top eigenvalue of the scaled rows' Gram matrix and a noisy count of ratings"""
+    mode = noise
     n_iter = check_iter(n_iter, name="n_iter")
     if row_norm is not None and not (_is_real(row_norm) and 0 < row_norm < math.inf):
         raise ValueError(f"`row_norm` must be a positive finite number or None; got {row_norm!r}")
@@ -1123,81 +1219,3 @@ def _with_bounds(res, led, name, epsilon, delta):
         accountant=acc,
         diagnostics=dict(res.diagnostics, ledger=led + _fw_ledger(res, name)),
     )
-
-
-def _run(name, sp, *, epsilon, delta, width, xi, options, progress, mode, rng):
-    "Fit estimator `name` on the split `sp`, its unset bounds chosen privately; the total recorded"
-    kw = dict(user_mean=sp.user_mean, noise=mode, rng=rng)
-    if name in ("subspace", "als"):
-        f = private_subspace if name == "subspace" else private_als
-        return f(
-            sp.train,
-            epsilon=epsilon,
-            delta=delta,
-            rating_bound=width,
-            progress=progress,
-            **options,
-            **kw,
-        )
-    if name == "frank-wolfe":
-        return fit_frank_wolfe(
-            sp.train,
-            epsilon=epsilon,
-            delta=delta,
-            max_per_user=xi,
-            progress=progress,
-            **options,
-            **kw,
-        )
-    led, e_used, d_used, o = [], 0.0, 0.0, dict(options)
-    with use_noise(mode):
-        if name == "cleansing":
-            if "row_norm" not in o:
-                if width is not None:
-                    o["row_norm"] = width / 2
-                else:
-                    e_used = QUANTILE_SHARE * epsilon
-                    o["row_norm"] = (
-                        private_quantile(
-                            np.maximum.reduceat(np.abs(sp.train.data), sp.train.indptr[:-1]),
-                            0.95,
-                            epsilon=e_used,
-                            rng=rng,
-                        )
-                        / 2
-                    )
-                    led.append(
-                        dict(
-                            step="clamp B (0.95-quantile / 2)",
-                            mechanism="laplace (binary tree)",
-                            epsilon=e_used,
-                            delta=0.0,
-                            value=o["row_norm"],
-                            noise_multiplier=math.nan,
-                        )
-                    )
-        elif "row_norm" not in o or "nuclear_norm" not in o:  # PGD: L bounds each row
-            _tick(progress, "private bounds", 0.05)
-            R = sp.train
-            L, k, kbar, led, e_used, d_used = _fw_bounds(
-                _row_norms(R),
-                lambda L: gram(scaled_rows(R, L)),
-                R.nnz,
-                R.shape[1],
-                epsilon=epsilon,
-                delta=delta,
-                max_per_user=xi,
-                L=None,
-                need_k="nuclear_norm" not in o,
-                rng=rng,
-                mode=mode,
-            )
-            if "nuclear_norm" not in o:
-                o["nuclear_norm"] = k
-            if "row_norm" not in o:
-                o["row_norm"] = L * math.sqrt(R.shape[1] / (kbar or xi))
-    o.setdefault("n_iter", 10) if name != "cleansing" else None
-    _tick(progress, f"{name}", 0.2)
-    f = {"pgd": private_pgd, "cleansing": private_svd_cleansing}[name]
-    res = f(sp.train, epsilon=epsilon - e_used, delta=delta - d_used, **o, **kw)
-    return _with_bounds(res, led, name, epsilon, delta)

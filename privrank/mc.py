@@ -7,7 +7,8 @@ Docs: https://privrank.github.io/privrank/private_fw.html.md"""
 # %% auto #0
 __all__ = ['ACCOUNTANTS', 'SCHEDULES', 'FW_STEPS', 'SOLVERS', 'STEP_SCHEDULES', 'epsilon_gdp', 'epsilon_rdp', 'epsilon_advanced',
            'noise_multiplier', 'schedule_weights', 'Split', 'split_ratings', 'FrankWolfeRows', 'Completion',
-           'frank_wolfe', 'private_frank_wolfe', 'private_pgd', 'private_svd_cleansing', 'truncated_svd']
+           'frank_wolfe', 'private_frank_wolfe', 'BaselineRows', 'private_pgd', 'private_svd_cleansing',
+           'truncated_svd']
 
 # %% ../nbs/06_private_fw.ipynb #af8be1af
 import dataclasses
@@ -643,6 +644,12 @@ def _check_beta(beta):
     if not (_is_real(beta) and 0 < beta < 1):
         raise ValueError(f"`beta` must be a number in (0, 1); got {beta!r}")
     return float(beta)
+
+
+def _is_baseline(A):
+    """Whether A is users' rows behind the baselines' operations (`BaselineRows`, below, or
+    partitions of them)"""
+    return hasattr(A, "pgd_gram") and hasattr(A, "cleansing_sums")
 
 
 def _is_rows(A):
@@ -1318,8 +1325,9 @@ def _check_user_mean(user_mean, m):
 
 def _check_fw_args(ratings, nuclear_norm, n_iter, solver, user_mean, rows=False):
     """Validated (R, nuclear_norm, n_iter, user_mean) of the completion methods; R is not clipped.
-    `rows`: R may be users' rows held elsewhere (`FrankWolfeRows`' operations), checked there"""
-    held = rows and _is_rows(ratings)
+    `rows`: R may be users' rows held elsewhere (`FrankWolfeRows`' or `BaselineRows`'
+    operations), checked there"""
+    held = rows and (_is_rows(ratings) or _is_baseline(ratings))
     R = ratings if held else check_ratings(ratings)
     k = _check_positive(nuclear_norm, "nuclear_norm")
     n_iter = check_iter(n_iter, name="n_iter")
@@ -1708,44 +1716,171 @@ def _step_sizes(step, n_iter):
     return np.full(n_iter, float(step))
 
 # %% ../nbs/06_private_fw.ipynb #ed92edfb
-def _pgd_step(
-    R,
-    rows,
-    C,
-    V,
-    *,
-    step,
-    row_norm,
-    sigma,
-    nuclear_norm,
-    rank,
-    rng,
-    beta,
-    mode,
-    grid,
-    callback=None,
-):
-    """One private PGD iteration from Y = C V^T: each user's clipped row Z_i (local), the noisy
-    Z^T Z and its top eigenpairs (global), her projected row (local); returns (C, V, ||W||_F).
-    callback(Z^T Z), if given, sees the statistic before its noise (for diagnostics only)"""
-    (m, n), cols = R.shape, R.indices
-    g = step * (_entries(C, V, R.indptr, cols) - R.data)  # Z = C V^T - G, G = eta P_Omega(Y - Y*)
-    G = sparse.csr_array((g, cols, R.indptr), shape=R.shape)
-    nz2 = (C**2).sum(1) - 2 * (C * (G @ V)).sum(1) + np.bincount(rows, g**2, minlength=m)
-    s = np.minimum(1.0, row_norm / np.sqrt(np.maximum(nz2, 1e-300)))  # clipping: ||Z_i|| <= L_Z
-    C, G = C * s[:, None], sparse.csr_array((g * s[rows], cols, R.indptr), shape=R.shape)
-    X = V @ (G.T @ C).T
-    ZZ = V @ (C.T @ C) @ V.T - X - X.T + _gram(G)  # Z^T Z = sum_i Z_i^T Z_i
-    if callback is not None:
-        callback(ZZ)
+class BaselineRows:
+    """A block of consecutive users' rows (users `first_user`.. of `n_users`, centred as the users
+    send them) and their local state in the two baselines, private PGD and SVD after cleansing.
+    Its methods are the only ways a release touches the data: each statistic a sum over the
+    block's users (so blocks add), each local step a user's own, from public values.
+    `private_pgd` and `private_svd_cleansing` run on one over all users; `privrank.scale` on one
+    per partition, on the workers."""
+
+    def __init__(
+        self,
+        ratings: sparse.sparray,  # the block's users x items (every row has a rating)
+        *,
+        first_user: int = 0,  # global index of the block's first user
+        n_users: int | None = None,  # users in all blocks; None: this block's
+    ):
+        R = check_ratings(ratings)
+        first = check_int(first_user, name="first_user", minimum=0)
+        total = first + R.shape[0] if n_users is None else check_int(n_users, name="n_users")
+        if total < first + R.shape[0]:
+            raise ValueError(
+                f"`n_users` = {total} is fewer than `first_user` + the block's {R.shape[0]} users"
+            )
+        self._start(R, first, total)
+
+    @classmethod
+    def _of(cls, R, rows=None):
+        "The rows of an already checked sparse R, unchecked"
+        self = cls.__new__(cls)
+        self._start(R, 0, R.shape[0], rows)
+        return self
+
+    def _start(self, R, first, total, rows=None):
+        self.R, self.first_user, self.n_users = R, first, total
+        self.shape, self.nnz = R.shape, R.nnz
+        self.rows = _row_ids(R) if rows is None else rows
+        self.C, self.V = np.zeros((R.shape[0], 0)), np.zeros((R.shape[1], 0))  # PGD's Y = C V^T
+        self.Cs = self.G = None
+
+    def row_norms(self) -> np.ndarray:
+        "Each user's row norm ||R_i||"
+        return np.sqrt(np.bincount(self.rows, self.R.data**2, minlength=self.shape[0]))
+
+    def abs_max(self) -> np.ndarray:
+        "Each user's largest |rating|"
+        return np.maximum.reduceat(np.abs(self.R.data), self.R.indptr[:-1])
+
+    def scaled_gram(
+        self,
+        row_norm: float,  # L: the rows Pi_{L,Omega}(R) / L (`scaled_rows`)
+    ) -> np.ndarray:
+        "The Gram matrix of the block's rows scaled by L (for PGD's private nuclear-norm bound)"
+        return _gram(_scaled_rows(self.R, row_norm))
+
+    def pgd_clip(
+        self,
+        step: float,  # eta_t
+        row_norm: float,  # L_Z
+    ) -> None:
+        """Each user's gradient row Z_i = C_i V^T - eta_t P_Omega(C_i V^T - R_i), clipped to norm
+        L_Z (local; held in factored form for `pgd_gram` and `pgd_step`)"""
+        R, C, V, rows, (m, _) = self.R, self.C, self.V, self.rows, self.shape
+        cols = R.indices
+        g = step * (_entries(C, V, R.indptr, cols) - R.data)  # Z = C V^T - G
+        G = sparse.csr_array((g, cols, R.indptr), shape=R.shape)
+        nz2 = (C**2).sum(1) - 2 * (C * (G @ V)).sum(1) + np.bincount(rows, g**2, minlength=m)
+        s = np.minimum(1.0, row_norm / np.sqrt(np.maximum(nz2, 1e-300)))  # ||Z_i|| <= L_Z
+        self.Cs = C * s[:, None]
+        self.G = sparse.csr_array((g * s[rows], cols, R.indptr), shape=R.shape)
+
+    def pgd_gram(self) -> np.ndarray:
+        "Z^T Z = sum_i Z_i^T Z_i over the block's users, from their clipped rows (`pgd_clip`)"
+        C, G, V = self.Cs, self.G, self.V
+        X = V @ (G.T @ C).T
+        return V @ (C.T @ C) @ V.T - X - X.T + _gram(G)
+
+    def pgd_step(
+        self,
+        Q: np.ndarray,  # (items, r) the released top eigenvectors kept
+        scale: np.ndarray,  # (r,) the projected singular values over the released ones
+    ) -> None:
+        "Each user's projected row from her clipped Z_i and the public (Q, scale): Y_i = C_i Q^T"
+        # own, freshly allocated copies: a received buffer's alignment can change BLAS's rounding
+        Q, scale = np.array(Q, order="K"), np.array(scale)
+        self.C = (self.Cs @ (self.V.T @ Q) - self.G @ Q) * scale
+        self.V, self.Cs, self.G = Q, None, None
+
+    def coefficients(self) -> np.ndarray:
+        "The users' PGD coefficients C (Y = C V^T)"
+        return self.C
+
+    def _weights(self):
+        return (1 / np.sqrt(np.diff(self.R.indptr)))[self.rows]  # ||w_i e_i|| = 1
+
+    def cleansing_sums(
+        self,
+        row_norm: float,  # B: ratings clamped to [-B, B]
+    ) -> tuple:
+        "(item sums of w_i clamp(r_ij), item sums of w_i) over the block's users (Result 7)"
+        n, cols, w = self.shape[1], self.R.indices, self._weights()
+        return (
+            np.bincount(cols, w * np.clip(self.R.data, -row_norm, row_norm), minlength=n),
+            np.bincount(cols, w, minlength=n),
+        )
+
+    def cleansing_grams(
+        self,
+        b: np.ndarray,  # (items,) the released item effects
+        row_norm: float,  # B: residuals clamped to [-B, B]
+    ) -> tuple:
+        "(Cov, Wgt): the Gram matrices of the weighted clamped residuals and of the weights"
+        R, cols, w, b = self.R, self.R.indices, self._weights(), np.array(b)
+        X = sparse.csr_array(
+            (w * np.clip(R.data - b[cols], -row_norm, row_norm), cols, R.indptr), shape=R.shape
+        )
+        E = sparse.csr_array((w, cols, R.indptr), shape=R.shape)
+        return _gram(X), _gram(E)
+
+    def cleansing_fits(
+        self,
+        b: np.ndarray,  # (items,) the released item effects
+        V: np.ndarray,  # (items, r) the public eigenvectors of the cleansed covariance
+        ridge: float,  # rho
+    ) -> np.ndarray:
+        "Each user's ridge least-squares coefficients on V from her own residuals r_ij - b_j"
+        R, cols, (m, n), r = self.R, self.R.indices, self.shape, V.shape[1]
+        b, V = np.array(b), np.array(V, order="K")  # own copies (see `pgd_step`)
+        G = sparse.csr_array((np.ones(R.nnz), cols, R.indptr), shape=R.shape) @ (
+            V[:, :, None] * V[:, None]
+        ).reshape(n, -1)
+        rhs = sparse.csr_array((R.data - b[cols], cols, R.indptr), shape=R.shape) @ V
+        M = G.reshape(m, r, r) + ridge * np.eye(r)
+        try:
+            return np.linalg.solve(M, rhs[..., None])[..., 0]
+        except np.linalg.LinAlgError:
+            return (np.linalg.pinv(M, hermitian=True) @ rhs[..., None])[
+                ..., 0
+            ]  # a ridge below float resolution
+
+
+def _pgd_release(ZZ, sigma, *, nuclear_norm, rank, rng, beta, mode, grid):
+    """The central part of a PGD iteration: the noisy W = Z^T Z + N, its top eigenpairs and the
+    denoised, projected spectrum; returns (Q, scale, ||W||_F), the public values users step from"""
+    n = ZZ.shape[0]
     W = noisy_gram(ZZ, sigma, rng=rng, mode=mode, grid=grid)  # the release
     lam, Q = linalg.eigh(W, subset_by_index=[max(n - rank, 0), n - 1], driver="evx")  # top pairs
     B = sigma * (2 * math.sqrt(n) + 2 * math.sqrt(math.log(1 / beta)))
     target = project_l1_ball(np.sqrt(np.maximum(lam - B, 0)), nuclear_norm)
     keep = np.argsort(-target)[:rank]
-    Qk = Q[:, keep[target[keep] > 0]]
-    scale = target[keep[target[keep] > 0]] / np.sqrt(np.maximum(lam[keep[target[keep] > 0]], 0) + B)
-    return (C @ (V.T @ Qk) - G @ Qk) * scale, Qk, _frobenius(W)  # local: her projected row
+    keep = keep[target[keep] > 0]
+    return Q[:, keep], target[keep] / np.sqrt(np.maximum(lam[keep], 0) + B), _frobenius(W)
+
+
+def _pgd_step(R, rows, C, V, *, step, row_norm, sigma, callback=None, **release):
+    """One private PGD iteration on in-memory rows from Y = C V^T, as `_pgd` runs it: each user's
+    clipped Z_i (local), the release (global), her projected row (local); returns (C, V, ||W||_F).
+    callback(Z^T Z), if given, sees the statistic before its noise (for diagnostics only)"""
+    S = BaselineRows._of(R, rows)
+    S.C, S.V = C, V
+    S.pgd_clip(step, row_norm)
+    ZZ = S.pgd_gram()
+    if callback is not None:
+        callback(ZZ)
+    Q, scale, f = _pgd_release(ZZ, sigma, **release)
+    S.pgd_step(Q, scale)
+    return S.C, S.V, f
 
 
 def _pgd(
@@ -1763,34 +1898,36 @@ def _pgd(
     grid=None,
     callback=None,
 ):
-    """Private PGD on sparse R; state Y = C V^T (users hold C, V public); sigmas[t] noise std of
-    release t; `step` a constant or a schedule (`_step_sizes`); callback(t, Z^T Z): diagnostics"""
-    rows, steps = _row_ids(R), _step_sizes(step, len(sigmas))
-    C, V, fro, ranks = np.zeros((R.shape[0], 0)), np.zeros((R.shape[1], 0)), [], []
+    """Private PGD on sparse R or users' rows held elsewhere (`BaselineRows`' operations); state
+    Y = C V^T (users hold C, V public); sigmas[t] noise std of release t; `step` a constant or a
+    schedule (`_step_sizes`); callback(t, Z^T Z): diagnostics"""
+    S = R if _is_baseline(R) else BaselineRows._of(R)
+    steps, fro, ranks = _step_sizes(step, len(sigmas)), [], []
+    V = np.zeros((S.shape[1], 0))
     for t, sigma in enumerate(sigmas):
-        C, V, f = _pgd_step(
-            R,
-            rows,
-            C,
-            V,
-            step=steps[t],
-            row_norm=row_norm,
-            sigma=sigma,
+        S.pgd_clip(steps[t], row_norm)
+        ZZ = S.pgd_gram()
+        if callback is not None:
+            callback(t, ZZ)
+        V, scale, f = _pgd_release(
+            ZZ,
+            sigma,
             nuclear_norm=nuclear_norm,
             rank=rank,
             rng=rng,
             beta=beta,
             mode=mode,
             grid=grid,
-            callback=None if callback is None else (lambda ZZ, t=t: callback(t, ZZ)),
         )
+        S.pgd_step(V, scale)
         fro.append(f)
         ranks.append(V.shape[1])
-    return C, V, dict(frobenius=np.array(fro), rank=np.array(ranks), step=steps)
+    return S.coefficients(), V, dict(frobenius=np.array(fro), rank=np.array(ranks), step=steps)
 
 # %% ../nbs/06_private_fw.ipynb #6020c3ef
 def private_pgd(
-    ratings: sparse.sparray,  # users x items, scipy.sparse; rows as the users send them (centred)
+    ratings: object,  # users x items, scipy.sparse (rows as the users send them, centred) or rows
+    # held elsewhere (`BaselineRows`' operations: one per partition in `privrank.scale`)
     *,
     epsilon: float,  # joint-DP epsilon, per user (whole row)
     delta: float,  # joint-DP delta, in (0, 1)
@@ -1813,7 +1950,9 @@ def private_pgd(
         check_delta(delta, positive=True),
         noise_mode(noise),
     )
-    R, nuclear_norm, n_iter, um = _check_fw_args(ratings, nuclear_norm, n_iter, "exact", user_mean)
+    R, nuclear_norm, n_iter, um = _check_fw_args(
+        ratings, nuclear_norm, n_iter, "exact", user_mean, rows=True
+    )
     row_norm, rank = (
         _check_positive(row_norm, "row_norm"),
         check_int(rank, name="rank", minimum=1),
@@ -1911,33 +2050,26 @@ def _cleansing_sensitivities(row_norm):
 
 
 def _cleansing_releases(R, row_norm, sig, beta_items, rng, mode="fast", grids=(None,) * 4):
-    "The four noisy releases of SVD after cleansing (Result 7) and the item effects b"
-    n, cols = R.shape[1], R.indices
-    w = (1 / np.sqrt(np.diff(R.indptr)))[_row_ids(R)]  # ||w_i e_i|| = 1
-    S = _noisy(
-        np.bincount(cols, w * np.clip(R.data, -row_norm, row_norm), minlength=n),
-        sig[0],
-        rng=rng,
-        mode=mode,
-        grid=grids[0],
-    )
-    K = _noisy(np.bincount(cols, w, minlength=n), sig[1], rng=rng, mode=mode, grid=grids[1])
+    """The four noisy releases of SVD after cleansing (Result 7) and the item effects b, from
+    sparse R or users' rows held elsewhere (`BaselineRows`' operations)"""
+    src = R if _is_baseline(R) else BaselineRows._of(R)
+    S, K = src.cleansing_sums(row_norm)
+    S = _noisy(S, sig[0], rng=rng, mode=mode, grid=grids[0])
+    K = _noisy(K, sig[1], rng=rng, mode=mode, grid=grids[1])
     b = S / (np.maximum(K, 0) + beta_items)
-    X = sparse.csr_array(
-        (w * np.clip(R.data - b[cols], -row_norm, row_norm), cols, R.indptr), shape=R.shape
-    )
-    E = sparse.csr_array((w, cols, R.indptr), shape=R.shape)
+    cov, wgt = src.cleansing_grams(b, row_norm)
     return (
         b,
         S,
         K,
-        noisy_gram(_gram(X), sig[2], rng=rng, mode=mode, grid=grids[2]),
-        noisy_gram(_gram(E), sig[3], rng=rng, mode=mode, grid=grids[3]),
+        noisy_gram(cov, sig[2], rng=rng, mode=mode, grid=grids[2]),
+        noisy_gram(wgt, sig[3], rng=rng, mode=mode, grid=grids[3]),
     )
 
 # %% ../nbs/06_private_fw.ipynb #171a29fb
 def private_svd_cleansing(
-    ratings: sparse.sparray,  # users x items, scipy.sparse (rows centred by their users)
+    ratings: object,  # users x items, scipy.sparse (rows centred by their users) or rows held
+    # elsewhere (`BaselineRows`' operations: one per partition in `privrank.scale`)
     *,
     epsilon: float,  # joint-DP epsilon, per user (whole row)
     delta: float,  # joint-DP delta, in (0, 1)
@@ -1961,12 +2093,9 @@ def private_svd_cleansing(
         check_rng(rng),
         noise_mode(noise),
     )
-    R, _, _, um = _check_fw_args(ratings, 1.0, 1, "exact", user_mean)
-    (m, n), cols, r = (
-        R.shape,
-        R.indices,
-        check_int(rank, name="rank", minimum=1, maximum=R.shape[1]),
-    )
+    R, _, _, um = _check_fw_args(ratings, 1.0, 1, "exact", user_mean, rows=True)
+    src = R if _is_baseline(R) else BaselineRows._of(R)
+    (m, n), r = R.shape, check_int(rank, name="rank", minimum=1, maximum=R.shape[1])
     row_norm, ridge = _check_positive(row_norm, "row_norm"), _check_positive(ridge, "ridge")
     beta_items, beta_cov = (
         _check_nonneg(beta_items, "beta_items"),
@@ -2011,22 +2140,10 @@ def private_svd_cleansing(
             m * max(b / g for b, g in zip([row_norm, 1.0, row_norm * row_norm, 1.0], grids)),
         )
     with use_noise(mode):
-        b, S, K, cov, wgt = _cleansing_releases(R, row_norm, sig, beta_items, rng, mode, grids)
+        b, S, K, cov, wgt = _cleansing_releases(src, row_norm, sig, beta_items, rng, mode, grids)
     clean = (cov + beta_cov * cov.mean()) / (np.maximum(wgt, 0) + beta_cov * max(wgt.mean(), 1e-12))
     V = np.linalg.eigh((clean + clean.T) / 2)[1][:, ::-1][:, :r]  # global: public
-    G = sparse.csr_array((np.ones(R.nnz), cols, R.indptr), shape=R.shape) @ (
-        V[:, :, None] * V[:, None]
-    ).reshape(n, -1)
-    rhs = (
-        sparse.csr_array((R.data - b[cols], cols, R.indptr), shape=R.shape) @ V
-    )  # local: her own ratings
-    M = G.reshape(m, r, r) + ridge * np.eye(r)
-    try:
-        c = np.linalg.solve(M, rhs[..., None])[..., 0]
-    except np.linalg.LinAlgError:
-        c = (np.linalg.pinv(M, hermitian=True) @ rhs[..., None])[
-            ..., 0
-        ]  # a ridge below float resolution
+    c = src.cleansing_fits(b, V, ridge)  # local: each user's fit from her own ratings
     d = dict(item_sums=S, item_weights=K, covariance=cov, weights=wgt)
     if mode == "exact":
         d["grid"] = dict(zip([k for k, _ in SENSITIVITY_CLEANSING], grids))

@@ -130,8 +130,11 @@ RECORDS = {
     "completion.complete(frank-wolfe)": lambda: completion.complete(
         RAT, epsilon=1.0, delta=1e-6, estimator="frank-wolfe", rng=0
     ),
-    "completion.fit_frank_wolfe": lambda: completion.fit_frank_wolfe(
-        RAT, epsilon=1.0, delta=1e-6, rng=0
+    "completion.fit": lambda: completion.fit(
+        RAT, estimator="frank-wolfe", epsilon=1.0, delta=1e-6, rng=0
+    ),
+    "completion.fit(pgd)": lambda: completion.fit(
+        RAT, estimator="pgd", epsilon=1.0, delta=1e-6, rng=0
     ),
     "scale.complete": lambda: scale.complete(
         np.column_stack([RAT.tocoo().row, RAT.tocoo().col, RAT.tocoo().data]),
@@ -230,8 +233,8 @@ NEEDS_DELTA = {
     ),
     "completion.private_als": lambda d: completion.private_als(RAT, epsilon=1.0, delta=d, rng=0),
     "completion.complete": lambda d: completion.complete(RAT, epsilon=1.0, delta=d, rng=0),
-    "completion.fit_frank_wolfe": lambda d: completion.fit_frank_wolfe(
-        RAT, epsilon=1.0, delta=d, rng=0
+    "completion.fit": lambda d: completion.fit(
+        RAT, estimator="frank-wolfe", epsilon=1.0, delta=d, rng=0
     ),
     "scale.complete": lambda d: scale.complete(
         np.column_stack([RAT.tocoo().row, RAT.tocoo().col, RAT.tocoo().data]),

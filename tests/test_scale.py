@@ -14,7 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import privrank as pr
-from privrank import core, scale
+from privrank import completion, core, mc, scale
 
 pa = pytest.importorskip("pyarrow")
 pq = pytest.importorskip("pyarrow.parquet")
@@ -322,7 +322,14 @@ def test_completion_refuses_bad_ratings_by_name():
 
 # completion in one call: prepared where the rows live, the bounds private, on the workers
 @pytest.mark.parametrize(
-    "how", [{}, {"estimator": "als"}, {"estimator": "frank-wolfe", "n_iter": 3}]
+    "how",
+    [
+        {},
+        {"estimator": "als"},
+        {"estimator": "frank-wolfe", "n_iter": 3},
+        {"estimator": "pgd", "n_iter": 3, "step": 1.0},
+        {"estimator": "cleansing", "rank": 2},
+    ],
 )
 def test_complete_on_two_worker_processes_is_the_local_answer(how, client, tmp_path):
     t = _ratings(1_200, 25, 9, seed=4)
@@ -350,6 +357,40 @@ def test_complete_on_two_worker_processes_is_the_local_answer(how, client, tmp_p
     assert (here.epsilon, here.delta, here.privacy_unit, here.model) == (2.0, 1e-6, "user", "joint")
     with pytest.raises(ValueError, match="rating_range"):
         scale.complete(path, **kw, rating_range=(-1, 1), client=client)
+
+
+@pytest.mark.parametrize(
+    "how", [{"estimator": "pgd", "n_iter": 4, "step": 1.0}, {"estimator": "cleansing", "rank": 2}]
+)
+@pytest.mark.parametrize("noise", ["fast", "exact"])
+def test_pgd_and_cleansing_over_partitions_are_the_in_memory_fit(how, noise, tmp_path):
+    t = _ratings(1_500, 20, 8, seed=6)
+    R = sp.csr_array((t[:, 2], (t[:, 0].astype(int), t[:, 1].astype(int))), shape=(1_500, 20))
+    kw = dict(epsilon=4.0, delta=1e-6, max_per_user=8, noise=noise, **how)
+    g = np.random.default_rng(2)  # one partition: the in-memory pipeline, bit for bit
+    split = mc.split_ratings(R, test_fraction=0.1, max_per_user=8, rng=g.spawn(1)[0])
+    mem = completion.fit(split.train, **kw, user_mean=split.user_mean, rng=g)
+    one = scale.complete(t, **kw, n_items=20, evaluate=True, test_fraction=0.1, rng=2)
+    assert np.array_equal(one.coef, mem.coef) and np.array_equal(one.factors, mem.factors)
+    assert one.diagnostics["ledger"] == mem.diagnostics["ledger"]
+    assert one.evaluation["test_rmse"] == mem.rmse(split)
+    full = mc.split_ratings(R, test_fraction=0.0, max_per_user=8, rng=0)  # every rating kept
+    mem = completion.fit(full.train, **kw, user_mean=full.user_mean, rng=5)
+    parts = scale.complete(t, **kw, n_items=20, part_ratings=1_000, rng=5)
+    assert parts.diagnostics["partitions"] == 12
+    assert np.array_equal(parts.sigma, mem.sigma) and parts.params == {
+        **mem.params,
+        "max_per_user": 8,
+        "rating_range": None,
+    }
+    u, i = t[:, 0].astype(int), t[:, 1].astype(int)
+    fit_m, fit_p = (r.predict_entries(u, i) - r.user_mean[u] for r in (mem, parts))
+    assert np.abs(fit_m).max() > 0.05  # the estimator moved off the users' means
+    assert np.abs(fit_p - fit_m).max() <= 1e-9 * np.abs(fit_m).max()
+    spill = tmp_path / "spill"
+    spill.mkdir()
+    spilled = scale.complete(t, **kw, n_items=20, part_ratings=1_000, rng=5, spill=spill)
+    assert np.array_equal(spilled.coef, parts.coef) and list(spill.iterdir()) == []
 
 
 def test_the_command_completes_on_workers(tmp_path):
@@ -396,7 +437,6 @@ def test_the_command_completes_on_workers(tmp_path):
     pq.write_table(pa.table({"user": ["a", "b"], "item": [1, 2], "rating": [1.0, 2.0]}),
                    tmp_path / "s.parquet")  # fmt: skip
     for bad, text in [
-        ([*argv, "--workers", "2", "--method", "pgd"], "subspace, als or frank-wolfe"),
         ([*argv, "--workers", "2", "--scheduler", "tcp://127.0.0.1:1"], "not both"),
         (["complete", DEMO_FILE, *argv[2:], "--workers", "2"], ".parquet"),
         (["complete", str(tmp_path / "s.parquet"), *argv[2:], "--workers", "1"], "integer ids"),
