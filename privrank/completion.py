@@ -6,7 +6,7 @@ Docs: https://privrank.github.io/privrank/completion.html.md"""
 
 # %% auto #0
 __all__ = ['ESTIMATORS', 'DEFAULT_ESTIMATOR', 'SubspaceRows', 'private_subspace', 'private_als', 'als', 'check_rating_range',
-           'complete', 'fit']
+           'check_estimator', 'complete', 'fit']
 
 # %% ../nbs/06a_completion.ipynb #8763a12b2bbd4a93a75aff182afb95dc
 import math
@@ -844,6 +844,23 @@ def check_rating_range(
         raise ValueError(f"`rating_range` must be finite with lo < hi; got {rating_range!r}")
     return lo, hi
 
+
+def check_estimator(
+    estimator: object,  # "auto" or one of ESTIMATORS
+    options: dict,  # the estimator's keyword options (OPTIONS); a None: chosen privately
+) -> tuple[str, dict]:  # (the estimator's name, its options without the None ones)
+    "An estimator and its options, checked: an unknown one, or an option it does not take, refused"
+    if not (isinstance(estimator, str) and (estimator == "auto" or estimator in ESTIMATORS)):
+        raise ValueError(
+            f"`estimator` must be 'auto' or one of {list(ESTIMATORS)}; got {estimator!r}"
+        )
+    name = DEFAULT_ESTIMATOR if estimator == "auto" else estimator
+    bad = sorted(set(options) - set(OPTIONS[name]))
+    if bad:
+        raise TypeError(f"estimator {name!r} takes the options {list(OPTIONS[name])}; got {bad}")
+    options = {k: v for k, v in options.items() if v is not None}  # None: chosen privately
+    return name, options
+
 # %% ../nbs/06a_completion.ipynb #9141936c6c8a4c478a75aea4ff665469
 DEFAULT_REASON = (
     "estimator 'auto' ran 'subspace': of the private estimators, the one-shot private subspace "
@@ -959,15 +976,7 @@ def complete(
         check_rng(rng),
         noise_mode(noise),
     )
-    if not (isinstance(estimator, str) and (estimator == "auto" or estimator in ESTIMATORS)):
-        raise ValueError(
-            f"`estimator` must be 'auto' or one of {list(ESTIMATORS)}; got {estimator!r}"
-        )
-    name = DEFAULT_ESTIMATOR if estimator == "auto" else estimator
-    bad = sorted(set(options) - set(OPTIONS[name]))
-    if bad:
-        raise TypeError(f"estimator {name!r} takes the options {list(OPTIONS[name])}; got {bad}")
-    options = {k: v for k, v in options.items() if v is not None}  # None: chosen privately
+    name, options = check_estimator(estimator, options)
     if not isinstance(evaluate, (bool, np.bool_)):
         raise TypeError(
             f"`evaluate` must be True or False; got {type(evaluate).__name__} {evaluate!r}"
@@ -1063,15 +1072,7 @@ def fit(
     `row_norms()` and `held(row_norm, n_iter)` (rows as `mc.private_frank_wolfe` takes them), for
     PGD and cleansing one with `mc.BaselineRows`' methods. Refuses an unknown estimator, options it
     does not take, and what the estimator refuses."""
-    if not (isinstance(estimator, str) and (estimator == "auto" or estimator in ESTIMATORS)):
-        raise ValueError(
-            f"`estimator` must be 'auto' or one of {list(ESTIMATORS)}; got {estimator!r}"
-        )
-    name = DEFAULT_ESTIMATOR if estimator == "auto" else estimator
-    bad = sorted(set(options) - set(OPTIONS[name]))
-    if bad:
-        raise TypeError(f"estimator {name!r} takes the options {list(OPTIONS[name])}; got {bad}")
-    options = {k: v for k, v in options.items() if v is not None}  # None: chosen privately
+    name, options = check_estimator(estimator, options)
     epsilon, delta, rng, mode = (
         check_epsilon(epsilon, scalar=True),
         check_delta(delta, positive=True),

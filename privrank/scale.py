@@ -27,13 +27,11 @@ from scipy import sparse
 from . import mc, rr
 from .btl import PrivateBTL, btl_consensus, fit_btl_counts, per_comparison_epsilon
 from privrank.completion import (
-    DEFAULT_ESTIMATOR,
     DEFAULT_REASON,
-    ESTIMATORS,
     EVALUATION_NOTE,
-    OPTIONS,
     RANKS,
     SubspaceRows,
+    check_estimator,
     check_rating_range,
     fit,
 )
@@ -1548,15 +1546,7 @@ def complete(
         check_rng(rng),
         noise_mode(noise),
     )
-    if not (isinstance(estimator, str) and (estimator == "auto" or estimator in ESTIMATORS)):
-        raise ValueError(
-            f"`estimator` must be 'auto' or one of {list(ESTIMATORS)}; got {estimator!r}"
-        )
-    name = DEFAULT_ESTIMATOR if estimator == "auto" else estimator
-    bad = sorted(set(options) - set(OPTIONS[name]))
-    if bad:
-        raise TypeError(f"estimator {name!r} takes the options {list(OPTIONS[name])}; got {bad}")
-    options = {k: v for k, v in options.items() if v is not None}  # None: chosen privately
+    name, options = check_estimator(estimator, options)
     if not isinstance(evaluate, (bool, np.bool_)):
         raise TypeError(
             f"`evaluate` must be True or False; got {type(evaluate).__name__} {evaluate!r}"
