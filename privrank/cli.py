@@ -732,7 +732,8 @@ def _cluster(args):
         with client:
             yield client
         return
-    quiet = dict(dashboard_address=None, silence_logs=logging.CRITICAL)
+    # the dashboard on a free port: the default (None too) warns when another cluster holds 8787
+    quiet = dict(dashboard_address=":0", silence_logs=logging.CRITICAL)
     with (
         LocalCluster(n_workers=args.workers, threads_per_worker=1, processes=True, **quiet) as lc,
         Client(lc) as client,
@@ -779,8 +780,8 @@ def _id_range(f, cols):
 
 def _aggregate_parquet(args, path):
     """privrank aggregate FILE.parquet: rankings (a column per candidate, positions 0 = best) by
-    Borda, Kemeny or the footrule, or comparisons (columns winner, loser[, user]: integer ids)
-    by BTL, read in chunks (privrank.scale), here or on a Dask cluster"""
+    Borda, Kemeny or the footrule, or comparisons (columns winner, loser[, user][, tie]: integer
+    ids or labels) by BTL, read in chunks (privrank.scale), here or on a Dask cluster"""
     names, n_rows, f = _parquet_meta(path)
     rng = check_rng(args.seed)
     eps, delta, model = args.epsilon, args.delta or 0.0, args.model or "central"
@@ -802,7 +803,10 @@ def _aggregate_parquet(args, path):
                 )
             ties = "tie" in names
             cols = ["winner", "loser"] + (["user"] if "user" in names else []) + ["tie"] * ties
-            m = _id_range(f, cols[:2])
+            # integer ids: items 0..max; labels (names): the file's distinct labels, sorted
+            types = _pyarrow("types", path)
+            ints = all(types.is_integer(f.schema_arrow.field(c).type) for c in cols[:2])
+            m = _id_range(f, cols[:2]) if ints else None
             unit = "user" if "user" in cols else "comparison"
             res = scale.dp_btl_aggregate_comparisons(
                 path, n_items=m, epsilon=eps, privacy_unit=unit, rng=rng, columns=cols,
@@ -810,7 +814,8 @@ def _aggregate_parquet(args, path):
             )  # fmt: skip
             if method == "auto":
                 why = "the file holds pairwise comparisons: btl, the method for comparisons"
-            ids, pairs = np.arange(m), SimpleNamespace(unit=unit)
+            ids = np.arange(m) if ints else np.array(res.diagnostics["items"], dtype=object)
+            pairs = SimpleNamespace(unit=unit)
         else:
             ids, pairs, m = np.array(names), None, len(names)
             if method == "auto" and eps is not None:

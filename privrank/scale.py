@@ -686,6 +686,8 @@ class _UserCounts:
         self.k = k
 
     def __add__(self, other):
+        if isinstance(other, _KeyCounts):
+            return other + self
         a, b = (self.k, other.k) if len(self.k) >= len(other.k) else (other.k, self.k)
         out = a.copy()
         out[: len(b)] += b
@@ -699,10 +701,116 @@ class _UserCounts:
             self.k = k
         self.k[: len(other.k)] += other.k
 
+    def keyed(self):
+        "The same counts per user key (`_user_keys` of each id)"
+        ids = np.flatnonzero(self.k)
+        return _KeyCounts.merged(_user_keys(ids), self.k[ids])
 
-def _id_columns(x, where, n_cols):
-    "The `n_cols` columns of a chunk of comparisons as int64 ids, checked"
-    a = _as_chunk(x, where, "comparisons")
+
+def _user_keys(u):
+    """64-bit keys of user labels of any type: the SipHash of each label's text
+    (`pandas.util.hash_array`), so that 42 and "42" are one user wherever their rows are read"""
+    text = np.asarray(u).astype(str).astype(object)
+    return _need("pandas").util.hash_array(text, categorize=False)
+
+
+class _KeyCounts:
+    """Comparisons (or ratings) per user key: sorted distinct uint64 keys and their counts,
+    additive over chunks by merging (ids of `_UserCounts` are keyed first)"""
+
+    def __init__(self, keys, counts):
+        self.keys, self.k = keys, counts
+
+    @classmethod
+    def merged(cls, keys, counts):
+        "The counts of equal keys summed, keys sorted"
+        order = np.argsort(keys, kind="stable")
+        keys, counts = keys[order], np.asarray(counts, np.int64)[order]
+        start = np.flatnonzero(np.r_[True, keys[1:] != keys[:-1]])
+        return cls(keys[start], np.add.reduceat(counts, start) if len(keys) else counts)
+
+    def __add__(self, other):
+        other = other.keyed() if isinstance(other, _UserCounts) else other
+        return _KeyCounts.merged(
+            np.concatenate([self.keys, other.keys]), np.concatenate([self.k, other.k])
+        )
+
+
+def _key_index(keys, k, where):
+    "Positions in sorted `keys` of the keys `k`, all present (they were counted in pass 1)"
+    at = np.minimum(np.searchsorted(keys, k), len(keys) - 1)
+    if not (keys[at] == k).all():
+        raise ValueError(
+            f"`comparisons` {where}: a user absent from the first pass (did the data change "
+            "between the two passes?)"
+        )
+    return at
+
+
+class _Items:
+    """Item labels in id order (a label's id is its position) and their lookup: integers
+    compared as integers, anything else as text"""
+
+    def __init__(self, labels, name="items"):
+        lab = np.asarray(labels)
+        if lab.ndim != 1 or len(lab) < 2 or lab.dtype.kind not in "iuUSO":
+            raise ValueError(
+                f"`{name}` must be a list of at least 2 item labels (integers or strings); got "
+                f"{np.shape(lab)} of dtype {lab.dtype}"
+            )
+        self.labels, self.numeric = lab, lab.dtype.kind in "iu"
+        key = lab.astype(np.int64) if self.numeric else lab.astype(str)
+        self.order = np.argsort(key, kind="stable")
+        self.sorted = key[self.order]
+        if (dup := np.flatnonzero(self.sorted[1:] == self.sorted[:-1])).size:
+            raise ValueError(f"`{name}`: item {_plain(self.sorted[dup[0]])!r} appears twice")
+
+    def __len__(self):
+        return len(self.labels)
+
+    def ids(self, col, where):
+        "The ids of a column of item labels; ValueError naming a label not among them"
+        if self.numeric:
+            key = col if col.dtype.kind in "iu" else None
+            key = _object_ints(col) if col.dtype == object else key
+            if key is None:
+                raise TypeError(
+                    f"`comparisons` {where}: `items` are integers; the column holds {col.dtype}"
+                )
+        else:
+            key = col.astype(str)
+        at = np.minimum(np.searchsorted(self.sorted, key), len(self.sorted) - 1)
+        if not (ok := self.sorted[at] == key).all():
+            raise ValueError(
+                f"`comparisons` {where}: item {_plain(key[~ok][0])!r} is not in `items`"
+            )
+        return self.order[at]
+
+
+class _Labels:
+    "The distinct item labels of chunks (sorted; integers, or text once any chunk holds text)"
+
+    def __init__(self, values):
+        self.values = values
+
+    @classmethod
+    def of(cls, col):
+        return cls(np.unique(col.astype(np.int64) if col.dtype.kind in "iu" else col.astype(str)))
+
+    def __add__(self, other):
+        a, b = self.values, other.values
+        if (a.dtype.kind == "U") != (b.dtype.kind == "U"):
+            a, b = a.astype(str), b.astype(str)
+        return _Labels(np.union1d(a, b))
+
+
+def _plain(x):
+    "A numpy scalar as the Python value it holds, for messages"
+    return x.item() if isinstance(x, np.generic) else x
+
+
+def _check_width(a, where, n_cols):
+    "A chunk of comparisons has `n_cols` columns"
     if a.shape[1] != n_cols:
         what = {1: "user", 2: "winner, loser", 3: "winner, loser, user or tie"}.get(
             n_cols, "winner, loser, user, tie"
@@ -710,50 +818,86 @@ def _id_columns(x, where, n_cols):
         raise ValueError(
             f"`comparisons` {where}: expected {n_cols} columns ({what}); got {a.shape[1]}"
         )
-    if a.dtype.kind not in "iu":
-        raise TypeError(
-            f"`comparisons` {where}: ids must be integers; got dtype {a.dtype} (map labels to "
-            "0..m-1 first)"
-        )
-    return a.astype(np.int64, copy=False)
+
+
+def _object_ints(col):
+    """An object column of integers (a chunk mixing text and integer columns) as int64, or None
+    if it holds anything else"""
+    try:
+        v = col.astype(np.int64)
+    except (TypeError, ValueError, OverflowError):
+        return None
+    return v if bool((col == v).all()) else None  # "3" == 3 is False: text is not an id
+
+
+def _ids(col, where, what):
+    "An integer column as int64 ids; TypeError otherwise"
+    if col.dtype.kind in "iub":
+        return col.astype(np.int64, copy=False)
+    if col.dtype == object and (v := _object_ints(col)) is not None:
+        return v
+    raise TypeError(
+        f"`comparisons` {where}: {what} must be integers; got dtype {col.dtype} (item labels: "
+        "pass `items`, or leave `n_items` out to read them from the data)"
+    )
 
 
 def _user_chunk(x, n_cols, where):
-    """(comparisons per user id,) of one chunk of (winner, loser, user[, tie]) (`n_cols` columns),
-    or of its user column"""
+    """(comparisons per user,) of one chunk of (winner, loser, user[, tie]) (`n_cols` columns),
+    or of its user column: a bincount of integer ids in 0..MAX_USERS-1, else counts per user key
+    (labels of any type)"""
     a = _as_chunk(x, where, "comparisons")
-    a = _id_columns(a, where, 1 if a.shape[1] == 1 else n_cols)
+    _check_width(a, where, 1 if a.shape[1] == 1 else n_cols)
     if len(a) == 0:
         return None
     u = a[:, 0 if a.shape[1] == 1 else 2]
-    if u.min() < 0 or u.max() >= MAX_USERS:
-        raise ValueError(f"`comparisons` {where}: user ids must be in 0..{MAX_USERS - 1}")
+    if u.dtype.kind not in "iu" or u.min() < 0 or u.max() >= MAX_USERS:
+        return (_KeyCounts.merged(_user_keys(u), np.ones(len(u), np.int64)),)
     check_memory(16 * (int(u.max()) + 1), name="comparisons", what="the comparisons per user id")
     return (_UserCounts(np.bincount(u)),)
 
 
-def _btl_chunk(x, m, group, eps, p, mode, ties, g, where):
+def _item_chunk(x, n_cols, where):
+    "(the distinct item labels,) of one chunk of comparisons"
+    a = _as_chunk(x, where, "comparisons")
+    _check_width(a, where, n_cols)
+    return (_Labels.of(np.concatenate([a[:, 0], a[:, 1]])),) if len(a) else None
+
+
+def _btl_chunk(x, m, items, group, keys, eps, p, mode, ties, g, where):
     """(released counts c[g, a, b, t],) of one chunk: each comparison's outcome "winner beat
     loser" (a tie: a fair coin, as in 01) through randomized response at its group's epsilon,
-    drawn from the chunk's generator"""
+    drawn from the chunk's generator. Items are ids, or labels looked up in `items`; users are
+    ids into `group`, or labels whose keys are looked up in `keys`."""
     n_cols = 2 + (group is not None) + ties
-    a = _id_columns(x, where, n_cols)
+    a = _as_chunk(x, where, "comparisons")
+    _check_width(a, where, n_cols)
     if len(a) == 0:
         return None
-    i, j = a[:, 0], a[:, 1]
+    if items is None:
+        i, j = _ids(a[:, 0], where, "item ids"), _ids(a[:, 1], where, "item ids")
+    else:
+        i, j = items.ids(a[:, 0], where), items.ids(a[:, 1], where)
     if min(i.min(), j.min()) < 0 or max(i.max(), j.max()) >= m or (i == j).any():
         raise ValueError(
             f"`comparisons` {where}: winner and loser must be different ids in 0..{m - 1}"
         )
-    grp = np.zeros(len(a), np.int64) if group is None else group[a[:, 2]]
+    if group is None:
+        grp = np.zeros(len(a), np.int64)
+    elif keys is None:
+        grp = group[_ids(a[:, 2], where, "user ids")]
+    else:
+        grp = group[_key_index(keys, _user_keys(a[:, 2]), where)]
     y = np.ones(len(a), bool)  # "winner beat loser"
     if ties:
         tie = a[:, -1]
-        if ((tie != 0) & (tie != 1)).any():
+        tie = _object_ints(tie) if tie.dtype == object else tie
+        if tie is None or tie.dtype.kind not in "iub" or ((tie != 0) & (tie != 1)).any():
             raise ValueError(
                 f"`comparisons` {where}: the tie column must hold 0 or 1 (or booleans)"
             )
-        y[tie == 1] = g.integers(0, 2, int(tie.sum())) == 1  # a tie: a fair coin
+        tie = tie.astype(bool)
+        y[tie] = g.integers(0, 2, int(tie.sum())) == 1  # a tie: a fair coin
     flips = rr_flips(len(a), epsilon=eps[grp], rng=g, noise=mode, p=p[grp])
     key = ((grp * m + i) * m + j) * 2 + (y ^ flips)  # released t: the outcome, unless flipped
     return (np.bincount(key, minlength=len(eps) * m * m * 2),)
@@ -762,7 +906,8 @@ def _btl_chunk(x, m, group, eps, p, mode, ties, g, where):
 def dp_btl_aggregate_comparisons(
     comparisons: object,  # (winner, loser[, user][, tie]) rows: array, chunks, .parquet/.csv, Dask
     *,
-    n_items: int,  # number of items m; ids 0..m-1
+    n_items: int | None = None,  # number of items m, ids 0..m-1; None: `items`, or the data's
+    items: object = None,  # the item labels (public), in id order; None: ids, or the data's labels
     epsilon: float,  # budget per unit, split evenly over its comparisons
     privacy_unit: str = "user",  # "user" (a third column of user ids) or "comparison"
     rng: RNGLike = None,  # seed or generator of the randomized response
@@ -773,15 +918,21 @@ def dp_btl_aggregate_comparisons(
     client: object = None,  # a dask.distributed Client: reduce on its workers
 ) -> Consensus:
     """`btl.dp_btl_aggregate_comparisons` over chunks or Dask partitions of (winner, loser[,
-    user]) integer ids: each comparison's outcome goes through randomized response where its row
+    user][, tie]) rows: each comparison's outcome goes through randomized response where its row
     lives (chunk k's coins from the k-th generator spawned from `rng`), at epsilon / k_u for a
     user with k_u comparisons (counted in a first pass); the released outcomes are counted per
     epsilon group and fitted by `btl.fit_btl_counts`. Local model, epsilon per unit.
 
-    Refuses, naming the parameter, what `iter_chunks` refuses, ids outside 0..m-1 (or user ids
-    outside 0..MAX_USERS-1), a winner equal to its loser, a bad `privacy_unit`, and what
+    Items are integer ids 0..`n_items`-1, or labels of any type: those of `items` (the public
+    catalogue; a label's id is its position), else the data's distinct labels, sorted (found in
+    one more pass, as `datasets.read_pairwise_csv` does; in `diagnostics["items"]`). Users are
+    any labels: integer ids 0..MAX_USERS-1 are counted by a bincount, others by a 64-bit key of
+    their text (two labels sharing a key would count as one user, whose budget is then split
+    over both users' comparisons: still epsilon per user).
+
+    Refuses, naming the parameter, what `iter_chunks` refuses, item ids outside 0..m-1 or labels
+    not in `items`, a winner equal to its loser, a bad `privacy_unit`, and what
     `btl.dp_btl_aggregate_comparisons` refuses."""
-    m = check_int(n_items, name="n_items", minimum=2, maximum=rr.MAX_ITEMS)
     epsilon, rng = check_epsilon(epsilon, scalar=True), check_rng(rng)
     if not isinstance(ties, (bool, np.bool_)):
         raise TypeError(f"`ties` must be True or False; got {type(ties).__name__} {ties!r}")
@@ -790,6 +941,23 @@ def dp_btl_aggregate_comparisons(
         raise ValueError(f"`privacy_unit` must be 'user' or 'comparison'; got {privacy_unit!r}")
     kw = dict(chunk_rows=chunk_rows, client=client, columns=columns, name="comparisons")
     mode = noise_mode()
+    if items is not None:
+        vocab = _Items(items)
+        m = check_int(len(vocab), name="items", minimum=2, maximum=rr.MAX_ITEMS)
+        if n_items is not None and check_int(n_items, name="n_items") != m:
+            raise ValueError(f"`n_items` ({n_items}) must be len(items) ({m}) when both are given")
+    elif n_items is not None:
+        vocab, m = None, check_int(n_items, name="n_items", minimum=2, maximum=rr.MAX_ITEMS)
+    else:  # one pass finds the items' labels (a file's item columns only)
+        item_cols = _file_columns(comparisons, columns)[:2] or None
+        (lab,) = _reduce(
+            comparisons, _item_chunk, (2 if item_cols else n_cols,), exact=True,
+            **{**kw, "columns": item_cols or columns},
+        )  # fmt: skip
+        if len(lab.values) < 2:
+            raise ValueError(f"`comparisons` name {len(lab.values)} item; at least 2 are needed")
+        vocab = _Items(lab.values)
+        m = check_int(len(vocab), name="the number of items", maximum=rr.MAX_ITEMS)
     if privacy_unit == "user":
         # pass 1 reads a file's user column only, in larger chunks
         user_col = _file_columns(comparisons, columns)[2:3] or None
@@ -801,6 +969,7 @@ def dp_btl_aggregate_comparisons(
             exact=True,
         )
         k_user = uc.k
+        keys = uc.keys if isinstance(uc, _KeyCounts) else None
         ks = np.flatnonzero(np.bincount(k_user))  # the distinct numbers of comparisons, 0 too
         lut = np.zeros(ks[-1] + 1, np.int32)
         lut[ks] = np.arange(len(ks))
@@ -812,7 +981,7 @@ def dp_btl_aggregate_comparisons(
         per_unit = eps_k[group] * k_user
         k_min, k_max = int(ks[present].min()), int(ks[present].max())
     else:
-        ks, eps_k, group = np.array([1]), np.array([epsilon]), None
+        ks, eps_k, group, keys = np.array([1]), np.array([epsilon]), None, None
         per_unit = None
     G = len(eps_k)
     check_memory(
@@ -823,14 +992,16 @@ def dp_btl_aggregate_comparisons(
     # the group of each user travels once to the workers
     if client is not None or _is_dask(comparisons):
         dask = _need("dask")
-        group_arg = None if group is None else dask.delayed(group, pure=True)
+        group_arg, keys_arg = (
+            None if a is None else dask.delayed(a, pure=True) for a in (group, keys)
+        )
     else:
-        group_arg = group
+        group_arg, keys_arg = group, keys
     p = rr.flip_probability(epsilon=np.where(eps_k > 0, eps_k, 1.0))  # the coins' probabilities
     (c,) = _reduce(
         comparisons,
         _btl_chunk,
-        (m, group_arg, eps_k, p, mode, bool(ties)),
+        (m, vocab, group_arg, keys_arg, eps_k, p, mode, bool(ties)),
         rng=rng,
         exact=True,
         **kw,
@@ -858,6 +1029,8 @@ def dp_btl_aggregate_comparisons(
         weighting="inverse_variance",
         n_comparisons=n_comp,
     )
+    if vocab is not None:
+        diag["items"] = vocab.labels.tolist()
     return btl_consensus(
         res, n_voters=n_units, epsilon=epsilon, privacy_unit=privacy_unit, diagnostics=diag
     )

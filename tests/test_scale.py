@@ -42,7 +42,7 @@ def files(tmp_path_factory):
 def client():
     with (
         distributed.LocalCluster(
-            n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None
+            n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0"
         ) as cluster,
         distributed.Client(cluster) as c,
     ):
@@ -154,6 +154,19 @@ def test_btl_from_a_file_on_the_cluster_is_the_streamed_answer(tmp_path, client)
         t.select(["winner", "loser"]).to_pandas().to_numpy(), privacy_unit="comparison", **kw
     )
     assert per_comp.n_voters == n and per_comp.privacy_unit == "comparison"
+    # names for items and users: the same release, streamed, on the cluster and from the command
+    names = np.array(["a", "b", "c", "d", "e", "f"])
+    t = pa.table({"winner": names[t["winner"].to_numpy()], "loser": names[t["loser"].to_numpy()],
+                  "user": [f"u{u}" for u in users]})  # fmt: skip
+    pq.write_table(t, tmp_path / "named.parquet", row_group_size=4_000)
+    kw = dict(epsilon=1.5, rng=2)
+    named = scale.dp_btl_aggregate_comparisons(tmp_path / "named.parquet", client=client, **kw)
+    assert (named.scores == here.scores).all() and named.diagnostics["items"] == names.tolist()
+    code, out, err = _cli("aggregate", str(tmp_path / "named.parquet"), "--epsilon", "1.5",
+                          "--seed", "2", "--json")  # fmt: skip
+    api = scale.dp_btl_aggregate_comparisons(tmp_path / "named.parquet", **kw)
+    assert code == 0, err
+    assert __import__("json").loads(out)["order"] == names[api.order].tolist()
 
 
 def test_local_release_from_a_file_is_the_same_on_the_cluster(tmp_path, client):
