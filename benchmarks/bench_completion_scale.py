@@ -69,7 +69,7 @@ if how == "memory":
 elif how == "dask":
     from distributed import Client, LocalCluster
     cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
-                           dashboard_address=None, memory_limit=0)
+                           dashboard_address=":0", memory_limit=0)
     with cluster, Client(cluster) as client:
         t0 = time.perf_counter()  # the cluster's start is not the pipeline's time
         res = run(client=client)

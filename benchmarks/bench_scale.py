@@ -41,7 +41,7 @@ elif how == "chunks":
 else:
     from distributed import Client, LocalCluster
     with LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
-                      dashboard_address=None) as cluster, Client(cluster) as client:
+                      dashboard_address=":0") as cluster, Client(cluster) as client:
         t0 = time.perf_counter()  # the cluster's start is not the pipeline's time
         res = scale.dp_btl_aggregate_comparisons(path, n_items=n_items, epsilon=2.0, rng=0,
                                                  client=client)

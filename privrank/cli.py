@@ -1034,12 +1034,13 @@ def _complete_distributed(args, n_items, rating_range, rng, mode, options):
         _csv_schema(path) if _table_file(path) == "csv" else _parquet_meta(path)[2].schema_arrow
     )
     cols = _rating_columns(path, list(schema.names))
-    for role in ("user", "item"):
+    for role, text in (("user", True), ("item", False)):  # users: ids or labels (text)
         kind = schema.field(cols[role]).type
-        if not pa.types.is_integer(kind):
+        if not (pa.types.is_integer(kind) or text and pa.types.is_string(kind)):
+            what = "integer ids or text labels" if text else "integer ids"
             raise CLIError(
                 f"{path.name}: with --workers, --scheduler or --spill the {role} column "
-                f"{printable(cols[role])!r} must hold integer ids; it holds {kind} (map labels to "
+                f"{printable(cols[role])!r} must hold {what}; it holds {kind} (map labels to "
                 "ids first, or run without --workers)"
             )
     with _cluster(args) as client:

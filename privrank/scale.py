@@ -281,7 +281,7 @@ def _iadd(a, b):
     for x, y in zip(a, b):
         if isinstance(x, np.ndarray) and x.shape == y.shape and x.dtype == y.dtype:
             x += y
-        elif isinstance(x, _UserCounts):
+        elif isinstance(x, _UserCounts) and isinstance(y, _UserCounts):
             x.iadd(y)
         else:
             x = x + y
@@ -704,7 +704,7 @@ class _UserCounts:
     def keyed(self):
         "The same counts per user key (`_user_keys` of each id)"
         ids = np.flatnonzero(self.k)
-        return _KeyCounts.merged(_user_keys(ids), self.k[ids])
+        return _KeyCounts.merged(_user_keys(ids), self.k[ids], ids.astype(object))
 
 
 def _user_keys(u):
@@ -715,25 +715,25 @@ def _user_keys(u):
 
 
 class _KeyCounts:
-    """Comparisons (or ratings) per user key: sorted distinct uint64 keys and their counts,
-    additive over chunks by merging (ids of `_UserCounts` are keyed first)"""
+    """Comparisons (or ratings) per user key: sorted distinct uint64 keys, their counts and one
+    label of each key, additive over chunks by merging (ids of `_UserCounts` are keyed first)"""
 
-    def __init__(self, keys, counts):
-        self.keys, self.k = keys, counts
+    def __init__(self, keys, counts, labels):
+        self.keys, self.k, self.labels = keys, counts, labels
 
     @classmethod
-    def merged(cls, keys, counts):
-        "The counts of equal keys summed, keys sorted"
+    def merged(cls, keys, counts, labels):
+        "The counts of equal keys summed (the first label kept), keys sorted"
         order = np.argsort(keys, kind="stable")
         keys, counts = keys[order], np.asarray(counts, np.int64)[order]
         start = np.flatnonzero(np.r_[True, keys[1:] != keys[:-1]])
-        return cls(keys[start], np.add.reduceat(counts, start) if len(keys) else counts)
+        k = np.add.reduceat(counts, start) if len(keys) else counts
+        return cls(keys[start], k, np.asarray(labels, dtype=object)[order][start])
 
     def __add__(self, other):
         other = other.keyed() if isinstance(other, _UserCounts) else other
-        return _KeyCounts.merged(
-            np.concatenate([self.keys, other.keys]), np.concatenate([self.k, other.k])
-        )
+        return _KeyCounts.merged(*(np.concatenate([getattr(self, f), getattr(other, f)])
+                                   for f in ("keys", "k", "labels")))  # fmt: skip
 
 
 def _key_index(keys, k, where):
@@ -768,22 +768,20 @@ class _Items:
     def __len__(self):
         return len(self.labels)
 
-    def ids(self, col, where):
+    def ids(self, col, where, name="comparisons"):
         "The ids of a column of item labels; ValueError naming a label not among them"
         if self.numeric:
             key = col if col.dtype.kind in "iu" else None
             key = _object_ints(col) if col.dtype == object else key
             if key is None:
                 raise TypeError(
-                    f"`comparisons` {where}: `items` are integers; the column holds {col.dtype}"
+                    f"`{name}` {where}: `items` are integers; the column holds {col.dtype}"
                 )
         else:
             key = col.astype(str)
         at = np.minimum(np.searchsorted(self.sorted, key), len(self.sorted) - 1)
         if not (ok := self.sorted[at] == key).all():
-            raise ValueError(
-                f"`comparisons` {where}: item {_plain(key[~ok][0])!r} is not in `items`"
-            )
+            raise ValueError(f"`{name}` {where}: item {_plain(key[~ok][0])!r} is not in `items`")
         return self.order[at]
 
 
@@ -852,7 +850,7 @@ def _user_chunk(x, n_cols, where):
         return None
     u = a[:, 0 if a.shape[1] == 1 else 2]
     if u.dtype.kind not in "iu" or u.min() < 0 or u.max() >= MAX_USERS:
-        return (_KeyCounts.merged(_user_keys(u), np.ones(len(u), np.int64)),)
+        return (_KeyCounts.merged(_user_keys(u), np.ones(len(u), np.int64), u),)
     check_memory(16 * (int(u.max()) + 1), name="comparisons", what="the comparisons per user id")
     return (_UserCounts(np.bincount(u)),)
 
@@ -1036,16 +1034,48 @@ def dp_btl_aggregate_comparisons(
     )
 
 # %% ../nbs/12_scale.ipynb #c13c75dda5784f86b99314bd5fa1f9c5
-def _rating_chunk(x, where, n_items=None, first_item=0):
+def _object_floats(col):
+    "An object column of numbers as float64, or None if it holds anything else (text)"
+    try:
+        v = col.astype(np.float64)
+    except (TypeError, ValueError):
+        return None
+    return v if bool(((col == v) | (v != v)).all()) else None  # "4.5" == 4.5 is False
+
+
+def _rating_labels(a, where, users):
+    """A chunk of ratings whose user column holds labels: (numeric chunk of (user position in
+    `users`, item, rating), the labels); `users` None (the first pass): positions 0"""
+    lab = a[:, 0]
+    num = [_object_floats(a[:, k]) if a.dtype == object else None for k in (1, 2)]
+    if any(v is None for v in num):
+        raise TypeError(
+            f"`ratings` {where}: expected item ids and ratings that are numbers (user labels may "
+            "be text)"
+        )
+    pos = np.zeros(len(lab)) if users is None else _key_index(users, _user_keys(lab), where)
+    return np.column_stack([pos, *num]), lab
+
+
+def _rating_chunk(x, where, n_items=None, first_item=0, users=None, items=None):
     """(user, item, rating) of one chunk of ratings as int64, int64, float64 arrays, checked; items
-    numbered from `first_item` become 0.."""
+    numbered from `first_item` become 0.., or labels their positions in `items` (an `_Items`).
+    Users are ids, or with `users` (the sorted keys of the first pass) their labels' positions
+    among the keys"""
     a = _as_chunk(x, where, "ratings")
     if a.shape[1] != 3:
         raise ValueError(
             f"`ratings` {where}: expected 3 columns (user, item, rating); got {a.shape[1]}"
         )
-    if a.dtype.kind not in "iuf":
+    if items is not None:  # object if the users or the ratings are
+        a, first_item = np.column_stack([a[:, 0], items.ids(a[:, 1], where, "ratings"), a[:, 2]]), 0
+    if a.dtype.kind in "OUS":
+        a, _ = _rating_labels(a, where, users)
+    elif a.dtype.kind not in "iuf":
         raise TypeError(f"`ratings` {where}: expected numbers; got dtype {a.dtype}")
+    elif users is not None:  # numeric ids among labels: keyed as their text, as in pass 1
+        uid = a[:, 0].astype(np.int64) if a.dtype.kind == "f" else a[:, 0]
+        a = np.column_stack([_key_index(users, _user_keys(uid), where), a[:, 1:]])
     ids = a[:, :2]
     if a.dtype.kind == "f":
         with np.errstate(invalid="ignore"):
@@ -1057,7 +1087,7 @@ def _rating_chunk(x, where, n_items=None, first_item=0):
             )
     u, i = ids[:, 0].astype(np.int64), ids[:, 1].astype(np.int64) - first_item
     r = a[:, 2].astype(np.float64)
-    if len(u) and (u.min() < 0 or u.max() >= MAX_USERS):
+    if users is None and len(u) and (u.min() < 0 or u.max() >= MAX_USERS):
         raise ValueError(f"`ratings` {where}: user ids must be in 0..{MAX_USERS - 1}")
     top = rr.MAX_ITEMS if n_items is None else n_items
     if len(i) and (i.min() < 0 or i.max() >= top):
@@ -1069,18 +1099,30 @@ def _rating_chunk(x, where, n_items=None, first_item=0):
     return u, i, r
 
 
-def _rating_counts(x, first_item, where):
-    "(ratings per user id, per item id) of one chunk"
-    u, i, _ = _rating_chunk(x, where, first_item=first_item)
+def _rating_counts(x, first_item, items, where):
+    """(ratings per user, per item id) of one chunk: users by id, or labels (text) by key, each
+    key with one of its labels"""
+    a = _as_chunk(x, where, "ratings")
+    if items is not None and a.shape[1] == 3:  # item labels: their ids
+        a, first_item = np.column_stack([a[:, 0], items.ids(a[:, 1], where, "ratings"), a[:, 2]]), 0
+    if a.dtype.kind in "OUS" and a.shape[1] == 3:
+        num, lab = _rating_labels(a, where, None)
+        _, i, _ = _rating_chunk(num, where, first_item=first_item)  # items and ratings checked
+        if len(i) == 0:
+            return None
+        uc = _KeyCounts.merged(_user_keys(lab), np.ones(len(lab), np.int64), lab)
+        return (uc, _UserCounts(np.bincount(i)))
+    u, i, _ = _rating_chunk(a, where, first_item=first_item)
     if len(u) == 0:
         return None
     check_memory(16 * (int(u.max()) + 1), name="ratings", what="the ratings per user id")
     return (_UserCounts(np.bincount(u)), _UserCounts(np.bincount(i)))
 
 
-def _route(x, bounds, n_items, first_item, where):
-    "One chunk's ratings split by partition: the users in [bounds[p], bounds[p + 1]) go to part p"
-    u, i, r = _rating_chunk(x, where, n_items, first_item)
+def _route(x, bounds, n_items, first_item, where, users=None, items=None):
+    """One chunk's ratings split by partition: the users in [bounds[p], bounds[p + 1]) go to part
+    p (users: ids, or positions among the keys `users`; items: ids, or labels of `items`)"""
+    u, i, r = _rating_chunk(x, where, n_items, first_item, users, items)
     p = np.searchsorted(bounds, u, side="right") - 1
     order = np.argsort(p, kind="stable")
     cuts = np.searchsorted(p[order], np.arange(len(bounds)))
@@ -1269,19 +1311,24 @@ def _user_bounds(counts, per_part):
 
 
 def _build_parts(
-    ratings, bounds, n_items, first_item, make, args, *, chunk_rows, columns, client, spill=None
-):
+    ratings, bounds, n_items, first_item, make, args, *, chunk_rows, columns, client, spill=None,
+    users=None, items=None,
+):  # fmt: skip
     """The partitions make(pieces, lo, hi, *args[p]) of the users in [lo, hi) = bounds[p:p + 2],
-    built here chunk by chunk (in the folder `spill`, if given), or on the workers (persisted)"""
+    built here chunk by chunk (in the folder `spill`, if given), or on the workers (persisted).
+    Users are ids, or (labels) positions among the sorted keys `users`; items ids, or labels of
+    `items`."""
     spans = list(zip(bounds[:-1].tolist(), bounds[1:].tolist()))
     if spill is not None:
         return _spilled_parts(
-            ratings, bounds, n_items, first_item, make, args, chunk_rows, columns, spill
-        )
+            ratings, bounds, n_items, first_item, make, args, chunk_rows, columns, spill, users,
+            items,
+        )  # fmt: skip
     if client is None and not _is_dask(ratings):
         buffers = [[] for _ in spans]
         for k, chunk in enumerate(_chunks(ratings, chunk_rows, columns, "ratings")):
-            for p, piece in enumerate(_route(chunk, bounds, n_items, first_item, f"chunk {k}")):
+            route = _route(chunk, bounds, n_items, first_item, f"chunk {k}", users, items)
+            for p, piece in enumerate(route):
                 if len(piece[0]):
                     buffers[p].append(piece)
         parts = []
@@ -1294,8 +1341,9 @@ def _build_parts(
         inputs = _dask_parts(ratings, columns)
     except (TypeError, ValueError) as e:
         raise type(e)(str(e).replace("`source`", "`ratings`", 1)) from None
+    keys = None if users is None else dask.delayed(users, pure=True)  # sent once
     routed = [
-        dask.delayed(_route)(q, bounds, n_items, first_item, f"partition {k}")
+        dask.delayed(_route)(q, bounds, n_items, first_item, f"partition {k}", keys, items)
         for k, q in enumerate(inputs)
     ]
     parts = [
@@ -1312,12 +1360,16 @@ def _build_parts(
     return futures
 
 
-def _spilled_parts(ratings, bounds, n_items, first_item, make, args, chunk_rows, columns, spill):
+def _spilled_parts(
+    ratings, bounds, n_items, first_item, make, args, chunk_rows, columns, spill, users=None,
+    items=None,
+):  # fmt: skip
     """`_build_parts` through files: each chunk's pieces are written per partition, then each
     partition is built from its pieces and written, one at a time (memory: a chunk, a partition)"""
     files = [[] for _ in range(len(bounds) - 1)]
     for k, chunk in enumerate(_chunks(ratings, chunk_rows, columns, "ratings")):
-        for p, piece in enumerate(_route(chunk, bounds, n_items, first_item, f"chunk {k}")):
+        route = _route(chunk, bounds, n_items, first_item, f"chunk {k}", users, items)
+        for p, piece in enumerate(route):
             if len(piece[0]):
                 files[p].append(spill / f"piece-{p}-{k}.npy")
                 np.save(files[p][-1], np.column_stack(piece))  # ids exact in float64 (< 2^53)
@@ -1387,7 +1439,11 @@ def private_frank_wolfe(
         else check_int(part_ratings, name="part_ratings", minimum=1)
     )
     kw = dict(chunk_rows=chunk_rows, client=client, columns=columns)
-    uc, ic = _reduce(ratings, _rating_counts, (0,), name="ratings", exact=True, **kw)
+    uc, ic = _reduce(ratings, _rating_counts, (0, None), name="ratings", exact=True, **kw)
+    if isinstance(uc, _KeyCounts):
+        raise TypeError(
+            "`ratings`: user ids must be integers 0..n-1 here (`scale.complete` takes labels)"
+        )
     users = np.flatnonzero(uc.k)
     n_users, counts = int(users[-1]) + 1, uc.k[: int(users[-1]) + 1]
     if len(users) < n_users:
@@ -1682,7 +1738,8 @@ def complete(
     *,
     epsilon: float,  # joint-DP epsilon, per user (whole row), in total
     delta: float,  # joint-DP delta, in (0, 1), in total
-    n_items: int,  # the item universe (public): ids first_item..first_item + n_items - 1
+    n_items: int | None = None,  # the item universe (public): ids first_item..+ n_items - 1
+    items: object = None,  # or the item labels (public), in id order: a label's id its position
     estimator: str = "auto",  # "auto" ("subspace", as `completion.complete`) or an ESTIMATORS
     rating_range: tuple[float, float] | None = None,  # (lo, hi) every rating lies in; None: none
     max_per_user: int = 80,  # xi: training ratings kept per user
@@ -1708,11 +1765,14 @@ def complete(
     global step one map-reduce) or SVD after cleansing (two map-reduces, then each user's fit).
     (epsilon, delta)-joint DP per user, in total.
 
-    User ids are any integers (the users who rated, in increasing order, are the rows); one
-    rating per (user, item). Refuses an unknown estimator, options it does not take, ratings outside
-    `rating_range`, and what the estimator refuses. With `spill` (a folder, without a client) the
-    partitions are written to files in a new subfolder, removed at the end, and read back one at a
-    time."""
+    Users are any integers (the users who rated, in increasing order, are the rows) or labels of
+    any type (text; the rows in the order of their 64-bit keys, as in
+    `dp_btl_aggregate_comparisons`); one rating per (user, item). Items are ids of the public
+    universe `n_items`, or labels of a public catalogue `items` (then a label's id is its
+    position, and `first_item` is not used). Refuses an unknown estimator, options it does not
+    take, ratings outside `rating_range`, and what the estimator refuses. With `spill` (a folder,
+    without a client) the partitions are written to files in a new subfolder, removed at the end,
+    and read back one at a time."""
     epsilon, delta, rng, mode = (
         check_epsilon(epsilon, scalar=True),
         check_delta(delta, positive=True),
@@ -1732,8 +1792,25 @@ def complete(
         raise ValueError(f"`test_fraction` must be a number in [0, 1); got {test_fraction!r}")
     scale = check_rating_range(rating_range)
     xi = check_int(max_per_user, name="max_per_user", minimum=1)
-    n_items = check_int(n_items, name="n_items", minimum=1, maximum=rr.MAX_ITEMS)
     first_item = check_int(first_item, name="first_item", minimum=0)
+    vocab = None if items is None else _Items(items)
+    if (
+        vocab is not None
+        and n_items is not None
+        and check_int(n_items, name="n_items") != len(vocab)
+    ):
+        raise ValueError(
+            f"`n_items` ({n_items}) must be len(items) ({len(vocab)}) when both are given"
+        )
+    if vocab is None and n_items is None:
+        raise TypeError("give the item universe: `n_items` (ids) or `items` (labels)")
+    n_items = check_int(
+        len(vocab) if vocab is not None else n_items,
+        name="n_items",
+        minimum=1,
+        maximum=rr.MAX_ITEMS,
+    )
+    first_item = 0 if vocab is not None else first_item
     per_part = (
         CHUNK_ENTRIES
         if part_ratings is None
@@ -1741,14 +1818,17 @@ def complete(
     )
     kw = dict(chunk_rows=chunk_rows, client=client, columns=columns)
     _tick(progress, "counting", 0.0)
-    uc, ic = _reduce(ratings, _rating_counts, (first_item,), name="ratings", exact=True, **kw)
+    uc, ic = _reduce(ratings, _rating_counts, (first_item, vocab), name="ratings", exact=True, **kw)
     top = int(np.flatnonzero(ic.k)[-1])
     if top >= n_items:
         raise ValueError(
             f"`ratings`: item ids must be in {first_item}..{first_item + n_items - 1}; got "
             f"{top + first_item}"
         )
-    counts = uc.k[: int(np.flatnonzero(uc.k)[-1]) + 1]
+    if isinstance(uc, _KeyCounts):  # user labels: the rows are the keys' positions
+        keys, labels, counts = uc.keys, uc.labels, uc.k
+    else:
+        keys, labels, counts = None, None, uc.k[: int(np.flatnonzero(uc.k)[-1]) + 1]
     present = counts > 0
     n_users, nnz = int(present.sum()), int(counts.sum())
     with _spilling(spill, client, ratings) as folder:
@@ -1763,8 +1843,9 @@ def complete(
         ]
         _tick(progress, "partitions", 0.02)
         parts = _build_parts(
-            ratings, bounds, n_items, first_item, _prepared, args, **kw, spill=folder
-        )
+            ratings, bounds, n_items, first_item, _prepared, args, **kw, spill=folder, users=keys,
+            items=vocab,
+        )  # fmt: skip
         src = _Source(parts, (n_users, n_items), client)
         if evaluate and len(src.test[2]) == 0:
             raise ValueError(
@@ -1791,7 +1872,7 @@ def complete(
         estimator=name,
         reason=why,
         partitions=len(bounds) - 1,
-        user_ids=src.user_ids,
+        user_ids=src.user_ids if labels is None else labels[src.user_ids],
     )
     out = replace(
         res, params=res.params | dict(max_per_user=xi, rating_range=rating_range), diagnostics=diag

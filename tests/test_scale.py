@@ -447,8 +447,9 @@ def test_the_command_completes_on_workers(tmp_path):
     assert code == 0, err
     with np.load(npz) as z:
         assert np.array_equal(z["coef"], api.coef) and np.array_equal(z["factors"], api.factors)
-    pq.write_table(pa.table({"user": ["a", "b"], "item": [1, 2], "rating": [1.0, 2.0]}),
-                   tmp_path / "s.parquet")  # fmt: skip
+    pq.write_table(
+        pa.table({"user": [1, 2], "item": ["a", "b"], "rating": [1.0, 2.0]}), tmp_path / "s.parquet"
+    )  # fmt: skip (items must be ids; users may be text)
     for bad, text in [
         ([*argv, "--workers", "2", "--scheduler", "tcp://127.0.0.1:1"], "not both"),
         (["complete", DEMO_FILE, *argv[2:], "--workers", "2"], ".parquet"),
@@ -459,3 +460,27 @@ def test_the_command_completes_on_workers(tmp_path):
     ]:
         code, out, err = _cli(*bad)
         assert code == 2 and out == "" and text in err and err.count("\n") == 1, (bad, err)
+
+
+def test_named_users_on_two_worker_processes_are_the_numbered_fit(client, tmp_path):
+    # text user labels: the fit of integer ids numbered in their keys' order, bit for bit, here
+    # and on the cluster; the labels come back in row order
+    g = np.random.default_rng(5)
+    who = np.repeat(np.arange(1_500), 6)
+    what = np.concatenate([g.choice(25, 6, replace=False) for _ in range(1_500)])
+    stars = np.clip(np.round(3 + g.normal(size=len(who))), 1, 5)
+    labels = np.array([f"u{u}@example.org" for u in range(1_500)], dtype=object)
+    rank = np.argsort(np.argsort(scale._user_keys(labels)))
+    for name, col in (("named", labels[who]), ("numbered", rank[who])):
+        pq.write_table(pa.table({"user": col, "item": what + 1, "rating": stars}),
+                       tmp_path / f"{name}.parquet", row_group_size=2_000)  # fmt: skip
+    kw = dict(epsilon=1.0, delta=1e-6, n_items=25, rating_range=(1, 5), rng=9, first_item=1,
+              part_ratings=3_000)  # fmt: skip
+    here = scale.complete(tmp_path / "numbered.parquet", **kw)
+    there = scale.complete(tmp_path / "named.parquet", client=client, **kw)
+    for a, b in zip(here.factors, there.factors):
+        assert (a == b).all()
+    assert (there.diagnostics["user_ids"] == labels[np.argsort(scale._user_keys(labels))]).all()
+    argv = ["complete", str(tmp_path / "named.parquet"), "--epsilon", "1", "--delta", "1e-6"]
+    code, out, err = _cli(*argv, "--items", "25", "--rating-range", "1,5", "--workers", "2")
+    assert code == 0 and "1500 users x 25 items" in out, err
