@@ -447,9 +447,8 @@ def test_the_command_completes_on_workers(tmp_path):
     assert code == 0, err
     with np.load(npz) as z:
         assert np.array_equal(z["coef"], api.coef) and np.array_equal(z["factors"], api.factors)
-    pq.write_table(
-        pa.table({"user": [1, 2], "item": ["a", "b"], "rating": [1.0, 2.0]}), tmp_path / "s.parquet"
-    )  # fmt: skip (items must be ids; users may be text)
+    items_text = pa.table({"user": [1, 2], "item": ["a", "b"], "rating": [1.0, 2.0]})
+    pq.write_table(items_text, tmp_path / "s.parquet")  # items must be ids (users may be text)
     for bad, text in [
         ([*argv, "--workers", "2", "--scheduler", "tcp://127.0.0.1:1"], "not both"),
         (["complete", DEMO_FILE, *argv[2:], "--workers", "2"], ".parquet"),
