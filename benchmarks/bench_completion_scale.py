@@ -5,11 +5,12 @@ in-memory `mc.private_frank_wolfe` on the same ratings (the floor), with the pea
 run.
 
 python benchmarks/bench_completion_scale.py [--users 5e6] [--items 400] [--per-user 20]
-    [--n-iter 4] [--workers 2] [--estimator frank-wolfe|subspace]
+    [--n-iter 4] [--workers 2] [--estimator frank-wolfe|subspace|pgd|cleansing]
 
-With `--estimator subspace` it times the whole default completion instead: `scale.complete` (the
-private subspace, prepared where the rows live) against `completion.complete` in memory, each with
-a held-out 1% and its test RMSE (their random draws differ, so the factors are not compared).
+With `--estimator subspace` (or `pgd`, `cleansing`) it times the whole completion with that
+estimator instead: `scale.complete` (prepared where the rows live) against `completion.complete` in
+memory, each with a held-out 1% and its test RMSE (their random draws differ, so the factors are
+not compared).
 
 Writes the ratings (rank 3 plus noise, `--per-user` items per user; user int32, item int16,
 rating float32) to a temporary folder, then runs each path in a fresh process (its peak
@@ -38,10 +39,11 @@ from scipy import sparse
 import privrank as pr
 from privrank import scale
 how, path, n_users, n_items, n_iter, workers = sys.argv[1], sys.argv[2], *map(int, sys.argv[3:7])
-subspace = sys.argv[7] == "subspace"
+estimator = sys.argv[7]
+subspace = estimator != "frank-wolfe"  # the whole completion, `complete`, with this estimator
 kw = dict(epsilon=1.0, delta=1e-6, nuclear_norm=float(n_users), n_iter=n_iter, row_norm=20.0,
           rng=0)
-ck = dict(epsilon=1.0, delta=1e-6, evaluate=True, rng=0)
+ck = dict(epsilon=1.0, delta=1e-6, evaluate=True, rng=0, estimator=estimator)
 
 
 def hwm():
@@ -123,7 +125,11 @@ def main():
     ap.add_argument("--n-iter", type=int, default=4)
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--skip-memory", action="store_true")
-    ap.add_argument("--estimator", choices=("frank-wolfe", "subspace"), default="frank-wolfe")
+    ap.add_argument(
+        "--estimator",
+        choices=("frank-wolfe", "subspace", "pgd", "cleansing"),
+        default="frank-wolfe",
+    )
     a = ap.parse_args()
     n_users = int(a.users)
     d = Path(tempfile.mkdtemp())
@@ -135,8 +141,8 @@ def main():
             f"{n_users:,} users x {a.items} items, {nnz:,} ratings "
             f"({path.stat().st_size / 2**30:.2f} GiB Parquet), "
             + (
-                "the private subspace (complete's default), epsilon 1"
-                if a.estimator == "subspace"
+                f"complete with estimator {a.estimator!r}, epsilon 1"
+                if a.estimator != "frank-wolfe"
                 else f"T = {a.n_iter} (solver 'oja')"
             )
         )
@@ -154,7 +160,7 @@ def main():
                 continue
             out[how] = json.loads(p.stdout.strip().splitlines()[-1])
         base = out.get("memory")
-        ref = np.load(str(path) + ".memory.npy") if base and a.estimator != "subspace" else None
+        ref = np.load(str(path) + ".memory.npy") if base and a.estimator == "frank-wolfe" else None
         for how, r in out.items():
             ratio = f"{r['seconds'] / base['seconds']:.2f}x in memory" if base else ""
             diff = ""
