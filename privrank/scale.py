@@ -747,6 +747,26 @@ def _key_index(keys, k, where):
     return at
 
 
+def _label_column(col, where, name="comparisons"):
+    """A column of item labels: integers (whole floats too) as int64, anything else as text;
+    missing values (None, NaN) and fractional numbers refused, naming the parameter"""
+    if col.dtype.kind == "f":
+        ok = np.isfinite(col) & (col == np.floor(col)) & (np.abs(col) < 2.0**53)
+        if not ok.all():
+            bad = _plain(col[~ok][0])
+            raise ValueError(f"`{name}` {where}: item labels must be integers or text; got {bad!r}")
+        return col.astype(np.int64)
+    if col.dtype.kind in "iub":
+        return col.astype(np.int64, copy=False)
+    if col.dtype == object:
+        miss = np.equal(col, None) | (col != col)  # None, or NaN (not equal to itself)
+        if miss.any():
+            raise ValueError(f"`{name}` {where}: {int(miss.sum())} missing item labels")
+        v = _object_ints(col)
+        return v if v is not None else col.astype(str)
+    return col.astype(str)
+
+
 class _Items:
     """Item labels in id order (a label's id is its position) and their lookup: integers
     compared as integers, anything else as text"""
@@ -758,6 +778,8 @@ class _Items:
                 f"`{name}` must be a list of at least 2 item labels (integers or strings); got "
                 f"{np.shape(lab)} of dtype {lab.dtype}"
             )
+        if lab.dtype == object and (np.equal(lab, None) | (lab != lab)).any():
+            raise ValueError(f"`{name}`: missing labels (None or NaN)")
         self.labels, self.numeric = lab, lab.dtype.kind in "iu"
         key = lab.astype(np.int64) if self.numeric else lab.astype(str)
         self.order = np.argsort(key, kind="stable")
@@ -770,15 +792,10 @@ class _Items:
 
     def ids(self, col, where, name="comparisons"):
         "The ids of a column of item labels; ValueError naming a label not among them"
-        if self.numeric:
-            key = col if col.dtype.kind in "iu" else None
-            key = _object_ints(col) if col.dtype == object else key
-            if key is None:
-                raise TypeError(
-                    f"`{name}` {where}: `items` are integers; the column holds {col.dtype}"
-                )
-        else:
-            key = col.astype(str)
+        key = _label_column(col, where, name)
+        if self.numeric and key.dtype.kind != "i":
+            raise TypeError(f"`{name}` {where}: `items` are integers; the column holds text")
+        key = key if self.numeric else key.astype(str)
         at = np.minimum(np.searchsorted(self.sorted, key), len(self.sorted) - 1)
         if not (ok := self.sorted[at] == key).all():
             raise ValueError(f"`{name}` {where}: item {_plain(key[~ok][0])!r} is not in `items`")
@@ -792,8 +809,8 @@ class _Labels:
         self.values = values
 
     @classmethod
-    def of(cls, col):
-        return cls(np.unique(col.astype(np.int64) if col.dtype.kind in "iu" else col.astype(str)))
+    def of(cls, col, where):
+        return cls(np.unique(_label_column(col, where)))
 
     def __add__(self, other):
         a, b = self.values, other.values
@@ -859,7 +876,7 @@ def _item_chunk(x, n_cols, where):
     "(the distinct item labels,) of one chunk of comparisons"
     a = _as_chunk(x, where, "comparisons")
     _check_width(a, where, n_cols)
-    return (_Labels.of(np.concatenate([a[:, 0], a[:, 1]])),) if len(a) else None
+    return (_Labels.of(np.concatenate([a[:, 0], a[:, 1]]), where),) if len(a) else None
 
 
 def _btl_chunk(x, m, items, group, keys, eps, p, mode, ties, g, where):
