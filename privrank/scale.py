@@ -707,10 +707,16 @@ class _UserCounts:
         return _KeyCounts.merged(_user_keys(ids), self.k[ids], ids.astype(object))
 
 
-def _user_keys(u):
+def _user_keys(u, where="", name="comparisons"):
     """64-bit keys of user labels of any type: the SipHash of each label's text
-    (`pandas.util.hash_array`), so that 42 and "42" are one user wherever their rows are read"""
-    text = np.asarray(u).astype(str).astype(object)
+    (`pandas.util.hash_array`), so that 42 and "42" are one user wherever their rows are read.
+    Missing labels (None, NaN, an infinite number) are refused, naming the parameter."""
+    u = np.asarray(u)
+    if u.dtype == object or u.dtype.kind == "f":
+        miss = np.equal(u, None) | (u != u) if u.dtype == object else ~np.isfinite(u)
+        if miss.any():
+            raise ValueError(f"`{name}` {where}: {int(miss.sum())} missing user labels")
+    text = u.astype(str).astype(object)
     return _need("pandas").util.hash_array(text, categorize=False)
 
 
@@ -867,7 +873,7 @@ def _user_chunk(x, n_cols, where):
         return None
     u = a[:, 0 if a.shape[1] == 1 else 2]
     if u.dtype.kind not in "iu" or u.min() < 0 or u.max() >= MAX_USERS:
-        return (_KeyCounts.merged(_user_keys(u), np.ones(len(u), np.int64), u),)
+        return (_KeyCounts.merged(_user_keys(u, where), np.ones(len(u), np.int64), u),)
     check_memory(16 * (int(u.max()) + 1), name="comparisons", what="the comparisons per user id")
     return (_UserCounts(np.bincount(u)),)
 
@@ -902,7 +908,7 @@ def _btl_chunk(x, m, items, group, keys, eps, p, mode, ties, g, where):
     elif keys is None:
         grp = group[_ids(a[:, 2], where, "user ids")]
     else:
-        grp = group[_key_index(keys, _user_keys(a[:, 2]), where)]
+        grp = group[_key_index(keys, _user_keys(a[:, 2], where), where)]
     y = np.ones(len(a), bool)  # "winner beat loser"
     if ties:
         tie = a[:, -1]
@@ -1070,7 +1076,10 @@ def _rating_labels(a, where, users):
             f"`ratings` {where}: expected item ids and ratings that are numbers (user labels may "
             "be text)"
         )
-    pos = np.zeros(len(lab)) if users is None else _key_index(users, _user_keys(lab), where)
+    if users is None:
+        pos = np.zeros(len(lab))
+    else:
+        pos = _key_index(users, _user_keys(lab, where, "ratings"), where)
     return np.column_stack([pos, *num]), lab
 
 
@@ -1092,7 +1101,7 @@ def _rating_chunk(x, where, n_items=None, first_item=0, users=None, items=None):
         raise TypeError(f"`ratings` {where}: expected numbers; got dtype {a.dtype}")
     elif users is not None:  # numeric ids among labels: keyed as their text, as in pass 1
         uid = a[:, 0].astype(np.int64) if a.dtype.kind == "f" else a[:, 0]
-        a = np.column_stack([_key_index(users, _user_keys(uid), where), a[:, 1:]])
+        a = np.column_stack([_key_index(users, _user_keys(uid, where, "ratings"), where), a[:, 1:]])
     ids = a[:, :2]
     if a.dtype.kind == "f":
         with np.errstate(invalid="ignore"):
@@ -1127,7 +1136,7 @@ def _rating_counts(x, first_item, items, where):
         _, i, _ = _rating_chunk(num, where, first_item=first_item)  # items and ratings checked
         if len(i) == 0:
             return None
-        uc = _KeyCounts.merged(_user_keys(lab), np.ones(len(lab), np.int64), lab)
+        uc = _KeyCounts.merged(_user_keys(lab, where, "ratings"), np.ones(len(lab), np.int64), lab)
         return (uc, _UserCounts(np.bincount(i)))
     u, i, _ = _rating_chunk(a, where, first_item=first_item)
     if len(u) == 0:
