@@ -707,13 +707,18 @@ class _UserCounts:
         return _KeyCounts.merged(_user_keys(ids), self.k[ids], ids.astype(object))
 
 
+def _missing(col):
+    "Where an object column holds None or NaN (the one value not equal to itself)"
+    return np.equal(col, None) | (col != col)
+
+
 def _user_keys(u, where="", name="comparisons"):
     """64-bit keys of user labels of any type: the SipHash of each label's text
     (`pandas.util.hash_array`), so that 42 and "42" are one user wherever their rows are read.
     Missing labels (None, NaN, an infinite number) are refused, naming the parameter."""
     u = np.asarray(u)
     if u.dtype == object or u.dtype.kind == "f":
-        miss = np.equal(u, None) | (u != u) if u.dtype == object else ~np.isfinite(u)
+        miss = _missing(u) if u.dtype == object else ~np.isfinite(u)
         if miss.any():
             raise ValueError(f"`{name}` {where}: {int(miss.sum())} missing user labels")
     text = u.astype(str).astype(object)
@@ -765,8 +770,7 @@ def _label_column(col, where, name="comparisons"):
     if col.dtype.kind in "iub":
         return col.astype(np.int64, copy=False)
     if col.dtype == object:
-        miss = np.equal(col, None) | (col != col)  # None, or NaN (not equal to itself)
-        if miss.any():
+        if (miss := _missing(col)).any():
             raise ValueError(f"`{name}` {where}: {int(miss.sum())} missing item labels")
         v = _object_ints(col)
         return v if v is not None else col.astype(str)
@@ -784,7 +788,7 @@ class _Items:
                 f"`{name}` must be a list of at least 2 item labels (integers or strings); got "
                 f"{np.shape(lab)} of dtype {lab.dtype}"
             )
-        if lab.dtype == object and (np.equal(lab, None) | (lab != lab)).any():
+        if lab.dtype == object and _missing(lab).any():
             raise ValueError(f"`{name}`: missing labels (None or NaN)")
         self.labels, self.numeric = lab, lab.dtype.kind in "iu"
         key = lab.astype(np.int64) if self.numeric else lab.astype(str)
@@ -841,14 +845,20 @@ def _check_width(a, where, n_cols):
         )
 
 
-def _object_ints(col):
-    """An object column of integers (a chunk mixing text and integer columns) as int64, or None
-    if it holds anything else"""
+def _object_numbers(col, dtype):
+    """An object column of numbers (a chunk mixing text and number columns) as `dtype`, or None
+    if it holds anything else (text: "3" == 3 is False); NaN kept where `dtype` is float"""
     try:
-        v = col.astype(np.int64)
+        v = col.astype(dtype)
     except (TypeError, ValueError, OverflowError):
         return None
-    return v if bool((col == v).all()) else None  # "3" == 3 is False: text is not an id
+    same = col == v
+    return v if bool((same | (v != v) if v.dtype.kind == "f" else same).all()) else None
+
+
+def _object_ints(col):
+    "An object column of integers as int64, or None if it holds anything else"
+    return _object_numbers(col, np.int64)
 
 
 def _ids(col, where, what):
@@ -1057,20 +1067,16 @@ def dp_btl_aggregate_comparisons(
     )
 
 # %% ../nbs/12_scale.ipynb #c13c75dda5784f86b99314bd5fa1f9c5
-def _object_floats(col):
-    "An object column of numbers as float64, or None if it holds anything else (text)"
-    try:
-        v = col.astype(np.float64)
-    except (TypeError, ValueError):
-        return None
-    return v if bool(((col == v) | (v != v)).all()) else None  # "4.5" == 4.5 is False
+def _catalogued(a, items, where):
+    "A chunk of ratings with its item labels replaced by their ids in `items` (an `_Items`)"
+    return np.column_stack([a[:, 0], items.ids(a[:, 1], where, "ratings"), a[:, 2]])
 
 
 def _rating_labels(a, where, users):
     """A chunk of ratings whose user column holds labels: (numeric chunk of (user position in
     `users`, item, rating), the labels); `users` None (the first pass): positions 0"""
     lab = a[:, 0]
-    num = [_object_floats(a[:, k]) if a.dtype == object else None for k in (1, 2)]
+    num = [_object_numbers(a[:, k], np.float64) if a.dtype == object else None for k in (1, 2)]
     if any(v is None for v in num):
         raise TypeError(
             f"`ratings` {where}: expected item ids and ratings that are numbers (user labels may "
@@ -1094,7 +1100,7 @@ def _rating_chunk(x, where, n_items=None, first_item=0, users=None, items=None):
             f"`ratings` {where}: expected 3 columns (user, item, rating); got {a.shape[1]}"
         )
     if items is not None:  # object if the users or the ratings are
-        a, first_item = np.column_stack([a[:, 0], items.ids(a[:, 1], where, "ratings"), a[:, 2]]), 0
+        a, first_item = _catalogued(a, items, where), 0
     if a.dtype.kind in "OUS":
         a, _ = _rating_labels(a, where, users)
     elif a.dtype.kind not in "iuf":
@@ -1130,7 +1136,7 @@ def _rating_counts(x, first_item, items, where):
     key with one of its labels"""
     a = _as_chunk(x, where, "ratings")
     if items is not None and a.shape[1] == 3:  # item labels: their ids
-        a, first_item = np.column_stack([a[:, 0], items.ids(a[:, 1], where, "ratings"), a[:, 2]]), 0
+        a, first_item = _catalogued(a, items, where), 0
     if a.dtype.kind in "OUS" and a.shape[1] == 3:
         num, lab = _rating_labels(a, where, None)
         _, i, _ = _rating_chunk(num, where, first_item=first_item)  # items and ratings checked
