@@ -858,7 +858,13 @@ def per_comparison_epsilon(
     k = rr.check_ids(counts, "counts")
     if k.size == 0 or (k < 1).any():
         raise ValueError("`counts` must hold counts >= 1")
-    return np.nextafter(epsilon / k, 0)
+    out = np.nextafter(epsilon / k, 0)
+    if not (out > 0).all():  # refused before any coin is drawn: an epsilon of 0 flips at 1/2
+        raise ValueError(
+            f"`epsilon` = {epsilon!r} split over {int(k.max()):,} comparisons of one unit "
+            "underflows to 0: raise `epsilon` or pass fewer comparisons per unit"
+        )
+    return out
 
 # %% ../nbs/02_btl.ipynb #4ab436f3
 def _check_btl_privacy(epsilon, delta, model):

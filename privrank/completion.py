@@ -881,17 +881,16 @@ BOUND_SHARE = 0.05  # share of epsilon spent on each private bound of FW and PGD
 
 
 def _check_range(rating_range, R):
-    "The width of a stated rating scale (lo, hi), after checking that every rating lies in it"
+    """(R with every rating clamped into a stated scale (lo, hi), the scale's width); (R, None)
+    without one. Clamped, never refused: whether one user's rating lies in the range must not
+    decide what is released, and the clamped ratings satisfy the bound the noise assumes"""
     if rating_range is None:
-        return None
+        return R, None
     lo, hi = check_rating_range(rating_range)
-    d = R.data
-    if d.size and (d.min() < lo or d.max() > hi):
-        raise ValueError(
-            f"`rating_range` = ({lo:g}, {hi:g}) but the ratings run from {d.min():g} to "
-            f"{d.max():g}: state the scale the ratings use"
-        )
-    return hi - lo
+    if R.data.size and (R.data.min() < lo or R.data.max() > hi):
+        R = R.copy()
+        np.clip(R.data, lo, hi, out=R.data)
+    return R, hi - lo
 
 
 def _fw_bounds(norms, gram_at, nnz, n, *, epsilon, delta, max_per_user, L, need_k, rng, mode):
@@ -968,8 +967,9 @@ def complete(
     """Private matrix completion in one call: centre each user's ratings, keep at most
     `max_per_user`, choose every bound privately (or from `rating_range`) and fit `estimator`;
     (epsilon, delta)-joint DP per user, in total. With `evaluate=True` ratings are held out first
-    and `evaluation` holds the (non-private) test RMSE. Refuses an unknown estimator, options it
-    does not take, ratings outside `rating_range`, and what the estimator refuses."""
+    and `evaluation` holds the (non-private) test RMSE. Ratings outside `rating_range` are
+    clamped into it. Refuses an unknown estimator, options it does not take, and what the
+    estimator refuses."""
     epsilon, delta, rng, mode = (
         check_epsilon(epsilon, scalar=True),
         check_delta(delta, positive=True),
@@ -984,7 +984,7 @@ def complete(
     if not (_is_real(test_fraction) and 0 <= test_fraction < 1):
         raise ValueError(f"`test_fraction` must be a number in [0, 1); got {test_fraction!r}")
     xi = check_int(max_per_user, name="max_per_user", minimum=1)
-    width = _check_range(rating_range, check_ratings(ratings))
+    ratings, width = _check_range(rating_range, check_ratings(ratings))
     t0 = time.perf_counter()
     sp = split_ratings(
         ratings, test_fraction=test_fraction if evaluate else 0.0, max_per_user=xi, rng=rng
