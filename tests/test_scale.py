@@ -5,7 +5,11 @@ Central releases: the same seed gives the in-memory release bit for bit, from ev
 one answer, streamed or on the cluster. Without noise, the statistics of any partition are those of
 the whole profile. Bad sources are refused naming the parameter."""
 
+import collections
 import gzip
+import io
+import math
+import threading
 
 import numpy as np
 import pytest
@@ -502,3 +506,154 @@ def test_named_users_on_two_worker_processes_are_the_numbered_fit(client, tmp_pa
     argv = ["complete", str(tmp_path / "named.parquet"), "--epsilon", "1", "--delta", "1e-6"]
     code, out, err = _cli(*argv, "--items", "25", "--rating-range", "1,5", "--workers", "2")
     assert code == 0 and "1500 users x 25 items" in out, err
+
+
+# -- issue 29: one user is one user, on every path ------------------------------------------------
+# An instrumented run records every randomized-response coin drawn by `scale`'s private BTL with
+# the user label of its row as the chunk held it, and sums each true user's epsilon exactly. The
+# true user is the label's value (int(label): the attack's own rule, not privrank's).
+_COIN_LOCK, _LOCAL, _DRAWN = threading.Lock(), threading.local(), []
+_BTL_CHUNK, _RR_FLIPS = scale._btl_chunk, scale.rr_flips
+
+
+def _recording_chunk(x, *args):
+    _LOCAL.users = scale._columns(x, "", "comparisons")[2]  # the labels as read, before any key
+    return _BTL_CHUNK(x, *args)
+
+
+def _recording_flips(n, *, epsilon, **kw):
+    with _COIN_LOCK:
+        _DRAWN.append((_LOCAL.users, np.broadcast_to(epsilon, (n,)).copy()))
+    return _RR_FLIPS(n, epsilon=epsilon, **kw)
+
+
+@pytest.fixture
+def coins(monkeypatch):
+    "The coins drawn while the test runs: (labels of the chunk's rows, each row's epsilon)"
+    monkeypatch.setattr(scale, "_btl_chunk", _recording_chunk)
+    monkeypatch.setattr(scale, "rr_flips", _recording_flips)
+    _DRAWN.clear()
+    yield _DRAWN
+    _DRAWN.clear()
+
+
+def _spent_per_user(drawn):
+    "Each true user's epsilon, summed exactly (math.fsum) over her coins"
+    per = collections.defaultdict(list)
+    for labels, eps in drawn:
+        for u, e in zip(labels.tolist(), eps.tolist()):
+            per[int(u)].append(e)
+    return {u: math.fsum(e) for u, e in per.items()}
+
+
+def _check_spent(res, drawn, true_users):
+    spent = _spent_per_user(drawn)
+    assert set(spent) == set(true_users), "a user without coins, or a coin without its user"
+    assert res.n_voters == len(true_users), (res.n_voters, len(true_users))
+    worst = max(spent.values())
+    assert worst <= res.epsilon, f"a user spent {worst} > the recorded {res.epsilon}"
+
+
+G29 = np.random.default_rng(29)
+A29 = np.column_stack([G29.integers(0, 6, 600), G29.integers(0, 6, 600), G29.integers(0, 40, 600)])
+A29 = A29[A29[:, 0] != A29[:, 1]]  # 40 users: winner, loser, user
+
+
+def _typed_chunks():
+    "The rows in 4 chunks whose user columns are int64, float64, uint64 and Python ints"
+    kinds = [np.int64, np.float64, np.uint64, object]
+    parts = np.array_split(A29, 4)
+    return [
+        pd.DataFrame({"winner": c[:, 0], "loser": c[:, 1], "user": c[:, 2].astype(k)})
+        for c, k in zip(parts, kinds)
+    ]
+
+
+@pytest.mark.parametrize(
+    "source",
+    ["array", "typed chunks", "typed arrays", "parquet files", "uint64 parquet", "cluster"],
+)
+@pytest.mark.parametrize("n_items", [6, None])  # None: items read from the data, as labels
+def test_one_user_is_one_user_on_every_path(source, n_items, coins, tmp_path):
+    true_users = set(A29[:, 2].tolist())
+    kw = dict(n_items=n_items, epsilon=1.0, rng=0)
+    if source == "array":
+        res = scale.dp_btl_aggregate_comparisons(A29, **kw)
+    elif source == "typed chunks":
+        res = scale.dp_btl_aggregate_comparisons(_typed_chunks(), **kw)
+    elif source == "typed arrays":  # each chunk one numpy array: the float chunk is all float
+        parts = np.array_split(A29, 3)
+        res = scale.dp_btl_aggregate_comparisons(
+            [parts[0], parts[1].astype(float), parts[2].astype(np.uint64)], **kw
+        )
+    elif source == "parquet files":  # one file per user-column type
+        files = []
+        for k, (c, t) in enumerate(
+            zip(np.array_split(A29, 3), [pa.int64(), pa.float64(), pa.uint32()])
+        ):
+            files.append(tmp_path / f"c{k}.parquet")
+            pq.write_table(pa.table({"winner": c[:, 0], "loser": c[:, 1],
+                                     "user": pa.array(c[:, 2]).cast(t)}), files[-1])  # fmt: skip
+        res = scale.dp_btl_aggregate_comparisons(files, **kw)
+    elif source == "uint64 parquet":  # users uint64 beside int64 items: one file, two types
+        path = tmp_path / "u.parquet"
+        pq.write_table(pa.table({"winner": A29[:, 0], "loser": A29[:, 1],
+                                 "user": A29[:, 2].astype(np.uint64)}), path,
+                       row_group_size=100)  # fmt: skip
+        res = scale.dp_btl_aggregate_comparisons(path, **kw, chunk_rows=70)
+    else:  # two workers (threads, so that the recording sees their coins); frames typed apart
+        frame = dd.from_pandas(pd.concat(_typed_chunks()[:2]), npartitions=2)
+        with (
+            distributed.LocalCluster(
+                n_workers=2, threads_per_worker=1, processes=False, dashboard_address=":0"
+            ) as lc,
+            distributed.Client(lc) as c,
+        ):
+            path = tmp_path / "u.parquet"
+            pq.write_table(pa.table({"winner": A29[:, 0], "loser": A29[:, 1],
+                                     "user": A29[:, 2].astype(np.uint64)}), path,
+                           row_group_size=100)  # fmt: skip
+            res = scale.dp_btl_aggregate_comparisons(path, **kw, client=c)
+            _check_spent(res, coins, true_users)
+            coins.clear()
+            res = scale.dp_btl_aggregate_comparisons(frame, **kw, client=c)
+            true_users = set(pd.concat(_typed_chunks()[:2])["user"].astype(int).tolist())
+    _check_spent(res, coins, true_users)
+
+
+def test_one_user_is_one_user_through_pandas_chunked_reader(coins):
+    # 64-bit hashed ids: pandas types a chunk int64 where every id is below 2^63, uint64 where one
+    # is not; the same user appears in both kinds of chunk
+    g = np.random.default_rng(3)
+    ids = np.r_[g.integers(0, 2**62, 5), g.integers(2**63, 2**64 - 1, 5, dtype=np.uint64)]
+    ids = ids.astype(np.uint64)
+    users = np.r_[np.arange(5).repeat(30), g.integers(0, 10, 300)]  # chunk 0: small ids only
+    win, lose = g.integers(0, 4, len(users)), g.integers(0, 4, len(users))
+    keep = win != lose
+    text = "winner,loser,user\n" + "".join(
+        f"{a},{b},{u}\n" for a, b, u in zip(win[keep], lose[keep], ids[users[keep]])
+    )
+    kinds = {str(c["user"].dtype) for c in pd.read_csv(io.StringIO(text), chunksize=100)}
+    assert kinds == {"int64", "uint64"}, kinds
+    res = scale.dp_btl_aggregate_comparisons(
+        lambda: pd.read_csv(io.StringIO(text), chunksize=100), n_items=4, epsilon=1.0, rng=0
+    )
+    _check_spent(res, coins, set(ids[np.unique(users[keep])].tolist()))
+    with pytest.raises(TypeError, match="one-shot iterator"):  # a second pass would find nothing
+        scale.dp_btl_aggregate_comparisons(
+            pd.read_csv(io.StringIO(text), chunksize=100), n_items=4, epsilon=1.0
+        )
+
+
+def test_completion_has_one_row_per_user_whatever_the_types():
+    # each row of a completion spends (epsilon, delta): one row per true user, labels by value
+    t = _ratings(120, 12, 5, seed=8)
+    halves = np.array_split(t, 2)
+    mixed = [halves[0], pd.DataFrame({"u": halves[1][:, 0].astype(np.uint64),
+                                      "i": halves[1][:, 1].astype(np.int64),
+                                      "r": halves[1][:, 2]})]  # fmt: skip
+    kw = dict(epsilon=1.0, delta=1e-6, n_items=12, rating_range=(-6, 6), rng=1)
+    one, two = scale.complete(t, **kw), scale.complete(mixed, **kw)
+    assert one.n_users == two.n_users == 120
+    assert np.array_equal(two.diagnostics["user_ids"], np.arange(120))
+    assert np.array_equal(one.factors, two.factors)
