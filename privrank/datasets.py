@@ -613,7 +613,7 @@ def _accepted(spec, required):
         "the header must name the columns "
         + ", ".join(say(c) for c in required)
         + (f" (optional: {', '.join(say(c) for c in opt)})" if opt else "")
-        + ", in any order, case-insensitive; other columns are ignored"
+        + ", in any order, case-insensitive; a column named otherwise is refused"
     )
 
 
@@ -622,26 +622,52 @@ def _csv_reader(text):
     return csv.reader(io.StringIO(text, newline=""), strict=True)
 
 
-def _header(head, spec, required, path) -> dict:
-    """Index of each column of `spec` named in the header `head` (names stripped, any case);
-    ValueError if a required one is missing or a column is named twice."""
-    names = [h.strip().lower() for h in head]
-    where = {}
+def _match_columns(names, spec, required, where, unused=(), strict=True) -> dict:
+    """Index of each column of `spec` among the column `names` (stripped, any case), for a file
+    described by `where`; ValueError if a required one is missing, a column is named twice or
+    (`strict`) a name is neither in `spec` nor `unused`: a misspelt user or tie column is refused,
+    never ignored (which would change the privacy unit or count ties as wins)."""
+    low = [str(h).strip().lower() for h in names]
+    found = {}
     for col, accepted in spec.items():
-        hits = [k for k, h in enumerate(names) if h in accepted]
+        hits = [k for k, h in enumerate(low) if h in accepted]
         if len(hits) > 1:
             raise ValueError(
-                f"{path} line 1: columns {hits[0] + 1} and {hits[1] + 1} ({head[hits[0]]!r}, "
-                f"{head[hits[1]]!r}) both name the `{col}` column"
+                f"{where}: columns {hits[0] + 1} and {hits[1] + 1} ({names[hits[0]]!r}, "
+                f"{names[hits[1]]!r}) both name the `{col}` column"
             )
         if hits:
-            where[col] = hits[0]
+            found[col] = hits[0]
         elif col in required:
             raise ValueError(
-                f"{path} line 1: no `{col}` column in the header "
-                f"{','.join(head)[:80]!r}: {_accepted(spec, required)}"
+                f"{where}: no `{col}` column in the header "
+                f"{','.join(map(str, names))[:80]!r}: {_accepted(spec, required)}"
             )
-    return where
+    known = {a for accepted in spec.values() for a in accepted} | set(unused)
+    extra = [str(names[k]) for k, h in enumerate(low) if h not in known]
+    if strict and extra:
+        also = f" ({', '.join(unused)}: accepted, not used)" if unused else ""
+        raise ValueError(
+            f"{where}: column {extra[0].strip()!r} is not one of the columns read "
+            f"({', '.join(a for accepted in spec.values() for a in accepted)}, in any case"
+            f"{also}): rename or remove it (a column that is not read is refused, never ignored)"
+        )
+    return found
+
+
+def _header(head, spec, required, path, unused=(), strict=True) -> dict:
+    "`_match_columns` of a CSV header line `head`"
+    return _match_columns(head, spec, required, f"{path} line 1", unused, strict)
+
+
+_UNUSED_RATINGS = ("timestamp",)  # a ratings file's columns that are accepted and not used
+
+
+def _check_ignore(ignore):
+    "The `ignore` of a reader (column names not read), checked and lowered"
+    if not (isinstance(ignore, (list, tuple)) and all(isinstance(c, str) for c in ignore)):
+        raise TypeError(f"`ignore` must be a list of column names; got {ignore!r}")
+    return tuple(c.strip().lower() for c in ignore)
 
 # %% ../nbs/07_datasets.ipynb #01df71b6
 def _line_of(text, rec):
@@ -703,7 +729,7 @@ def _codes(vals: list, table: dict) -> np.ndarray:
     return np.fromiter(map(table.__getitem__, vals), dtype=np.int64, count=len(vals))
 
 
-def _csv_table(text, path, spec, required, kinds) -> tuple:
+def _csv_table(text, path, spec, required, kinds, unused=()) -> tuple:
     """Parse CSV `text` (header, then rows) with the `csv` module, `CSV_CHUNK_ROWS` rows at a
     time. Returns the header, the index of each `spec` column in it, each column found
     (kind 'i'/'f': floats; else integer codes into the label table of that name), the label
@@ -714,7 +740,7 @@ def _csv_table(text, path, spec, required, kinds) -> tuple:
         head = next(reader, None)
         if not head or not "".join(head).strip():
             raise ValueError(f"{path} line 1: expected a header line: {_accepted(spec, required)}")
-        where = _header(head, spec, required, path)
+        where = _header(head, spec, required, path, unused)
         tables = {kinds[c]: {} for c in where if kinds[c] not in "if"}
         parts, recs, start, ncol = {c: [] for c in where}, [], 0, len(head)
         while chunk := list(islice(reader, CSV_CHUNK_ROWS)):
@@ -987,15 +1013,18 @@ def read_pairwise_csv(
     max_bytes: int | None = None,  # size cap in bytes (None: `max_file_bytes()`)
     # read a FIFO / device too (still capped); by default only regular files
     allow_special: bool = False,
+    ignore: list | tuple = (),  # names of columns that are not read (any other is refused)
 ) -> Comparisons:
     """Read pairwise comparisons from a CSV (RFC 4180; labels are strings); ValueError naming
-    file and line if malformed."""
+    file and line if malformed, or naming a column that is neither read nor in `ignore` (a
+    misspelt user or tie column would otherwise change the privacy unit or count ties as wins)."""
+    ignore = _check_ignore(ignore)
     path, text = _read_text(
         path, max_bytes=max_bytes, allow_special=allow_special, factor=CSV_PARSE_FACTOR
     )
     kinds = dict(winner="item", loser="item", user="user", tie="tie")
     head, where, cols, tables, lines = _csv_table(
-        text, path, PAIRWISE_COLUMNS, ("winner", "loser"), kinds
+        text, path, PAIRWISE_COLUMNS, ("winner", "loser"), kinds, ignore
     )
     labels = [c for c in ("winner", "loser", "user") if c in where]
     for c in labels:
@@ -1180,7 +1209,7 @@ def _ratings_header(line) -> dict | None:
     if it does not name user, item and rating columns."""
     try:
         head = next(_csv_reader(line), [])
-        return _header(head, RATINGS_COLUMNS, tuple(RATINGS_COLUMNS), "")
+        return _header(head, RATINGS_COLUMNS, tuple(RATINGS_COLUMNS), "", strict=False)
     except (ValueError, csv.Error):
         return None
 
@@ -1205,15 +1234,16 @@ def _fast_numeric(text, ncol):
     return x, 2 + np.arange(n)
 
 
-def _ratings_csv(path, text, n_items, lo, hi, fast=True) -> Ratings:
-    """Ratings from a CSV with a header naming user, item and rating columns (any order,
-    other columns ignored), ratings in [lo, hi]. `fast`: a quote-free numeric file is read by
+def _ratings_csv(path, text, n_items, lo, hi, fast=True, ignore=()) -> Ratings:
+    """Ratings from a CSV with a header naming user, item and rating columns (any order; a
+    timestamp column accepted and not used, any other refused), ratings in [lo, hi]. `fast`: a quote-free numeric file is read by
     `_fast_numeric`, tested to give what the csv module gives."""
     try:
         head = next(_csv_reader(text.split("\n", 1)[0]), [])
     except csv.Error as e:
         raise ValueError(f"{path} line 1: not a valid CSV line ({e})") from None
-    where = _header(head, RATINGS_COLUMNS, tuple(RATINGS_COLUMNS), path)
+    unused = (*_UNUSED_RATINGS, *ignore)
+    where = _header(head, RATINGS_COLUMNS, tuple(RATINGS_COLUMNS), path, unused)
     names = {c: head[k].strip() for c, k in where.items()}
     got = _fast_numeric(text, len(head)) if fast and '"' not in text else None
     if got is not None:
@@ -1228,7 +1258,7 @@ def _ratings_csv(path, text, n_items, lo, hi, fast=True) -> Ratings:
     if got is None:
         kinds = dict(user="i", item="i", rating="f")
         _, _, cols, _, lineno = _csv_table(
-            text, path, RATINGS_COLUMNS, tuple(RATINGS_COLUMNS), kinds
+            text, path, RATINGS_COLUMNS, tuple(RATINGS_COLUMNS), kinds, unused
         )
     _check_range(cols["rating"], lo, hi, lineno, path, names["rating"])
     user, item = cols["user"].astype(np.int64), cols["item"].astype(np.int64)
@@ -1244,11 +1274,11 @@ def _csv_item_column(first):
     return None if where is None else next(_csv_reader(first))[where["item"]].strip().lower()
 
 
-def _movielens(path, text, n_items) -> Ratings:
+def _movielens(path, text, n_items, ignore=()) -> Ratings:
     first = text.split("\n", 1)[0].removesuffix("\r")
     if (col := _csv_item_column(first)) is not None:  # MovieLens stars, or a scale of its own
         lo, hi = (0.5, 5) if col in ("movie", "movieid") else (-math.inf, math.inf)
-        return _ratings_csv(path, text, n_items, lo, hi)
+        return _ratings_csv(path, text, n_items, lo, hi, ignore=ignore)
     lines = [l.removesuffix("\r") for l in text.split("\n")]
     names = ("user", "item", "rating", "timestamp")
     if "::" in lines[0]:
@@ -1272,18 +1302,20 @@ def read_movielens(
     max_bytes: int | None = None,  # size cap in bytes (None: `max_file_bytes()`)
     # read a FIFO / device too (still capped); by default only regular files
     allow_special: bool = False,
+    ignore: list | tuple = (),  # names of columns that are not read (any other is refused)
 ) -> Ratings:
     """Read MovieLens ratings as a sparse users x movies matrix; ValueError naming file and
     line if malformed."""
+    ignore = _check_ignore(ignore)
     n_items = _check_n_items(n_items)
     path, text = _read_text(
         path, max_bytes=max_bytes, allow_special=allow_special, factor=CSV_PARSE_FACTOR
     )
-    return _movielens(path, text, n_items)
+    return _movielens(path, text, n_items, ignore)
 
 # %% ../nbs/07_datasets.ipynb #b9d75776
-def _jester(path, text, n_items) -> Ratings:
-    return _ratings_csv(path, text, n_items, -10, 10)
+def _jester(path, text, n_items, ignore=()) -> Ratings:
+    return _ratings_csv(path, text, n_items, -10, 10, ignore=ignore)
 
 
 def read_jester(
@@ -1294,14 +1326,16 @@ def read_jester(
     max_bytes: int | None = None,  # size cap in bytes (None: `max_file_bytes()`)
     # read a FIFO / device too (still capped); by default only regular files
     allow_special: bool = False,
+    ignore: list | tuple = (),  # names of columns that are not read (any other is refused)
 ) -> Ratings:
     """Read Jester joke ratings (-10..10) as a sparse users x jokes matrix; ValueError naming
     file and line if malformed."""
+    ignore = _check_ignore(ignore)
     n_items = _check_n_items(n_items)
     path, text = _read_text(
         path, max_bytes=max_bytes, allow_special=allow_special, factor=CSV_PARSE_FACTOR
     )
-    return _jester(path, text, n_items)
+    return _jester(path, text, n_items, ignore)
 
 
 def _is_jester(text):
@@ -1318,14 +1352,16 @@ def read_ratings(
     max_bytes: int | None = None,  # size cap in bytes (None: `max_file_bytes()`)
     # read a FIFO / device too (still capped); by default only regular files
     allow_special: bool = False,
+    ignore: list | tuple = (),  # names of columns that are not read (any other is refused)
 ) -> Ratings:
     """Read a ratings file, Jester (a CSV whose header names a `joke` column) or MovieLens,
     reading it once."""
+    ignore = _check_ignore(ignore)
     n_items = _check_n_items(n_items)
     path, text = _read_text(
         path, max_bytes=max_bytes, allow_special=allow_special, factor=CSV_PARSE_FACTOR
     )
-    return (_jester if _is_jester(text) else _movielens)(path, text, n_items)
+    return (_jester if _is_jester(text) else _movielens)(path, text, n_items, ignore)
 
 
 def _head(path, nbytes=4096, allow_special=False) -> bytes:

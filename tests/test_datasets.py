@@ -958,14 +958,14 @@ def csv_text(header, rows, lineterminator="\r\n"):
 )
 def test_csv_writer_round_trip(tmp, rows, order, eol, bom, gz):
     """Whatever csv.writer writes reads back equal: quoted names, "" escapes, line breaks inside
-    quotes, CRLF or LF, a BOM, gzip; columns in any order, an extra column ignored"""
+    quotes, CRLF or LF, a BOM, gzip; columns in any order, an extra column ignored when named"""
     table = [
         dict(user=u, winner=w, loser=l, tie=int(t), contest=k)
         for k, (u, w, l, t) in enumerate(rows)
     ]
     text = ("\ufeff" if bom else "") + csv_text(order, [[r[c] for c in order] for r in table], eol)
     data = gzip.compress(text.encode()) if gz else text.encode()
-    c = read_pairwise_csv(write(tmp, "rt.csv.gz" if gz else "rt.csv", data))
+    c = read_pairwise_csv(write(tmp, "rt.csv.gz" if gz else "rt.csv", data), ignore=["Contest"])
     got = [
         (c.user_ids[u], c.item_ids[w], c.item_ids[l], t)
         for u, w, l, t in zip(c.user, c.winner, c.loser, c.tie)
@@ -1048,7 +1048,7 @@ def test_ratings_fast_path_equals_csv_module(tmp, rows, order, eol, extra, at, n
 
 @pytest.mark.parametrize("quoted", [False, True])
 def test_ratings_csv_columns_by_name(tmp, quoted):
-    "Header names in any order and case, extra columns ignored, quoted fields read as numbers"
+    "Header names in any order and case, extra columns refused unless named, quoted fields numbers"
     q = (lambda s: f'"{s}"') if quoted else str
     head = ",".join(q(h) for h in ["Rating", "title", "MovieId", "USERID"])
     text = (
@@ -1059,10 +1059,13 @@ def test_ratings_csv_columns_by_name(tmp, quoted):
             for row in [(4.5, "Heat (1995)", 10, 7), (0.5, "x", 20, 7), (3, "", 10, 3)]
         )
     )
-    r = read_movielens(write(tmp, "ratings.csv", text))
+    with pytest.raises(ValueError, match="column 'title' is not one of the columns read"):
+        read_movielens(write(tmp, "ratings.csv", text))  # never silently ignored
+    r = read_movielens(write(tmp, "ratings.csv", text), ignore=["Title"])
     assert (r.user_ids.tolist(), r.item_ids.tolist()) == ([3, 7], [10, 20])
     assert r.ratings.toarray().tolist() == [[3, 0], [4.5, 0.5]]
     assert ratings_format(write(tmp, "r.csv", text)) == "movielens"
+    assert read_ratings(write(tmp, "r.csv", text), ignore=["title"]).ratings.nnz == 3
     j = write(tmp, "j.csv", '"joke",user,rating\r\n5,1,-9.5\r\n7,1,10\r\n')
     assert ratings_format(j) == "jester" and read_ratings(j).ratings.toarray().tolist() == [
         [-9.5, 10]
@@ -1208,11 +1211,15 @@ CHAMELEONS = "bradleyterry2-chameleons/chameleons_contests.csv.gz"
 
 
 def test_chameleons_read_as_they_are():
-    "R's write.csv output (quoted names, a contest column and six more) read without edits"
+    "R's write.csv output (quoted names, a contest column and six more, named as not read)"
     d = shared_data_dir()
     if d is None or not (d / CHAMELEONS).is_file():
         pytest.skip("no shared/data/bradleyterry2-chameleons (set $PRIVRANK_SHARED_DATA)")
-    c = read_pairwise_csv(d / CHAMELEONS)
+    with pytest.raises(ValueError, match="column 'contest' is not one of the columns read"):
+        read_pairwise_csv(d / CHAMELEONS)  # never silently ignored
+    extra = ["contest", "winner_prev.wins.1", "winner_prev.wins.2", "winner_prev.wins.all"]
+    extra += ["loser_prev.wins.1", "loser_prev.wins.2", "loser_prev.wins.all"]
+    c = read_pairwise_csv(d / CHAMELEONS, ignore=extra)
     assert (c.n_comparisons, c.n_items, c.privacy_unit, int(c.tie.sum())) == (
         106,
         35,

@@ -2515,7 +2515,7 @@ HELPERS = [
     ),
     (
         "scale.dp_btl_aggregate_comparisons",
-        lambda: scale.dp_btl_aggregate_comparisons([[0, 1, -1]], n_items=2, epsilon=1),
+        lambda: scale.dp_btl_aggregate_comparisons([[0, 1, NAN]], n_items=2, epsilon=1),
         "comparisons",
     ),
     (
