@@ -1236,8 +1236,9 @@ def _fast_numeric(text, ncol):
 
 def _ratings_csv(path, text, n_items, lo, hi, fast=True, ignore=()) -> Ratings:
     """Ratings from a CSV with a header naming user, item and rating columns (any order; a
-    timestamp column accepted and not used, any other refused), ratings in [lo, hi]. `fast`: a quote-free numeric file is read by
-    `_fast_numeric`, tested to give what the csv module gives."""
+    timestamp column and those in `ignore` accepted and not used, any other refused), ratings in
+    [lo, hi]. `fast`: a quote-free numeric file is read by `_fast_numeric`, tested to give what
+    the csv module gives."""
     try:
         head = next(_csv_reader(text.split("\n", 1)[0]), [])
     except csv.Error as e:
