@@ -317,14 +317,14 @@ class Profile:
             raise TypeError("`item_names`, `title`, `source` (and `note`) must be strings")
 
 
-def load_profile(path: str | os.PathLike, *, rng: RNGLike = None) -> Profile:
-    "The rankings or comparisons in `path` (PrefLib or pairwise CSV)"
+def load_profile(path: str | os.PathLike, *, rng: RNGLike = None, ignore=()) -> Profile:
+    "The rankings or comparisons in `path` (PrefLib or pairwise CSV; the columns `ignore` not read)"
     if not isinstance(path, (str, os.PathLike)) or isinstance(path, bytes):
         raise TypeError(f"`path` must be a file path; got {type(path).__name__}")
     path, rng = Path(path), check_rng(rng)
     suf = _suffix(path)
     if suf == ".csv":
-        c = datasets.read_pairwise_csv(path)
+        c = datasets.read_pairwise_csv(path, ignore=list(ignore))
         pairs = Pairs(c.user, c.winner, c.loser, c.outcome, c.n_items, unit=c.privacy_unit)
         return Profile(
             None, pairs, c.item_ids, tuple(str(i) for i in c.item_ids), path.name, source=path.name
@@ -694,7 +694,7 @@ def _cmd_aggregate(args):
     if args.workers is not None or args.scheduler is not None:
         raise CLIError("--workers and --scheduler apply to .parquet files only")
     rng = check_rng(args.seed)
-    profile = load_profile(args.file, rng=rng)
+    profile = load_profile(args.file, rng=rng, ignore=_ignored(args))
     res, sec = run_method(
         args.method,
         profile,
@@ -778,17 +778,36 @@ def _id_range(f, cols):
     return top + 1
 
 
+def _ignored(args):
+    "The columns named by --ignore-columns (lower case), read by no method"
+    given = getattr(args, "ignore_columns", None)
+    return () if not given else tuple(c.strip().lower() for c in given.split(",") if c.strip())
+
+
+def _file_roles(path, names, spec, required, ignore, unused=()):
+    """{role: the file's column} of a table file whose columns are `names`: matched in any case;
+    a column neither read, nor in `unused`, nor named by --ignore-columns refused by name"""
+    try:
+        at = datasets._match_columns(names, spec, required, path.name, (*unused, *ignore))
+    except ValueError as e:
+        raise CLIError(f"{printable(str(e))} (or name it in --ignore-columns)") from None
+    return {r: names[k] for r, k in at.items()}
+
+
 def _aggregate_parquet(args, path):
     """privrank aggregate FILE.parquet: rankings (a column per candidate, positions 0 = best) by
     Borda, Kemeny or the footrule, or comparisons (columns winner, loser[, user][, tie]: integer
     ids or labels) by BTL, read in chunks (privrank.scale), here or on a Dask cluster"""
     names, n_rows, f = _parquet_meta(path)
+    if n_rows == 0:
+        raise CLIError(f"{printable(path.name)} holds no rows")
+    ignore = _ignored(args)
     rng = check_rng(args.seed)
     eps, delta, model = args.epsilon, args.delta or 0.0, args.model or "central"
     method, why = args.method, None
     with _cluster(args) as client:
         t0 = time.perf_counter()
-        if {"winner", "loser"} <= set(names):
+        if {"winner", "loser"} & {str(n).strip().lower() for n in names}:
             if method not in ("auto", "btl"):
                 raise CLIError(
                     f"{path.name} holds pairwise comparisons: use --method btl (or auto)"
@@ -801,13 +820,14 @@ def _aggregate_parquet(args, path):
                 raise CLIError(
                     "btl is pure epsilon-DP in the local model: no --delta, --model local"
                 )
-            ties = "tie" in names
-            cols = ["winner", "loser"] + (["user"] if "user" in names else []) + ["tie"] * ties
+            role = _file_roles(path, names, datasets.PAIRWISE_COLUMNS, ("winner", "loser"), ignore)
+            ties = "tie" in role
+            cols = [role[r] for r in ("winner", "loser", "user", "tie") if r in role]
             # integer ids: items 0..max; labels (names): the file's distinct labels, sorted
             types = _pyarrow("types", path)
             ints = all(types.is_integer(f.schema_arrow.field(c).type) for c in cols[:2])
             m = _id_range(f, cols[:2]) if ints else None
-            unit = "user" if "user" in cols else "comparison"
+            unit = "user" if "user" in role else "comparison"
             res = scale.dp_btl_aggregate_comparisons(
                 path, n_items=m, epsilon=eps, privacy_unit=unit, rng=rng, columns=cols,
                 lam=args.lam or "r3", ties=ties, client=client,
@@ -816,7 +836,8 @@ def _aggregate_parquet(args, path):
                 why = "the file holds pairwise comparisons: btl, the method for comparisons"
             ids = np.arange(m) if ints else np.array(res.diagnostics["items"], dtype=object)
             pairs = SimpleNamespace(unit=unit)
-        else:
+        else:  # a column per candidate, less the columns named by --ignore-columns
+            names = [n for n in names if str(n).strip().lower() not in ignore]
             ids, pairs, m = np.array(names), None, len(names)
             if method == "auto" and eps is not None:
                 c = auto.choose_aggregator(n_rows, m, epsilon=eps, delta=delta, model=model)
@@ -833,10 +854,11 @@ def _aggregate_parquet(args, path):
                 raise CLIError("footrule on a Parquet file is private: give --epsilon")
             if method == "footrule":
                 res = scale.dp_footrule_aggregate(
-                    path, epsilon=eps, delta=delta, model=model, rng=rng, client=client
-                )
+                    path, epsilon=eps, delta=delta, model=model, rng=rng, client=client,
+                    columns=names,
+                )  # fmt: skip
             elif eps is None:
-                st = scale.rank_statistics(path, client=client)
+                st = scale.rank_statistics(path, client=client, columns=names)
                 if method == "borda":
                     order = np.argsort(-st.borda, kind="stable")
                 else:
@@ -846,13 +868,14 @@ def _aggregate_parquet(args, path):
                                 model="none", n_voters=st.n_voters)  # fmt: skip
             elif method == "borda":
                 res = scale.dp_borda_aggregate(
-                    path, epsilon=eps, delta=delta, model=model, rng=rng, client=client
-                )
+                    path, epsilon=eps, delta=delta, model=model, rng=rng, client=client,
+                    columns=names,
+                )  # fmt: skip
             else:
                 if model != "central":
                     raise CLIError("kemeny runs in the central model only (--model central)")
                 res = scale.dp_kemeny_aggregate(
-                    path, epsilon=eps, delta=delta, rng=rng, client=client
+                    path, epsilon=eps, delta=delta, rng=rng, client=client, columns=names
                 )
         sec = time.perf_counter() - t0
     if why is not None:
@@ -968,17 +991,17 @@ def _cmd_demo(args):
     return "\n".join(lines)
 
 # %% ../nbs/09_cli.ipynb #6656893c
-def load_ratings(path, *, n_items=None):
+def load_ratings(path, *, n_items=None, ignore=()):
     """A `Ratings` from a MovieLens or Jester file, or a .parquet file with user, item and rating
     columns (names as `datasets.RATINGS_COLUMNS`), with the item universe 1..n_items if given
-    (see `privrank.datasets`)"""
+    (see `privrank.datasets`); the columns `ignore` not read, any other unknown one refused"""
     if not isinstance(path, (str, os.PathLike)) or isinstance(path, bytes):
         raise TypeError(f"`path` must be a file path; got {type(path).__name__}")
     p = Path(path)
     if p.suffix.lower() not in (".parquet", ".pq"):
-        return datasets.read_ratings(path, n_items=n_items)
+        return datasets.read_ratings(path, n_items=n_items, ignore=list(ignore))
     names, _, f = _parquet_meta(p)
-    cols = _rating_columns(p, names)
+    cols = _rating_columns(p, names, ignore)
     table = f.read(columns=list(cols.values()))  # the columns only: 12 to 24 bytes a rating
     try:
         r = datasets.Ratings.from_frame(table, n_items=n_items, **cols)
@@ -987,18 +1010,14 @@ def load_ratings(path, *, n_items=None):
     return replace(r, source=p.name)
 
 
-def _rating_columns(p, names):
-    "The user, item and rating columns of a Parquet file with columns `names` (RATINGS_COLUMNS)"
-    lower, cols = {x.lower(): x for x in names}, {}
-    for role, aliases in datasets.RATINGS_COLUMNS.items():
-        found = [lower[a] for a in aliases if a in lower]
-        if not found:
-            raise CLIError(
-                f"{p.name} has no {role} column (one of {', '.join(aliases)}); it has "
-                f"{', '.join(names) or 'no columns'}"
-            )
-        cols[role] = found[0]
-    return cols
+def _rating_columns(p, names, ignore=()):
+    """The user, item and rating columns of a table file with columns `names`
+    (`datasets.RATINGS_COLUMNS`, any case; a timestamp column and those of --ignore-columns not
+    read, any other refused)"""
+    return _file_roles(
+        p, names, datasets.RATINGS_COLUMNS, tuple(datasets.RATINGS_COLUMNS), ignore,
+        datasets._UNUSED_RATINGS,
+    )  # fmt: skip
 
 
 def _table_file(path):
@@ -1033,7 +1052,7 @@ def _complete_distributed(args, n_items, rating_range, rng, mode, options):
     schema = (
         _csv_schema(path) if _table_file(path) == "csv" else _parquet_meta(path)[2].schema_arrow
     )
-    cols = _rating_columns(path, list(schema.names))
+    cols = _rating_columns(path, list(schema.names), _ignored(args))
     for role, text in (("user", True), ("item", False)):  # users: ids or labels (text)
         kind = schema.field(cols[role]).type
         if not (pa.types.is_integer(kind) or text and pa.types.is_string(kind)):
@@ -1413,6 +1432,14 @@ def build_parser() -> argparse.ArgumentParser:
         "estimate, or a stated ridge of one virtual tie per item where it does not exist), r3 "
         "(default with --epsilon: equation (R3) for debiased private data) or a number >= 0",
     )
+    a.add_argument(
+        "--ignore-columns",
+        default=None,
+        metavar="NAMES",
+        help="comma-separated columns of a CSV or Parquet file that are not read (any other column "
+        "the command does not read is refused, so that a misspelt user or tie column is never "
+        "ignored)",
+    )
     c = sub.add_parser(
         "complete", help="private matrix completion of the ratings in RATINGS (joint DP)"
     )
@@ -1524,6 +1551,14 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="DIR",
         help=".parquet or CSV: hold the users' rows in files in DIR (a temporary subfolder, "
         "removed after), one partition of 2^22 ratings in memory at a time",
+    )
+    c.add_argument(
+        "--ignore-columns",
+        default=None,
+        metavar="NAMES",
+        help="comma-separated columns of a CSV or Parquet ratings file that are not read (any "
+        "other column the command does not read is refused, so that a misspelt user column is "
+        "never ignored; a timestamp column is accepted and not read)",
     )
     c.add_argument("--json", action="store_true", help="print one JSON object")
     return p

@@ -795,12 +795,28 @@ def test_file_without_user_column_is_one_unit_per_comparison(tmp_path):
         tmp_path / "games.csv", ["winner", "loser", "venue"], [r + ("home",) for r in rows]
     )
     code, text, err = run_inproc(["aggregate", str(f), "--method", "btl"])
+    assert code == 2 and "column 'venue' is not one of the columns read" in err  # not ignored
+    code, text, err = run_inproc(
+        ["aggregate", str(f), "--method", "btl", "--ignore-columns", "Venue"]
+    )
     assert code == 0 and err == "", err
     assert "btl consensus of 4 comparisons over 3 candidates" in text
     assert "note: the file has no user column: each comparison is its own privacy unit" in text
     d = strict_json(
         run_inproc(
-            ["aggregate", str(f), "--method", "btl", "--epsilon", "1", "--seed", "0", "--json"]
+            [
+                "aggregate",
+                str(f),
+                "--method",
+                "btl",
+                "--epsilon",
+                "1",
+                "--seed",
+                "0",
+                "--json",
+                "--ignore-columns",
+                "venue",
+            ]
         )[1]
     )
     assert d["privacy_unit"] == "comparison" and d["epsilon"] == 1.0
@@ -812,21 +828,26 @@ def test_file_without_user_column_is_one_unit_per_comparison(tmp_path):
 
 
 def test_chameleons_aggregate_as_they_are(shared_data):
-    "The R package's CSV, quoted names and extra columns, through `privrank aggregate --method btl`"
+    "The R package's CSV, quoted names and extra columns named as not read, through the command"
     f = shared_data / "bradleyterry2-chameleons" / "chameleons_contests.csv.gz"
     if not f.is_file():
         pytest.skip("no bradleyterry2-chameleons in the shared data folder")
     code, out, err = run_exe("aggregate", str(f), "--method", "btl", "--json")
+    assert code == 2 and "column 'contest' is not one of the columns read" in err
+    extra = "contest,winner_prev.wins.1,winner_prev.wins.2,winner_prev.wins.all,"
+    extra += "loser_prev.wins.1,loser_prev.wins.2,loser_prev.wins.all"
+    ig = ("--ignore-columns", extra)
+    code, out, err = run_exe("aggregate", str(f), "--method", "btl", "--json", *ig)
     assert code == 0, err
     d = json.loads(out)
-    c = datasets.read_pairwise_csv(f)
+    c = datasets.read_pairwise_csv(f, ignore=extra.split(","))
     assert (d["n_items"], d["n_voters"]) == (35, 106) and sorted(d["order"]) == c.item_ids.tolist()
     assert all(n.startswith("C") and '"' not in n for n in d["order"])
     res = btl.btl_aggregate_comparisons(
         c.winner, c.loser, c.outcome, c.user, n_items=c.n_items, privacy_unit="comparison"
     )
     assert d["order"] == c.item_ids[res.order].tolist()
-    code, text, err = run_exe("aggregate", str(f), "--method", "btl")
+    code, text, err = run_exe("aggregate", str(f), "--method", "btl", *ig)
     assert code == 0 and "  1. " + d["order"][0] + " (id " + d["order"][0] + ")" in text
 
 

@@ -657,3 +657,70 @@ def test_completion_has_one_row_per_user_whatever_the_types():
     assert one.n_users == two.n_users == 120
     assert np.array_equal(two.diagnostics["user_ids"], np.arange(120))
     assert np.array_equal(one.factors, two.factors)
+
+
+def test_parquet_columns_are_matched_as_users_write_them(tmp_path):
+    # issue 29: `User` was not the user column (each comparison its own unit: up to 27x the
+    # epsilon per user) and `Tie` was ignored (ties counted as wins)
+    import json
+
+    g = np.random.default_rng(4)
+    w, l = g.integers(0, 4, 400), g.integers(0, 4, 400)
+    keep = w != l
+    w, l, u, t = w[keep], l[keep], g.integers(0, 20, keep.sum()), g.random(keep.sum()) < 0.3
+    path = tmp_path / "c.parquet"
+    pq.write_table(pa.table({"Winner": w, "LOSER": l, "User": u, "Tie": t}), path)
+    code, out, err = _cli("aggregate", str(path), "--epsilon", "1", "--seed", "0", "--json")
+    assert code == 0, err
+    d = json.loads(out)
+    assert d["privacy_unit"] == "user" and d["n_voters"] == len(np.unique(u))
+    lower = tmp_path / "lower.parquet"
+    pq.write_table(pa.table({"winner": w, "loser": l, "user": u, "tie": t}), lower)
+    want = scale.dp_btl_aggregate_comparisons(
+        lower, n_items=4, epsilon=1.0, rng=0, ties=True, lam="r3"
+    )
+    assert d["order"] == want.order.tolist()  # the tie column honoured: the same release
+    extra = tmp_path / "extra.parquet"
+    pq.write_table(pa.table({"winner": w, "loser": l, "user_id": u}), extra)
+    code, out, err = _cli("aggregate", str(extra), "--epsilon", "1")
+    assert code == 2 and "column 'user_id' is not one of the columns read" in err, err
+    assert err.count("\n") == 1
+    code, out, err = _cli("aggregate", str(extra), "--epsilon", "1", "--ignore-columns", "user_id")
+    assert code == 0 and json.loads(_cli(*("aggregate", str(extra), "--epsilon", "1"),
+        "--ignore-columns", "user_id", "--json")[1])["privacy_unit"] == "comparison"  # fmt: skip
+    empty = tmp_path / "empty.parquet"
+    pq.write_table(pa.table({"winner": pa.array([], pa.int64()), "loser": pa.array([], pa.int64())}),
+                   empty)  # fmt: skip
+    code, out, err = _cli("aggregate", str(empty), "--epsilon", "1")
+    assert code == 2 and "empty.parquet holds no rows" in err
+    broken = tmp_path / "broken.parquet"
+    broken.write_bytes(path.read_bytes()[: len(path.read_bytes()) // 2])
+    code, out, err = _cli("aggregate", str(broken), "--epsilon", "1")
+    assert code == 2 and "broken.parquet" in err and err.count("\n") == 1, err
+
+
+def test_memory_grows_with_the_data_not_with_the_largest_id(tmp_path):
+    # issue 29: one user id of 400,000,000 (a 200-row file) needed 2.98 GiB and ended in a
+    # MemoryError; 52M copies of one rating loaded a whole partition
+    import tracemalloc
+
+    g = np.random.default_rng(6)
+    w, l = g.integers(0, 5, 200), g.integers(0, 5, 200)
+    keep = w != l
+    u = g.integers(0, 30, keep.sum())
+    u[0] = 400_000_000
+    path = tmp_path / "c.parquet"
+    pq.write_table(pa.table({"winner": w[keep], "loser": l[keep], "user": u}), path)
+    tracemalloc.start()
+    try:
+        res = scale.dp_btl_aggregate_comparisons(path, n_items=5, epsilon=1.0, rng=0)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert res.n_voters == len(np.unique(u))
+    assert peak < 64 << 20, peak  # a bincount to the largest id: 3.2 GB
+    users = scale._Users.of(np.array([400_000_000, 3, 3, 7]))
+    assert users.dense.nbytes == 0 and users.index().counts.tolist() == [2, 1, 1]
+    rows = np.column_stack([np.zeros(50_000), np.ones(50_000), np.full(50_000, 3.0)])
+    with pytest.raises(ValueError, match="has 50,000 ratings of 10 items"):
+        scale.complete(rows, epsilon=1.0, delta=1e-6, n_items=10, rng=0)
