@@ -1055,7 +1055,10 @@ def _complete_distributed(args, n_items, rating_range, rng, mode, options):
     cols = _rating_columns(path, list(schema.names), _ignored(args))
     for role, text in (("user", True), ("item", False)):  # users: ids or labels (text)
         kind = schema.field(cols[role]).type
-        if not (pa.types.is_integer(kind) or text and pa.types.is_string(kind)):
+        if pa.types.is_null(kind):
+            raise CLIError(f"{printable(path.name)} holds no rows")
+        number = pa.types.is_integer(kind) or pa.types.is_floating(kind)  # whole: checked later
+        if not (number or text and pa.types.is_string(kind)):
             what = "integer ids or text labels" if text else "integer ids"
             raise CLIError(
                 f"{path.name}: with --workers, --scheduler or --spill the {role} column "

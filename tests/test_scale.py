@@ -689,8 +689,8 @@ def test_parquet_columns_are_matched_as_users_write_them(tmp_path):
     assert code == 0 and json.loads(_cli(*("aggregate", str(extra), "--epsilon", "1"),
         "--ignore-columns", "user_id", "--json")[1])["privacy_unit"] == "comparison"  # fmt: skip
     empty = tmp_path / "empty.parquet"
-    pq.write_table(pa.table({"winner": pa.array([], pa.int64()), "loser": pa.array([], pa.int64())}),
-                   empty)  # fmt: skip
+    nothing = pa.array([], pa.int64())
+    pq.write_table(pa.table({"winner": nothing, "loser": nothing}), empty)
     code, out, err = _cli("aggregate", str(empty), "--epsilon", "1")
     assert code == 2 and "empty.parquet holds no rows" in err
     broken = tmp_path / "broken.parquet"
