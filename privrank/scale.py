@@ -1006,31 +1006,53 @@ class _UserIndex:
         self.keys, self.counts = keys, counts
         self.by_id = labels is None
         self.labels = keys if labels is None else labels  # in row order
-        self.lut = None
+        self.lut, self.values = None, None
         if self.by_id and len(keys) and int(keys[-1]) - int(keys[0]) < 4 * len(keys) + _DENSE:
-            self.lut = np.full(int(keys[-1]) - int(keys[0]) + 1, -1, np.int64)
+            kind = np.int32 if len(keys) < 2**31 else np.int64
+            self.lut = np.full(int(keys[-1]) - int(keys[0]) + 1, -1, kind)
             self.lut[keys - keys[0]] = np.arange(len(keys))
+
+    def mapped(self, values):
+        """The same index, looking up values[row] instead of the row: one gather per chunk where
+        the ids are dense (`values` >= 0, e.g. each user's epsilon group)"""
+        out = _UserIndex(self.keys, self.counts, None if self.by_id else self.labels)
+        out.lut, out.values = self.lut, np.asarray(values)
+        if out.lut is not None:
+            kind = np.int32 if len(values) == 0 or values.max() < 2**31 else np.int64
+            out.lut = np.where(self.lut >= 0, out.values[np.maximum(self.lut, 0)], -1).astype(kind)
+        return out
 
     def __len__(self):
         return len(self.keys)
 
     def rows(self, u, where, name):
-        "The rows of canonical labels `u`; ValueError if one was not found in the first pass"
+        """The rows of canonical labels `u` (or their values, `mapped`); ValueError if one was not
+        found in the first pass"""
+        rows = None
         if not self.by_id:
-            u = _text_keys(u)
-        elif u.dtype == object:  # text, where the first pass found integers only
-            u = None
-        elif self.lut is not None:
-            at = u - self.keys[0]
-            rows = self.lut[np.where((at >= 0) & (at < len(self.lut)), at, 0)]
-        if u is not None and self.lut is None:
-            rows = np.minimum(np.searchsorted(self.keys, u), len(self.keys) - 1)
-        if u is not None and (self.keys[rows] == u).all():
-            return rows
-        raise ValueError(
-            f"`{name}` {where}: a user absent from the first pass (did the data change between "
-            "the two passes?)"
-        )
+            rows = self._search(_text_keys(u))
+        elif u.dtype != object and self.lut is None:
+            rows = self._search(u)
+        elif u.dtype != object and len(u):  # dense ids: one look-up in the table (-1: absent)
+            lo, hi, first = int(u.min()), int(u.max()), int(self.keys[0])
+            if lo >= first and hi - first < len(self.lut):
+                rows = self.lut[u - first if first else u]
+                rows = rows if (rows >= 0).all() else None
+        elif u.dtype != object:
+            rows = u
+        if rows is not None and self.values is not None and self.lut is None:
+            rows = self.values[rows]
+        if rows is None:  # text where the first pass found integers, or a label not found
+            raise ValueError(
+                f"`{name}` {where}: a user absent from the first pass (did the data change "
+                "between the two passes?)"
+            )
+        return rows
+
+    def _search(self, k):
+        "Rows of the keys `k` by binary search, or None if one is missing"
+        rows = np.minimum(np.searchsorted(self.keys, k), len(self.keys) - 1)
+        return rows if (self.keys[rows] == k).all() else None
 
 
 def _label_column(col, where, name="comparisons"):
@@ -1150,12 +1172,13 @@ def _item_chunk(x, n_cols, where):
     return (_Labels.of(a[0], where) + _Labels.of(a[1], where),) if len(a) else None
 
 
-def _btl_chunk(x, m, items, group, users, eps, p, mode, ties, g, where):
+def _btl_chunk(x, m, items, users, eps, p, mode, ties, g, where):
     """(released counts c[g, a, b, t],) of one chunk: each comparison's outcome "winner beat
     loser" (a tie: a fair coin, as in 01) through randomized response at its group's epsilon,
     drawn from the chunk's generator. Items are ids, or labels looked up in `items`; users are
-    labels, whose rows in `users` (a `_UserIndex`) index `group`."""
-    n_cols = 2 + (group is not None) + ties
+    labels, whose epsilon groups `users` gives (a `_UserIndex` mapped to the groups; None: each
+    comparison its own unit)."""
+    n_cols = 2 + (users is not None) + ties
     a = _columns(x, where, "comparisons")
     _check_width(a, where, n_cols)
     if len(a) == 0:
@@ -1168,11 +1191,10 @@ def _btl_chunk(x, m, items, group, users, eps, p, mode, ties, g, where):
         raise ValueError(
             f"`comparisons` {where}: winner and loser must be different ids in 0..{m - 1}"
         )
-    if group is None:
+    if users is None:
         grp = np.zeros(len(a), np.int64)
     else:
-        u = _canonical(a[2], where, "comparisons", "user labels")
-        grp = group[users.rows(u, where, "comparisons")]
+        grp = users.rows(_canonical(a[2], where, "comparisons", "user labels"), where, "comparisons")
     y = np.ones(len(a), bool)  # "winner beat loser"
     if ties:
         try:
@@ -1273,19 +1295,15 @@ def dp_btl_aggregate_comparisons(
         name="comparisons",
         what=f"the released counts of {G} epsilon groups x {m} x {m} pairs",
     )
-    # the group of each user travels once to the workers
-    if client is not None or _is_dask(comparisons):
-        dask = _need("dask")
-        group_arg, users_arg = (
-            None if a is None else dask.delayed(a, pure=True) for a in (group, users)
-        )
-    else:
-        group_arg, users_arg = group, users
+    # each user's epsilon group, looked up by her label: travels once to the workers
+    groups = None if users is None else users.mapped(group)
+    if groups is not None and (client is not None or _is_dask(comparisons)):
+        groups = _need("dask").delayed(groups, pure=True)
     p = rr.flip_probability(epsilon=np.where(eps_k > 0, eps_k, 1.0))  # the coins' probabilities
     (c,) = _reduce(
         comparisons,
         _btl_chunk,
-        (m, vocab, group_arg, users_arg, eps_k, p, mode, bool(ties)),
+        (m, vocab, groups, eps_k, p, mode, bool(ties)),
         rng=rng,
         exact=True,
         **kw,

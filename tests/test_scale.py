@@ -276,7 +276,7 @@ def test_the_command_completes_a_parquet_file_of_ratings(tmp_path):
     pq.write_table(pa.table({"who": u, "movieId": j + 1, "rating": r}), tmp_path / "x.parquet")
     code, out, err = _cli("complete", str(tmp_path / "x.parquet"), *argv[2:], "--items", "30",
                           "--rating-range", "1,5")  # fmt: skip
-    assert code == 2 and "no user column" in err
+    assert code == 2 and "no `user` column" in err
 
 
 # completion: the users' rows persisted on the workers, one map-reduce per release
