@@ -602,7 +602,12 @@ def test_one_user_is_one_user_on_every_path(source, n_items, coins, tmp_path):
                        row_group_size=100)  # fmt: skip
         res = scale.dp_btl_aggregate_comparisons(path, **kw, chunk_rows=70)
     else:  # two workers (threads, so that the recording sees their coins); frames typed apart
-        frame = dd.from_pandas(pd.concat(_typed_chunks()[:2]), npartitions=2)
+        import dask
+
+        typed = _typed_chunks()  # one Dask partition per chunk, each with its own user type
+        frame = dd.from_delayed(
+            [dask.delayed(lambda f: f)(f) for f in typed], meta=typed[0], verify_meta=False
+        )
         with (
             distributed.LocalCluster(
                 n_workers=2, threads_per_worker=1, processes=False, dashboard_address=":0"
@@ -617,7 +622,8 @@ def test_one_user_is_one_user_on_every_path(source, n_items, coins, tmp_path):
             _check_spent(res, coins, true_users)
             coins.clear()
             res = scale.dp_btl_aggregate_comparisons(frame, **kw, client=c)
-            true_users = set(pd.concat(_typed_chunks()[:2])["user"].astype(int).tolist())
+            kinds = {str(part["user"].dtype) for part in dask.compute(*frame.to_delayed())}
+            assert kinds == {"int64", "float64", "uint64", "object"}, kinds
     _check_spent(res, coins, true_users)
 
 
