@@ -730,3 +730,25 @@ def test_memory_grows_with_the_data_not_with_the_largest_id(tmp_path):
     rows = np.column_stack([np.zeros(50_000), np.ones(50_000), np.full(50_000, 3.0)])
     with pytest.raises(ValueError, match="has 50,000 ratings of 10 items"):
         scale.complete(rows, epsilon=1.0, delta=1e-6, n_items=10, rng=0)
+
+
+def test_a_cluster_without_workers_is_refused_in_bounded_time(monkeypatch):
+    # issue 29: a scheduler with no workers ended in a ZeroDivisionError (aggregate) or a hang
+    # (complete); now every scale function waits WORKER_TIMEOUT seconds, then raises TimeoutError
+    import time
+
+    monkeypatch.setattr(scale, "WORKER_TIMEOUT", 1.0)
+    with (
+        distributed.LocalCluster(n_workers=0, processes=False, dashboard_address=":0") as lc,
+        distributed.Client(lc) as c,
+    ):
+        t = _ratings(50, 6, 3)
+        for call in (
+            lambda: scale.dp_borda_aggregate(R[:50], epsilon=1.0, client=c),
+            lambda: scale.dp_footrule_aggregate(R[:50], epsilon=1.0, model="local", client=c),
+            lambda: scale.complete(t, epsilon=1.0, delta=1e-6, n_items=6, client=c),
+        ):
+            t0 = time.perf_counter()
+            with pytest.raises(TimeoutError, match="`client`: the cluster has no workers"):
+                call()
+            assert time.perf_counter() - t0 < 10
