@@ -619,7 +619,38 @@ def _accepted(spec, required):
 
 def _csv_reader(text):
     'An RFC 4180 reader of `text`: quoted fields, `""` escapes, line breaks in quotes, LF or CRLF'
-    return csv.reader(io.StringIO(text, newline=""), strict=True)
+    return _CSVReader(text)
+
+
+class _CSVReader:
+    """`csv.reader` of a text in memory whose fields may be as long as the text (a name of any
+    length): the csv module's limit on a field (128 KiB by default, for the whole process) is
+    raised to the text's length while rows are parsed, and put back after each row or block"""
+
+    def __init__(self, text):
+        self._rows, self._limit = csv.reader(io.StringIO(text, newline=""), strict=True), len(text)
+
+    @property
+    def line_num(self):
+        return self._rows.line_num
+
+    def __iter__(self):
+        return self
+
+    def __next__(self):
+        return self._parse(next, self._rows)
+
+    def take(self, n):
+        "The next `n` rows (fewer at the end: none after it)"
+        return self._parse(lambda rows: list(islice(rows, n)), self._rows)
+
+    def _parse(self, f, rows):
+        old = csv.field_size_limit()
+        csv.field_size_limit(max(old, self._limit + 1))
+        try:
+            return f(rows)
+        finally:
+            csv.field_size_limit(old)
 
 
 def _header(head, spec, required, path) -> dict:
@@ -682,7 +713,7 @@ def _csv_numbers(vals, kind, lines, path, name):
     if (bad := np.flatnonzero(~ok)).size:
         what = "an integer" if kind == "i" else "a finite number"
         raise ValueError(
-            f"{path} line {lines[bad[0]]}: `{name}` must be {what}; got {vals[bad[0]]!r}"
+            f"{path} line {lines[bad[0]]}: `{name}` must be {what}; got {vals[bad[0]][:80]!r}"
         )
     return x
 
@@ -717,7 +748,7 @@ def _csv_table(text, path, spec, required, kinds) -> tuple:
         where = _header(head, spec, required, path)
         tables = {kinds[c]: {} for c in where if kinds[c] not in "if"}
         parts, recs, start, ncol = {c: [] for c in where}, [], 0, len(head)
-        while chunk := list(islice(reader, CSV_CHUNK_ROWS)):
+        while chunk := reader.take(CSV_CHUNK_ROWS):
             lens = np.fromiter(map(len, chunk), dtype=np.int64, count=len(chunk))
             keep = lens > 0
             for k in np.flatnonzero(lens == 1):  # a line of spaces is blank too
