@@ -418,7 +418,7 @@ def test_the_command_completes_on_workers(tmp_path):
     npz = tmp_path / "f.npz"
     argv = ["complete", str(path), "--epsilon", "2", "--delta", "1e-6", "--items", "20",
             "--rating-range", "private", "--seed", "4", "--evaluate"]  # fmt: skip
-    code, out, err = _cli(*argv, "--workers", "2", "--json", "--output", str(npz))
+    code, out, err = _cli(*argv, "--workers", "2", "--json", "--per-user-output", str(npz))
     d = json.loads(out)
     assert code == 0, err
     assert (d["users"], d["items"], d["partitions"]) == (1_000, 20, 1)
@@ -434,7 +434,7 @@ def test_the_command_completes_on_workers(tmp_path):
     assert d["evaluation"]["test_rmse"] == api.evaluation["test_rmse"]
     spill = tmp_path / "spill"
     spill.mkdir()
-    code, out, err = _cli(*argv, "--spill", str(spill), "--json", "--output", str(npz))
+    code, out, err = _cli(*argv, "--spill", str(spill), "--json", "--per-user-output", str(npz))
     assert code == 0 and json.loads(out)["evaluation"]["test_rmse"] == api.evaluation["test_rmse"]
     with np.load(npz) as z:  # out of core here: the same floats
         assert np.array_equal(z["coef"], api.coef) and np.array_equal(z["factors"], api.factors)
@@ -442,7 +442,7 @@ def test_the_command_completes_on_workers(tmp_path):
     csv = tmp_path / "r.csv.gz"  # the same rows as a gzipped CSV: read in blocks, the same floats
     pd.read_parquet(path).to_csv(csv, index=False)
     code, out, err = _cli(
-        "complete", str(csv), *argv[2:], "--spill", str(spill), "--output", str(npz)
+        "complete", str(csv), *argv[2:], "--spill", str(spill), "--per-user-output", str(npz)
     )
     assert code == 0, err
     with np.load(npz) as z:
