@@ -966,7 +966,7 @@ def _connect(address, timeout):
         with lock:
             box.setdefault("late", "client" not in box and "error" not in box)
     e = box.get("error")
-    if box["late"] or isinstance(e, TimeoutError):
+    if box["late"] or isinstance(e, (TimeoutError, asyncio.TimeoutError)):  # one in 3.11+
         raise CLIError(
             f"{flag}: no answer within {timeout:g} s (--timeout): is a Dask scheduler listening "
             "there (tcp://HOST:8786 by default)?"

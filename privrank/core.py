@@ -7,6 +7,7 @@ Docs: https://privrank.github.io/privrank/core.html.md"""
 # %% ../nbs/00_core.ipynb #c820df7d
 from __future__ import annotations  # noqa: F404 (the use-it example comes first)
 
+import asyncio
 import contextlib
 import contextvars
 import decimal
@@ -204,7 +205,7 @@ def check_client(
         raise ValueError(f"`timeout` must be a positive finite number of seconds; got {timeout}")
     try:
         wait(1, timeout=float(timeout))
-    except TimeoutError:  # distributed's WorkerStartTimeoutError is one
+    except (TimeoutError, asyncio.TimeoutError):  # distributed's WorkerStartTimeoutError is one
         where = getattr(getattr(client, "scheduler", None), "address", None)
         raise TimeoutError(
             f"`client` has no worker: none joined its scheduler"
