@@ -289,6 +289,9 @@ def audit_epsilon(
     )
 
 # %% ../nbs/08_audit.ipynb #b19694f0
+_SUM_TOL = 1e-9  # how far from 1 the sum of a distribution's floats may be
+
+
 def exact_epsilon(
     p0: ArrayLike,
     p1: ArrayLike,  # probabilities of each output under D0 and D1 (same finite output space)
@@ -296,15 +299,21 @@ def exact_epsilon(
     delta: float,  # 0 <= delta < 1
 ) -> float:
     """The exact epsilon at `delta` of a mechanism with finite output distributions p0, p1
-    (hockey-stick divergence)"""
+    (hockey-stick divergence); refuses arrays that are not distributions (a negative or
+    non-finite entry, or a sum off 1 by more than 1e-9)"""
     p0, p1, delta = np.asarray(p0, float), np.asarray(p1, float), check_delta(delta)
-    if (
-        p0.shape != p1.shape
-        or not (np.isfinite(p0).all() and np.isfinite(p1).all())
-        or (p0 < 0).any()
-        or (p1 < 0).any()
-    ):
-        raise ValueError("`p0`, `p1` must be finite non-negative arrays of one shape")
+    if p0.shape != p1.shape:
+        raise ValueError(f"`p0`, `p1` must have one shape; got {p0.shape} and {p1.shape}")
+    for name, p in (("p0", p0), ("p1", p1)):
+        if (bad := ~(np.isfinite(p) & (p >= 0))).any():
+            raise ValueError(
+                f"`{name}` must hold finite non-negative probabilities; got {float(p[bad][0])}"
+            )
+        if not abs(p.sum() - 1) <= _SUM_TOL:
+            raise ValueError(
+                f"`{name}` must be a distribution: its probabilities must sum to 1 (within "
+                f"{_SUM_TOL:g}); they sum to {p.sum():.10g}"
+            )
 
     def eps(p, q):
         hs = lambda e: np.maximum(p - math.exp(e) * q, 0).sum() - delta
@@ -328,10 +337,19 @@ def _bisect(f, lo, hi, it=200):
     return hi
 
 # %% ../nbs/08_audit.ipynb #586bd7b4
-@contextlib.contextmanager
-def scaled_noise(factor):  # multiply every Laplace/Gaussian noise scale in privrank by this
+def scaled_noise(factor):  # multiply every Laplace/Gaussian noise scale in privrank by this (> 0)
     """Context manager: privrank's noise primitives scaled by `factor` everywhere they were
-    imported (floating-point draws times factor; exact draws at factor x the scale)"""
+    imported (floating-point draws times factor; exact draws at factor x the scale); a factor
+    that is not a positive finite number is refused at the call"""
+    if isinstance(factor, (bool, np.bool_)) or not isinstance(factor, (int, float, np.number)):
+        raise TypeError(f"`factor` must be a positive finite number; got {type(factor).__name__}")
+    if not 0 < factor < math.inf:
+        raise ValueError(f"`factor` must be a positive finite number; got {factor!r}")
+    return _scaled_noise(float(factor))
+
+
+@contextlib.contextmanager
+def _scaled_noise(factor):
     import privrank.core as core
 
     orig = {

@@ -8,12 +8,16 @@ Docs: https://privrank.github.io/privrank/cli.html.md"""
 from __future__ import annotations  # noqa: F404 (the use-it example comes first)
 
 import argparse
+import asyncio
 import contextlib
 import importlib
 import json
 import math
 import os
+import signal
 import sys
+import tempfile
+import threading
 import time
 import warnings
 from collections.abc import Callable
@@ -317,8 +321,13 @@ class Profile:
             raise TypeError("`item_names`, `title`, `source` (and `note`) must be strings")
 
 
-def load_profile(path: str | os.PathLike, *, rng: RNGLike = None, ignore=()) -> Profile:
-    "The rankings or comparisons in `path` (PrefLib or pairwise CSV; the columns `ignore` not read)"
+def load_profile(
+    path: str | os.PathLike,  # a PrefLib file or a pairwise CSV
+    *,
+    rng: RNGLike = None,  # seed or generator: ties of partial orders broken at random
+    ignore: list | tuple = (),  # a CSV's columns that are not read (any other unknown: refused)
+) -> Profile:
+    "The rankings or comparisons in `path` (PrefLib or pairwise CSV)"
     if not isinstance(path, (str, os.PathLike)) or isinstance(path, bytes):
         raise TypeError(f"`path` must be a file path; got {type(path).__name__}")
     path, rng = Path(path), check_rng(rng)
@@ -599,7 +608,8 @@ def _format_result(d, title=""):
 
 # %% ../nbs/09_cli.ipynb #ec67a027
 def _positive_float(flag):
-    "A float option; inf is refused here (a command-line run is private or it omits --epsilon)"
+    """A float option; inf is refused here (a command-line run is private or it omits
+    --epsilon); -0 is read as 0"""
 
     def conv(s):
         try:
@@ -610,9 +620,22 @@ def _positive_float(flag):
             raise argparse.ArgumentTypeError(
                 f"{flag} must be finite; got {s!r} (omit --epsilon for a non-private run)"
             )
-        return v
+        return v + 0.0  # -0.0 + 0.0 is 0.0: `--delta=-0` is echoed as delta = 0
 
     return conv
+
+
+def _seconds(s):
+    "--timeout: a number of seconds in (0, 86400]"
+    try:
+        v = float(s)
+    except ValueError:
+        v = math.nan
+    if not 0 < v <= 86400:
+        raise argparse.ArgumentTypeError(
+            f"--timeout must be a number of seconds > 0 and at most 86400 (a day); got {s!r}"
+        )
+    return v
 
 
 def _count(flag, minimum=0):
@@ -724,12 +747,8 @@ def _cluster(args):
         raise CLIError(
             "--workers and --scheduler need Dask: pip install 'privrank[scale]'"
         ) from None
-    if args.scheduler is not None:
-        try:
-            client = Client(args.scheduler, timeout=10)
-        except (OSError, TimeoutError, ValueError) as e:
-            raise CLIError(f"--scheduler {args.scheduler}: cannot connect ({e})") from None
-        with client:
+    if args.scheduler is not None:  # an answer, or one line, within --timeout
+        with _connect(args.scheduler, args.timeout or CONNECT_TIMEOUT) as client:
             yield client
         return
     # the dashboard on a free port: the default (None too) warns when another cluster holds 8787
@@ -784,14 +803,13 @@ def _ignored(args):
     return () if not given else tuple(c.strip().lower() for c in given.split(",") if c.strip())
 
 
-def _file_roles(path, names, spec, required, ignore, unused=()):
-    """{role: the file's column} of a table file whose columns are `names`: matched in any case;
-    a column neither read, nor in `unused`, nor named by --ignore-columns refused by name"""
+def _file_roles(path, names, kind, ignore):
+    """{role: the file's column} of a table file whose columns are `names`
+    (`datasets.match_columns`); a column neither read nor named by --ignore-columns refused"""
     try:
-        at = datasets._match_columns(names, spec, required, path.name, (*unused, *ignore))
+        return datasets.match_columns(names, kind=kind, where=path.name, ignore=list(ignore))
     except ValueError as e:
         raise CLIError(f"{printable(str(e))} (or name it in --ignore-columns)") from None
-    return {r: names[k] for r, k in at.items()}
 
 
 def _aggregate_parquet(args, path):
@@ -820,7 +838,7 @@ def _aggregate_parquet(args, path):
                 raise CLIError(
                     "btl is pure epsilon-DP in the local model: no --delta, --model local"
                 )
-            role = _file_roles(path, names, datasets.PAIRWISE_COLUMNS, ("winner", "loser"), ignore)
+            role = _file_roles(path, names, "comparisons", ignore)
             ties = "tie" in role
             cols = [role[r] for r in ("winner", "loser", "user", "tie") if r in role]
             # integer ids: items 0..max; labels (names): the file's distinct labels, sorted
@@ -910,6 +928,104 @@ def _rating_range_arg(s):
             f"--rating-range must be LO,HI with LO < HI (for example 1,5) or 'private'; got {s!r}"
         )
     return (lo, hi)
+
+# %% ../nbs/09_cli.ipynb #3c0e1a01
+CONNECT_TIMEOUT = 20.0  # seconds --scheduler waits, by default, for an answer and a worker
+
+
+async def _identity(address, timeout):
+    "The reply of the peer at `address` to Dask's 'identity' request, after Dask's handshake"
+    from distributed.comm import connect
+
+    comm = await connect(address, timeout=timeout)
+    try:
+        await comm.write({"op": "identity", "reply": True})
+        return await comm.read()
+    finally:
+        comm.abort()
+
+
+def _reach(address, timeout, box, lock):
+    """In a thread of its own: ask the peer at `address` who it is (one bounded round trip), then
+    connect a Client; the Client, or the exception, goes into `box`; a Client that arrives after
+    the caller gave up (box['late']) is closed"""
+    from distributed import Client
+
+    t0 = time.monotonic()
+    try:
+        reply = asyncio.run(asyncio.wait_for(_identity(address, 0.9 * timeout), timeout))
+        if not (isinstance(reply, dict) and reply.get("type") == "Scheduler"):
+            what = reply.get("type") if isinstance(reply, dict) else type(reply).__name__
+            raise _NotScheduler(f"it answered as {printable(str(what))!r}, not as a scheduler")
+        left = max(timeout - (time.monotonic() - t0), 0.1)
+        client = Client(address, timeout=left)  # the default client, as scale.complete needs
+    except BaseException as e:  # any: MemoryError, struct.error are what a stranger's bytes give
+        box["error"] = e
+        return
+    with lock:
+        late = box.get("late", False)
+        if not late:
+            box["client"] = client
+    if late:
+        client.close()
+
+
+class _NotScheduler(Exception):
+    "The peer speaks Dask's protocol but is not a scheduler"
+
+
+def _connect(address, timeout):
+    """A dask.distributed Client of the scheduler at `address` once it has a worker; any other
+    outcome (no answer, a peer that is not a Dask scheduler, a scheduler without workers) is a
+    CLIError within `timeout` seconds and a few tenths"""
+    flag = f"--scheduler {printable(address)}"
+    if not address.strip():
+        raise CLIError("--scheduler must be a scheduler's address (tcp://HOST:PORT); got ''")
+    t0 = time.monotonic()
+    box, lock = {}, threading.Lock()
+    thread = threading.Thread(
+        target=_reach, args=(address, timeout, box, lock), name="privrank-connect", daemon=True
+    )
+    thread.start()
+    try:
+        thread.join(timeout + 0.5)  # the thread bounds itself; the join bounds the thread
+    finally:  # a Client that arrives later, or after an interrupt, is closed by the thread
+        with lock:
+            box.setdefault("late", "client" not in box and "error" not in box)
+    e = box.get("error")
+    if box["late"] or isinstance(e, (TimeoutError, asyncio.TimeoutError)):  # one in 3.11+
+        raise CLIError(
+            f"{flag}: no answer within {timeout:g} s (--timeout): is a Dask scheduler listening "
+            "there (tcp://HOST:8786 by default)?"
+        )
+    if isinstance(e, ValueError):  # an address distributed cannot parse
+        raise CLIError(f"{flag}: not a scheduler's address ({printable(str(e))})")
+    if isinstance(e, OSError) and str(e).startswith("Timed out trying to connect"):
+        why = e  # distributed retried until the timeout: the last refusal, at the chain's root
+        while why.__cause__ is not None:
+            why = why.__cause__
+        text = getattr(why, "strerror", None) or str(why) or type(why).__name__
+        raise CLIError(f"{flag}: cannot connect within {timeout:g} s ({printable(text)})")
+    if isinstance(e, _NotScheduler):
+        raise CLIError(f"{flag}: not a Dask scheduler ({e})")
+    if e is not None:  # the bytes that came back are not Dask's protocol
+        raise CLIError(
+            f"{flag}: the peer does not speak Dask's protocol ({type(e).__name__}): is it a Dask "
+            "scheduler? (a web server, such as Dask's dashboard on port 8787, is not)"
+        )
+    client = box["client"]
+    try:
+        core.check_client(client, timeout=max(timeout - (time.monotonic() - t0), 0.1))
+    except TimeoutError:
+        client.close(timeout=2)
+        raise CLIError(
+            f"{flag}: the scheduler has no worker: none joined within {timeout:g} s "
+            "(--timeout); start workers with `dask worker ADDRESS`"
+        ) from None
+    except BaseException:
+        client.close(timeout=2)
+        raise
+    return client
 
 # %% ../nbs/09_cli.ipynb #60af663e
 def demo_rows(*, epsilon=1.0, delta=1e-6, model=None, rng=None):
@@ -1014,10 +1130,7 @@ def _rating_columns(p, names, ignore=()):
     """The user, item and rating columns of a table file with columns `names`
     (`datasets.RATINGS_COLUMNS`, any case; a timestamp column and those of --ignore-columns not
     read, any other refused)"""
-    return _file_roles(
-        p, names, datasets.RATINGS_COLUMNS, tuple(datasets.RATINGS_COLUMNS), ignore,
-        datasets._UNUSED_RATINGS,
-    )  # fmt: skip
+    return _file_roles(p, names, "ratings", ignore)
 
 
 def _table_file(path):
@@ -1193,30 +1306,69 @@ class _Progress:
             _say(self.stream, f"privrank: complete: {stage} ({fraction:.0%}, {t:.0f}s)")
 
 
-def _check_output(path):
-    "The --output path, refused now (before the work) unless it is a .npz file in a folder"
-    path = Path(path)
+_KERNEL = tuple(map(Path, ("/proc", "/sys", "/dev")))  # kernel and device file systems
+_SHM = Path("/dev/shm")  # memory-backed storage for ordinary files
+
+
+def _check_output(path, flag="--output"):
+    """The path of an output file (`flag`), refused now, before the work, unless it names a .npz
+    file that can be written: in an existing folder that is not under /proc, /sys or /dev
+    (/dev/shm is allowed), and not a folder, a device or another special file"""
+    if not str(path):
+        raise CLIError(f"{flag} must name a .npz file; got ''")
+    say, path = f"{flag} {printable(str(path))}", Path(path)
     if path.suffix != ".npz":
-        raise CLIError(f"--output {printable(str(path))}: the file name must end in .npz")
+        raise CLIError(f"{say}: the file name must end in .npz")
     if not path.parent.is_dir():
-        raise CLIError(f"--output {printable(str(path))}: no folder {printable(str(path.parent))}")
+        raise CLIError(f"{say}: no folder {printable(str(path.parent))}")
+    real = Path(os.path.realpath(path.parent))
+    under = lambda top: real == top or top in real.parents
+    if any(map(under, _KERNEL)) and not under(_SHM):
+        raise CLIError(f"{say}: {printable(str(real))} is a kernel or device folder, not for files")
+    if path.is_dir():
+        raise CLIError(f"{say}: a folder, not a file")
+    if path.exists() and not path.is_file():  # itself, or what a symlink there points to
+        raise CLIError(f"{say}: a special file (a device, a pipe or a socket), not a regular file")
+    if not os.access(path.parent, os.W_OK | os.X_OK):
+        raise CLIError(f"{say}: no permission to write in {printable(str(path.parent))}")
     return path
 
 
-def _write_npz(path, **arrays):
-    """Write `arrays` to `path` (.npz) through a temporary file in the same folder, renamed into
-    place: never a partial file"""
-    path = _check_output(path)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+def _write_npz(path, flag, /, **arrays):
+    """Write `arrays` to `path` (.npz) through a new temporary file in the same folder, made by
+    `tempfile.mkstemp` (a fresh random name opened with O_EXCL: never an existing file, never
+    through a symlink; readable and writable by its owner only), then renamed into place by
+    os.replace, which replaces a symlink at `path` instead of writing through it: never a
+    partial file, never another file"""
+    path = _check_output(path, flag)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
-        with open(tmp, "wb") as f:
+        with os.fdopen(fd, "wb") as f:
             np.savez(f, **arrays)
             f.flush()
             os.fsync(f.fileno())
         os.replace(tmp, path)
-    finally:
-        if tmp.exists():
-            tmp.unlink()
+    except BaseException:  # an error, Ctrl-C or SIGTERM: no temporary file left behind
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+
+
+RELEASE_NOTE = (
+    "the public release of a joint-DP completion: the item factors (a user's predictions are "
+    "coef[u] @ factors + user_mean[u], coef[u] and user_mean[u] held by her alone), the item "
+    "ids, public settings and the privacy record; no user's own data"
+)
+PER_USER_NOTE = (
+    "per-user output of a joint-DP completion: row u of coef and user_mean is the output of "
+    "user user_ids[u], for her only; the file as a whole is NOT differentially private: never "
+    "publish it, hand each user her own row (the item factors here are the public release)"
+)
+
+
+def _json_text(x):
+    "`x` as strict JSON text (numpy scalars as numbers, a non-finite float as null)"
+    return json.dumps(_jsonable(x, "", []), allow_nan=False)
 
 
 def _alone(z, delta, accountant):
@@ -1247,9 +1399,16 @@ def _cmd_complete(args):
             )
         if args.spill is not None and (args.workers is not None or args.scheduler is not None):
             raise CLIError("--spill holds the rows here: not with --workers or --scheduler")
+        if args.spill is not None and not args.spill.strip():
+            raise CLIError("--spill must name a folder; got an empty name")
     options = _options(args, name)
-    if args.output is not None:
-        _check_output(args.output)
+    outputs = {"--output": args.output, "--per-user-output": args.per_user_output}
+    outputs = {flag: path for flag, path in outputs.items() if path is not None}
+    for flag, path in outputs.items():
+        _check_output(path, flag)
+    where = lambda f: Path(os.path.realpath(Path(f).parent)) / Path(f).name  # a link: replaced
+    if len(outputs) == 2 and where(args.output) == where(args.per_user_output):
+        raise CLIError("--output and --per-user-output must be two files: the release is public")
     try:
         n_items, items_from = _universe(args)
         mc.check_iter(args.iterations or 10, name="n_iter")  # before the estimate that uses it
@@ -1265,7 +1424,7 @@ def _cmd_complete(args):
                 args, n_items, stated, rng, mode, options
             )
         else:
-            r = load_ratings(args.file, n_items=n_items)
+            r = load_ratings(args.file, n_items=n_items, ignore=_ignored(args))
             user_ids, item_ids = np.asarray(r.user_ids), np.asarray(r.item_ids)
             out = completion.complete(
                 r.ratings,
@@ -1293,16 +1452,42 @@ def _cmd_complete(args):
         )
         for e in out.diagnostics["ledger"]
     ]
-    if args.output is not None:
+    params = {k: (list(v) if isinstance(v, tuple) else v) for k, v in out.params.items()}
+    if args.output is not None:  # what may go to everyone: no user's own data
         _write_npz(
             args.output,
-            coef=out.coef,
+            "--output",
+            release=RELEASE_NOTE,
             factors=out.factors,
-            user_mean=out.user_mean,
-            user_ids=user_ids,
             item_ids=item_ids,
+            shape=np.array([len(user_ids), n_items]),
+            n_items=n_items,
+            estimator=out.estimator,
+            params=_json_text(params),
             epsilon=out.epsilon,
             delta=out.delta,
+            model="joint",
+            privacy_unit=out.privacy_unit,
+            noise=mode,
+            accountant=out.accountant,
+            ledger=_json_text(ledger),
+        )
+    if args.per_user_output is not None:  # each row for its user only
+        _write_npz(
+            args.per_user_output,
+            "--per-user-output",
+            per_user_output=PER_USER_NOTE,
+            coef=out.coef,
+            user_mean=out.user_mean,
+            user_ids=user_ids,
+            factors=out.factors,
+            item_ids=item_ids,
+        )
+        _say(
+            getattr(args, "err", None),
+            f"privrank: warning: {printable(Path(args.per_user_output).name)} holds every "
+            "user's own coefficients and mean: each row is for its user only; the file as a "
+            "whole is not differentially private: never publish it",
         )
     d = dict(
         file=Path(args.file).name,
@@ -1321,12 +1506,13 @@ def _cmd_complete(args):
         noise=mode,
         accountant=out.accountant,
         noise_multiplier=float(out.noise_multiplier[0]),
-        params={k: (list(v) if isinstance(v, tuple) else v) for k, v in out.params.items()},
+        params=params,
         ledger=ledger,
         max_per_user=args.max_per_user,
         seed=args.seed,
         partitions=out.diagnostics.get("partitions"),
         output=None if args.output is None else Path(args.output).name,
+        per_user_output=None if args.per_user_output is None else Path(args.per_user_output).name,
         evaluation=None,
     )
     if args.evaluate:
@@ -1363,7 +1549,15 @@ def _cmd_complete(args):
         "settings: " + ", ".join(f"{k} {_fmt(v)}" for k, v in d["params"].items() if v is not None)
     )
     if args.output is not None:
-        lines.append(f"wrote the completed factors to {printable(d['output'])}")
+        lines.append(
+            "wrote the release (item factors, settings, privacy record) to "
+            f"{printable(d['output'])}"
+        )
+    if args.per_user_output is not None:
+        lines.append(
+            f"wrote every user's own coefficients and mean to {printable(d['per_user_output'])}: "
+            "each row for its user only, NOT differentially private as a whole"
+        )
     if not args.evaluate:
         lines.append(
             "no accuracy figure printed: pass --evaluate for a (non-private) test RMSE on "
@@ -1388,7 +1582,7 @@ def _fmt(v):
     return f"{v:.4g}" if isinstance(v, float) else printable(str(v))
 
 # %% ../nbs/09_cli.ipynb #e480e682
-EXIT_USAGE, EXIT_SIGPIPE, EXIT_INTERRUPT = 2, 141, 130
+EXIT_USAGE, EXIT_SIGPIPE, EXIT_INTERRUPT, EXIT_TERMINATED = 2, 141, 130, 143
 
 # %% ../nbs/09_cli.ipynb #3bbea85f
 def build_parser() -> argparse.ArgumentParser:
@@ -1427,6 +1621,7 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="ADDRESS",
         help=".parquet: reduce on the Dask cluster whose scheduler is at ADDRESS",
     )
+    _add_timeout_arg(a)
     a.add_argument(
         "--lam",
         type=_lam,
@@ -1511,7 +1706,10 @@ def build_parser() -> argparse.ArgumentParser:
         "(default oja: streaming Oja)",
     )
     c.add_argument(
-        "--max-per-user", type=_seed, default=80, help="ratings sampled per user (default 80)"
+        "--max-per-user",
+        type=_count("--max-per-user", 1),
+        default=80,
+        help="ratings sampled per user (default 80)",
     )
     c.add_argument(
         "--evaluate",
@@ -1531,8 +1729,17 @@ def build_parser() -> argparse.ArgumentParser:
         "--output",
         default=None,
         metavar="FACTORS.npz",
-        help="also write the completed factors (coef, factors, user_mean, user_ids, item_ids) "
-        "to this .npz file; written whole or not at all",
+        help="also write the release to this .npz file: the item factors and item ids, the "
+        "public settings and the privacy record (no user's own data: what may go to everyone); "
+        "written whole or not at all",
+    )
+    c.add_argument(
+        "--per-user-output",
+        default=None,
+        metavar="USERS.npz",
+        help="also write every user's own output to this .npz file: her coefficients and mean, "
+        "the user ids, and the item factors. WARNING: each row is for its user only; the file "
+        "as a whole is NOT differentially private: never publish it",
     )
     c.add_argument(
         "--workers",
@@ -1548,6 +1755,7 @@ def build_parser() -> argparse.ArgumentParser:
         help=".parquet or CSV: hold the users' rows on the Dask cluster whose scheduler is at "
         "ADDRESS",
     )
+    _add_timeout_arg(c)
     c.add_argument(
         "--spill",
         default=None,
@@ -1565,6 +1773,17 @@ def build_parser() -> argparse.ArgumentParser:
     )
     c.add_argument("--json", action="store_true", help="print one JSON object")
     return p
+
+
+def _add_timeout_arg(p):
+    p.add_argument(
+        "--timeout",
+        type=_seconds,
+        default=None,
+        metavar="SECONDS",
+        help=f"with --scheduler: how long to wait for the scheduler to answer and to have a "
+        f"worker before giving up with an error (default {CONNECT_TIMEOUT:g})",
+    )
 
 
 _COMMANDS = {"demo": _cmd_demo, "aggregate": _cmd_aggregate, "complete": _cmd_complete}
@@ -1620,6 +1839,8 @@ def _run(argv, out, err=None):
             "standard output is closed: the result would be lost; run privrank with a "
             "standard output (or redirect it to a file)"
         )
+    if getattr(args, "timeout", None) is not None and args.scheduler is None:
+        raise CLIError("--timeout applies to --scheduler only: it bounds the wait for a cluster")
     args.err = err  # progress lines of long runs
     core.noise_mode()  # an invalid PRIVRANK_NOISE is refused before any work
     with (
@@ -1639,11 +1860,35 @@ def _run(argv, out, err=None):
     return "\n".join([text] + [f"warning: {printable(n)}" for n in notes])
 
 
+class _Terminated(KeyboardInterrupt):
+    "SIGTERM while a command runs, raised as Ctrl-C raises KeyboardInterrupt"
+
+
+@contextlib.contextmanager
+def _terminate_cleanly():
+    """While the command runs, SIGTERM raises `_Terminated` in the main thread, as Ctrl-C raises
+    KeyboardInterrupt, so that `finally` blocks and context managers run (a temporary file, the
+    spill folder are removed); the previous handler is put back after. Elsewhere than the main
+    thread (where Python cannot run a signal handler) nothing changes"""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def on_term(signum, frame):
+        raise _Terminated()
+
+    old = signal.signal(signal.SIGTERM, on_term)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, signal.SIG_DFL if old is None else old)
+
+
 def main(
     argv: list[str] | None = None, out: TextIO | None = None, err: TextIO | None = None
 ) -> int:
     """Entry point of the `privrank` command; returns the exit status (0; 2 refused; 130
-    interrupted; 141 the pipe's reader went away)"""
+    interrupted; 141 the pipe's reader went away; 143 terminated by SIGTERM)"""
     if argv is None:
         argv = sys.argv[1:]
     if (
@@ -1657,9 +1902,13 @@ def main(
     out = sys.stdout if _check_stream(out, "out") is None else out
     err = sys.stderr if _check_stream(err, "err") is None else err
     try:
-        text = _run(argv, out, err)
+        with _terminate_cleanly():
+            text = _run(argv, out, err)
         if isinstance(text, int):
             return text
+    except _Terminated:
+        _say(err, "privrank: terminated")
+        return EXIT_TERMINATED
     except KeyboardInterrupt:
         _say(err, "privrank: interrupted")
         return EXIT_INTERRUPT

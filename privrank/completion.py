@@ -35,6 +35,7 @@ from privrank.core import (
     use_noise,
 )
 from privrank.mc import (
+    SOLVERS,
     BaselineRows,
     Completion,
     FrankWolfeRows,
@@ -520,7 +521,7 @@ def _fit_subspace(
                 epsilon=eps_q,
                 delta=0.0,
                 value=B,
-                noise_multiplier=math.nan,
+                noise_multiplier=None,  # not a Gaussian release
             )
         )
     ms, s_ms = gaussian_release(
@@ -909,7 +910,7 @@ def _fw_bounds(norms, gram_at, nnz, n, *, epsilon, delta, max_per_user, L, need_
                 epsilon=eps_L,
                 delta=0.0,
                 value=L,
-                noise_multiplier=math.nan,
+                noise_multiplier=None,  # not a Gaussian release
             )
         )
     if not need_k:
@@ -1118,7 +1119,7 @@ def fit(
                             epsilon=e_used,
                             delta=0.0,
                             value=o["row_norm"],
-                            noise_multiplier=math.nan,
+                            noise_multiplier=None,  # not a Gaussian release
                         )
                     )
         elif "row_norm" not in o or "nuclear_norm" not in o:  # PGD: L bounds each row
@@ -1169,6 +1170,9 @@ def _fit_frank_wolfe(
     n_iter = check_iter(n_iter, name="n_iter")
     if row_norm is not None and not (_is_real(row_norm) and 0 < row_norm < math.inf):
         raise ValueError(f"`row_norm` must be a positive finite number or None; got {row_norm!r}")
+    solver = "oja" if solver is None else solver  # None: the default; "" is refused, not defaulted
+    if not (isinstance(solver, str) and solver in SOLVERS):
+        raise ValueError(f"`solver` must be one of {list(SOLVERS)}; got {solver!r}")
     store = {}
 
     def rows(L):  # the rows scaled by L, built once
@@ -1177,7 +1181,7 @@ def _fit_frank_wolfe(
             store[L] = src.held(L, n_iter)
         return store[L]
 
-    o = dict(nuclear_norm=nuclear_norm, row_norm=row_norm, n_iter=n_iter, solver=solver or "oja")
+    o = dict(nuclear_norm=nuclear_norm, row_norm=row_norm, n_iter=n_iter, solver=solver)
     led, e_used, d_used = [], 0.0, 0.0
     if row_norm is None or nuclear_norm is None:
         _tick(progress, "private bounds", 0.05)

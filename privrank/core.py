@@ -7,6 +7,7 @@ Docs: https://privrank.github.io/privrank/core.html.md"""
 # %% ../nbs/00_core.ipynb #c820df7d
 from __future__ import annotations  # noqa: F404 (the use-it example comes first)
 
+import asyncio
 import contextlib
 import contextvars
 import decimal
@@ -78,7 +79,7 @@ def check_delta(
     name: str = "delta",  # parameter name used in error messages
     positive: bool = False,  # require delta > 0 (the Gaussian mechanism does)
 ) -> float:
-    "Validated `delta` as a float in [0, 1) (or (0, 1) when `positive`)"
+    "Validated `delta` as a float in [0, 1) (or (0, 1) when `positive`); -0.0 is 0.0"
     arr = real_array(delta, name)
     if arr.ndim != 0:
         raise ValueError(f"`{name}` must be a single number; got shape {arr.shape}")
@@ -89,7 +90,7 @@ def check_delta(
         raise ValueError(f"`{name}` must satisfy 0 <= delta < 1; got {d}")
     if positive and d == 0:
         raise ValueError(f"`{name}` must be positive for this mechanism; got 0")
-    return d
+    return d + 0.0  # -0.0 + 0.0 is 0.0: a record never reads delta = -0
 
 # %% ../nbs/00_core.ipynb #f7a972af
 # what every `rng` parameter accepts (SPEC 7): a seed, a SeedSequence, a BitGenerator or a Generator
@@ -179,6 +180,39 @@ def check_memory(
             f"or PRIVRANK_MEMORY_LIMIT"
         )
     return nbytes
+
+# %% ../nbs/00_core.ipynb #7c1e0a02
+CLIENT_TIMEOUT = 30.0  # seconds a function given a Dask `client` waits for its first worker
+
+
+def check_client(
+    client: object,  # a dask.distributed Client, or None
+    *,
+    timeout: float = CLIENT_TIMEOUT,  # seconds to wait for a worker
+) -> object:
+    """`client` once its cluster has a worker (None passes through); TimeoutError naming `client`
+    if none has joined within `timeout` seconds"""
+    if client is None:
+        return None
+    wait = getattr(client, "wait_for_workers", None)
+    if not callable(wait):
+        raise TypeError(
+            f"`client` must be a dask.distributed Client or None; got {type(client).__name__}"
+        )
+    if isinstance(timeout, (bool, np.bool_)) or not isinstance(timeout, numbers.Real):
+        raise TypeError(f"`timeout` must be a number of seconds; got {type(timeout).__name__}")
+    if not 0 < timeout < math.inf:
+        raise ValueError(f"`timeout` must be a positive finite number of seconds; got {timeout}")
+    try:
+        wait(1, timeout=float(timeout))
+    except (TimeoutError, asyncio.TimeoutError):  # distributed's WorkerStartTimeoutError is one
+        where = getattr(getattr(client, "scheduler", None), "address", None)
+        raise TimeoutError(
+            f"`client` has no worker: none joined its scheduler"
+            f"{f' at {where}' if isinstance(where, str) else ''} within {timeout:g} s; start "
+            "workers (`dask worker ADDRESS`) or pass the client of a cluster that has them"
+        ) from None
+    return client
 
 # %% ../nbs/00_core.ipynb #559f2ab5
 _BLOCK = 1 << 16  # entries per block of rows: the scatter's index (512 KiB) stays in cache

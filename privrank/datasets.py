@@ -31,8 +31,8 @@ from .core import RNGLike, check_int, check_memory, check_rng, memory_limit, ord
 # %% auto #0
 __all__ = ['DEFAULT_MAX_FILE_BYTES', 'CSV_CHUNK_ROWS', 'PAIRWISE_COLUMNS', 'RATINGS_COLUMNS', 'JESTER_JOKES', 'data_home',
            'find_data_file', 'shared_data_dir', 'max_file_bytes', 'set_max_file_bytes', 'Preferences', 'read_preflib',
-           'demo_path', 'load_demo', 'Comparisons', 'read_pairwise_csv', 'Ratings', 'read_movielens', 'read_jester',
-           'read_ratings', 'ratings_format', 'rating_scale', 'item_universe']
+           'demo_path', 'load_demo', 'match_columns', 'Comparisons', 'read_pairwise_csv', 'Ratings', 'read_movielens',
+           'read_jester', 'read_ratings', 'ratings_format', 'rating_scale', 'item_universe']
 
 # %% ../nbs/07_datasets.ipynb #c381c6cd
 def _home(folder):
@@ -619,7 +619,38 @@ def _accepted(spec, required):
 
 def _csv_reader(text):
     'An RFC 4180 reader of `text`: quoted fields, `""` escapes, line breaks in quotes, LF or CRLF'
-    return csv.reader(io.StringIO(text, newline=""), strict=True)
+    return _CSVReader(text)
+
+
+class _CSVReader:
+    """`csv.reader` of a text in memory whose fields may be as long as the text (a name of any
+    length): the csv module's limit on a field (128 KiB by default, for the whole process) is
+    raised to the text's length while rows are parsed, and put back after each row or block"""
+
+    def __init__(self, text):
+        self._rows, self._limit = csv.reader(io.StringIO(text, newline=""), strict=True), len(text)
+
+    @property
+    def line_num(self):
+        return self._rows.line_num
+
+    def __iter__(self):
+        return self
+
+    def __next__(self):
+        return self._parse(next, self._rows)
+
+    def take(self, n):
+        "The next `n` rows (fewer at the end: none after it)"
+        return self._parse(lambda rows: list(islice(rows, n)), self._rows)
+
+    def _parse(self, f, rows):
+        old = csv.field_size_limit()
+        csv.field_size_limit(max(old, self._limit + 1))
+        try:
+            return f(rows)
+        finally:
+            csv.field_size_limit(old)
 
 
 def _match_columns(names, spec, required, where, unused=(), strict=True) -> dict:
@@ -661,6 +692,27 @@ def _header(head, spec, required, path, unused=(), strict=True) -> dict:
 
 
 _UNUSED_RATINGS = ("timestamp",)  # a ratings file's columns that are accepted and not used
+_TABLES = dict(
+    comparisons=(PAIRWISE_COLUMNS, ("winner", "loser"), ()),
+    ratings=(RATINGS_COLUMNS, tuple(RATINGS_COLUMNS), _UNUSED_RATINGS),
+)
+
+
+def match_columns(
+    names: list,  # the column names of a table (a Parquet file's, a CSV header's)
+    *,
+    kind: str,  # "comparisons" (`PAIRWISE_COLUMNS`) or "ratings" (`RATINGS_COLUMNS`)
+    where: str = "the table",  # the table, for messages (a file's name)
+    ignore: list | tuple = (),  # names of columns that are not read (any other is refused)
+) -> dict:  # {column: its name in `names`}, e.g. {"winner": "Winner", "loser": "LOSER"}
+    """The columns a reader reads, matched in any case, the one rule of every reader (CSV and
+    Parquet). ValueError naming a required column that is missing, a column named twice, or a
+    column that is neither read nor in `ignore` (a ratings table's timestamp is accepted)."""
+    if kind not in _TABLES:
+        raise ValueError(f"`kind` must be 'comparisons' or 'ratings'; got {kind!r}")
+    spec, required, unused = _TABLES[kind]
+    at = _match_columns(list(names), spec, required, where, (*unused, *_check_ignore(ignore)))
+    return {c: names[k] for c, k in at.items()}
 
 
 def _check_ignore(ignore):
@@ -708,7 +760,7 @@ def _csv_numbers(vals, kind, lines, path, name):
     if (bad := np.flatnonzero(~ok)).size:
         what = "an integer" if kind == "i" else "a finite number"
         raise ValueError(
-            f"{path} line {lines[bad[0]]}: `{name}` must be {what}; got {vals[bad[0]]!r}"
+            f"{path} line {lines[bad[0]]}: `{name}` must be {what}; got {vals[bad[0]][:80]!r}"
         )
     return x
 
@@ -743,7 +795,7 @@ def _csv_table(text, path, spec, required, kinds, unused=()) -> tuple:
         where = _header(head, spec, required, path, unused)
         tables = {kinds[c]: {} for c in where if kinds[c] not in "if"}
         parts, recs, start, ncol = {c: [] for c in where}, [], 0, len(head)
-        while chunk := list(islice(reader, CSV_CHUNK_ROWS)):
+        while chunk := reader.take(CSV_CHUNK_ROWS):
             lens = np.fromiter(map(len, chunk), dtype=np.int64, count=len(chunk))
             keep = lens > 0
             for k in np.flatnonzero(lens == 1):  # a line of spaces is blank too

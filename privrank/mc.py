@@ -1195,11 +1195,29 @@ def _check_index(x, size, name):
 class Completion:
     """A completed matrix in factored form Y = coef @ factors (+ user means), the privacy it spent
     (epsilon, delta, model, privacy_unit, private, noise: `privrank.core.privacy_record`), the
-    settings it ran with and, from `complete(evaluate=True)`, a labelled non-private evaluation"""
+    settings it ran with and, from `complete(evaluate=True)`, a labelled non-private evaluation.
+    Under joint DP the fields in PUBLIC_FIELDS are the release, which may go to everyone; those
+    in PER_USER_FIELDS are each user's own output (row u for user u only: together they are not
+    differentially private); `diagnostics` hold the ledger and figures for study, and
+    `evaluation` is computed from raw held-out ratings (neither is part of the release)"""
 
-    coef: np.ndarray  # (m, r) each user's coefficients (held by the user)
+    PUBLIC_FIELDS = (
+        "factors",
+        "estimator",
+        "epsilon",
+        "delta",
+        "privacy_unit",
+        "accountant",
+        "noise",
+        "noise_multiplier",
+        "sigma",
+        "params",
+    )  # the release under joint DP: what may go to everyone
+    PER_USER_FIELDS = ("coef", "user_mean")  # row u: user u's own output, for her only
+
+    coef: np.ndarray  # (m, r) each user's coefficients (per user: row u held by user u)
     factors: np.ndarray  # (r, n) the public item factors (noisy eigenvectors)
-    user_mean: np.ndarray  # (m,) added back to each row (0 if the data were not centred)
+    user_mean: np.ndarray  # (m,) added back to each row (0 if not centred; per user, as coef)
     estimator: str  # what fitted it, e.g. "private-frank-wolfe/oja", "private-pgd"
     epsilon: float  # inf when not private
     delta: float

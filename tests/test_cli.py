@@ -537,6 +537,74 @@ def test_complete_output_does_not_depend_on_which_obscure_item_was_rated(tmp_pat
     assert outs[0] == outs[1] and outs[0]["items"] == 100
 
 
+def _rank_one_csv(path, m=3_000, n=50, per_user=20, scale=5.0):
+    "A ratings CSV of a planted rank-one taste, scale * u_i v_j; returns the COO ratings"
+    R = pr.mc.synthetic_rank_one(m, n, per_user=per_user, rng=0)[0].tocoo()
+    y = np.round(scale * R.data, 4)
+    path.write_text("user,item,rating\n" + "".join(
+        f"{u},{i + 1},{r}\n" for u, i, r in zip(R.row, R.col, y)))  # fmt: skip
+    return R.row, R.col, y
+
+
+def test_output_holds_the_release_and_per_user_output_the_users_rows(tmp_path):
+    "issue 29 item 6: --output is what may go to everyone; the users' rows only on request"
+    f = tmp_path / "r.csv"
+    user, item, y = _rank_one_csv(f)
+    argv = ["complete", str(f), "--epsilon", "2", "--delta", "1e-6", "--items", "50",
+            "--rating-range=-5,5", "--seed", "1", "--json"]  # fmt: skip
+    code, out, err = run_inproc([*argv, "--output", str(tmp_path / "out.npz")])
+    assert code == 0 and err == "", err
+    d = json.loads(out)
+    with np.load(tmp_path / "out.npz") as z:
+        assert sorted(z.files) == ["accountant", "delta", "epsilon", "estimator", "factors",
+                                   "item_ids", "ledger", "model", "n_items", "noise", "params",
+                                   "privacy_unit", "release", "shape"]  # fmt: skip
+        assert not any(3_000 in z[k].shape for k in z.files)  # no array with a row per user
+        assert (float(z["epsilon"]), float(z["delta"]), str(z["model"])) == (2.0, 1e-6, "joint")
+        assert json.loads(str(z["ledger"])) == d["ledger"]  # the record printed, as strict JSON
+        assert json.loads(str(z["params"])) == d["params"]
+        assert z["shape"].tolist() == [3_000, 50] and z["item_ids"].tolist() == list(range(1, 51))
+        factors = z["factors"]
+    code, out, err = run_inproc([*argv, "--per-user-output", str(tmp_path / "users.npz")])
+    assert code == 0 and err.count("\n") == 1, err
+    assert err.startswith("privrank: warning: users.npz holds every user's own coefficients")
+    assert json.loads(out)["per_user_output"] == "users.npz"
+    with np.load(tmp_path / "users.npz") as z:
+        assert "NOT differentially private" in str(z["per_user_output"])
+        coef, mean, ids = z["coef"], z["user_mean"], z["user_ids"]
+        assert np.array_equal(z["factors"], factors)  # the same seed, the same release
+    k = np.searchsorted(ids, user)
+    rebuilt = np.einsum("ij,ji->i", coef[k], factors[:, item]) + mean[k]
+    item_means = (np.bincount(item, y) / np.bincount(item))[item]  # the best of any file
+    rmse = lambda p: float(np.sqrt(np.mean((p - y) ** 2)))  # without a user's own data
+    assert rmse(rebuilt) < 0.5 * rmse(item_means), (rmse(rebuilt), rmse(item_means), y.std())
+    help_text = run_inproc(["complete", "--help"])[1]
+    assert "NOT differentially private" in " ".join(help_text.split())
+
+
+def test_complete_small_defects_of_issue_29(tmp_path):
+    f = tmp_path / "r.csv"
+    _rank_one_csv(f, m=300, n=20, per_user=5)
+    argv = ["complete", str(f), "--epsilon", "1", "--delta", "1e-6", "--items", "20",
+            "--rating-range=-5,5"]  # fmt: skip
+    code, out, err = run_inproc([*argv, "--max-per-user", "-1"])
+    assert_one_line_error(code, out, err)
+    assert "--max-per-user must be an integer >= 1" in err and "--seed" not in err
+    code, out, err = run_inproc([*argv, "--method", "frank-wolfe", "--solver", ""])
+    assert_one_line_error(code, out, err)
+    assert "`--solver` must be one of" in err and "got ''" in err
+    code, out, err = run_inproc(["aggregate", DEMO, "--method", "borda", "--epsilon", "1",
+                                 "--delta=-0", "--json"])  # fmt: skip
+    assert code == 0 and '"delta": 0.0' in out and "-0" not in out.split('"delta"')[1][:6], out
+    text = run_inproc(["aggregate", DEMO, "--method", "borda", "--epsilon", "1", "--delta=-0"])[1]
+    assert "delta = 0 " in text and "delta = -0" not in text, text
+    name = '"' + "x" * (200 << 10) + '"'  # a 200 KiB quoted name in a comparisons file
+    (tmp_path / "g.csv").write_text(f"winner,loser\n{name},b\nb,c\n")
+    code, out, err = run_inproc(["aggregate", str(tmp_path / "g.csv"), "--json"])
+    assert code == 0 and err == "", err[:300]
+    assert sorted(map(len, json.loads(out)["names"])) == [1, 1, 200 << 10]
+
+
 def test_complete_universe_rules(tmp_path):
     u = tmp_path / "u.data"
     u.write_text("".join(f"{k % 7 + 1}\t{k % 11 + 1}\t{k % 5 + 1}\t88125{k}\n" for k in range(60)))
@@ -729,6 +797,61 @@ def test_ctrl_c_prints_one_line():
     p.stdout.close()
     p.stderr.close()
     assert rc == 130 and err == "privrank: interrupted\n", (rc, err)
+
+
+def test_sigterm_prints_one_line_and_restores_the_handler():
+    "SIGTERM while a command runs: the clean exit of Ctrl-C, one line, exit 143 (issue 29)"
+    code = (
+        "import signal, sys, time; from privrank import cli, datasets\n"
+        "def hang(*a, **k):\n    print('ready', flush=True); time.sleep(60)\n"
+        "datasets.read_preflib = hang\n"
+        "sys.exit(cli.main(['aggregate', 'x.soc', '--method', 'borda']))\n"
+    )
+    p = subprocess.Popen(
+        [sys.executable, "-c", code], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+    assert p.stdout.readline() == "ready\n"
+    p.send_signal(signal.SIGTERM)
+    rc = p.wait(timeout=60)
+    err = p.stderr.read()
+    p.stdout.close()
+    p.stderr.close()
+    assert rc == 143 and err == "privrank: terminated\n", (rc, err)
+    before = signal.getsignal(signal.SIGTERM)
+    assert run_inproc(["aggregate", DEMO, "--method", "borda"])[0] == 0
+    assert signal.getsignal(signal.SIGTERM) is before  # put back after the command
+
+
+def test_sigterm_removes_the_spill_folder(tmp_path):
+    "`privrank complete FILE.parquet --spill DIR`, stopped by SIGTERM mid-run: DIR is left empty"
+    import time
+
+    pa = pytest.importorskip("pyarrow")
+    pq = pytest.importorskip("pyarrow.parquet")
+    g = np.random.default_rng(0)
+    n, per = 150_000, 20  # 3 million ratings: seconds of work, in partitions of 2^22 ratings
+    items = np.argsort(g.random((n, 50)), axis=1)[:, :per].ravel() + 1
+    table = pa.table({"user": np.repeat(np.arange(n), per), "item": items,
+                      "rating": g.integers(1, 6, n * per).astype(float)})  # fmt: skip
+    pq.write_table(table, tmp_path / "r.parquet", row_group_size=1 << 19)
+    spill = tmp_path / "spill"
+    spill.mkdir()
+    p = subprocess.Popen(
+        [EXE, "complete", str(tmp_path / "r.parquet"), "--epsilon", "1", "--delta", "1e-6",
+         "--items", "50", "--rating-range", "1,5", "--spill", str(spill)],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    deadline = time.monotonic() + 60
+    while p.poll() is None and time.monotonic() < deadline:  # until the users' rows are on disk
+        if any(f.is_file() for f in spill.rglob("*")):
+            break
+        time.sleep(0.02)
+    assert p.poll() is None, "the run ended before its spill files appeared"
+    p.send_signal(signal.SIGTERM)
+    out, err = p.communicate(timeout=60)
+    assert p.returncode == 143 and out == "", (p.returncode, err)
+    assert err.splitlines()[-1] == "privrank: terminated", err
+    assert list(spill.iterdir()) == []  # every user's prepared rows removed
 
 
 # ---------------------------------------------------------------- standard CSV (issue 13, item 1)

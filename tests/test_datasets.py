@@ -693,7 +693,8 @@ def test_wide_field_table_checked(tmp):
 
 def test_wide_csv_label_costs_its_length_only(tmp):
     """A CSV's labels are coded as they are read: one 20,000-character label costs its own
-    length, not 20,000 x 4 bytes per field; a field beyond the csv module's limit is refused"""
+    length, not 20,000 x 4 bytes per field; a field beyond the csv module's default limit of
+    128 KiB is read too (issue 29), and the limit of the process is left as it was"""
     f = write(
         tmp, "wide.csv", "user,winner,loser\n" + "1,a,b\n" * 2000 + "1," + "x" * 20_000 + ",b\n"
     )
@@ -703,9 +704,16 @@ def test_wide_csv_label_costs_its_length_only(tmp):
     finally:
         core.set_memory_limit(None)
     assert (c.n_comparisons, c.n_items, len(c.item_ids[-1])) == (2001, 3, 20_000)
+    limit = csv.field_size_limit()
     f = write(tmp, "wider.csv", "user,winner,loser\n1,a,b\n1," + "x" * 200_000 + ",b\n")
-    with pytest.raises(ValueError, match=r"wider.csv line 3: not a valid CSV line \(field larger"):
-        read_pairwise_csv(f)
+    assert sorted(map(len, read_pairwise_csv(f).item_ids)) == [1, 1, 200_000]
+    name = '"' + "a,\n" * (70 << 10) + '"'  # 210 KiB quoted: commas and line breaks inside
+    f = write(tmp, "quoted.csv", "winner,loser,user\n" + f"{name},b,1\nb,c,2\n")
+    assert sorted(map(len, read_pairwise_csv(f).item_ids)) == [1, 1, 3 * (70 << 10)]
+    f = write(tmp, "r.csv", "user,item,rating\n1,2,3\n" + '"' + "1" * 200_000 + '",2,3\n')
+    with pytest.raises(ValueError, match=r"r.csv line 3: `user` must be an integer; got '1{80}'$"):
+        read_ratings(f, n_items=5)  # a long field is shown by its first 80 characters
+    assert csv.field_size_limit() == limit
 
 
 def test_expansion_memory_estimated_before_allocating(tmp):

@@ -982,3 +982,263 @@ def test_public_functions_leave_arguments_unchanged(c, e, seed):
             cli.run_method(name, prof, epsilon=e, rng=seed)
             cli.run_method(name, prof)
     np.testing.assert_array_equal(ranks, r0)
+
+
+# ------------------------------------------------------------------------------------------
+# issue 29 item 4: `--scheduler` at a peer that is not a working Dask scheduler ends in one line
+# within --timeout (here 2 s), never a hang, a MemoryError or a ZeroDivisionError
+
+
+class Peer:
+    """A local TCP server on a thread of its own: 'http' answers as a web server does, 'silent'
+    accepts and never speaks, 'dribble' sends one byte a second"""
+
+    def __init__(self, kind):
+        import socket
+        import threading
+
+        self.kind, self.stop, self.conns = kind, threading.Event(), []
+        self.sock = socket.create_server(("127.0.0.1", 0))
+        self.address = f"tcp://127.0.0.1:{self.sock.getsockname()[1]}"
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def _accept(self):
+        import threading
+
+        while not self.stop.is_set():
+            try:
+                conn, _ = self.sock.accept()
+            except OSError:
+                return
+            self.conns.append(conn)
+            threading.Thread(target=self._serve, args=(conn,), daemon=True).start()
+
+    def _serve(self, conn):
+        try:
+            if self.kind == "http":
+                conn.recv(1 << 16)
+                conn.sendall(
+                    b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: 13\r\n\r\n"
+                    b"<html></html>"
+                )
+            while not self.stop.is_set():
+                if self.kind == "dribble":
+                    conn.send(b"H")
+                self.stop.wait(1.0)
+        except OSError:
+            pass
+
+    def close(self):
+        self.stop.set()
+        for c in [self.sock, *self.conns]:
+            c.close()
+
+
+@pytest.fixture(scope="module")
+def cluster_files(tmp_path_factory):
+    pa = pytest.importorskip("pyarrow")
+    pq = pytest.importorskip("pyarrow.parquet")
+    d = tmp_path_factory.mktemp("cluster")
+    R = core.sample_plackett_luce(np.zeros(5), 200, rng=0)
+    pq.write_table(pa.table({f"c{q}": R[:, q] for q in range(5)}), d / "ranks.parquet")
+    g = np.random.default_rng(0)
+    u, i = np.repeat(np.arange(60), 4), np.tile(np.arange(1, 5), 60)
+    pq.write_table(pa.table({"user": u, "item": i, "rating": g.integers(1, 6, 240) * 1.0}),
+                   d / "ratings.parquet")  # fmt: skip
+    return {
+        "aggregate": ["aggregate", d / "ranks.parquet", "--method", "borda", "--epsilon", "1"],
+        "complete": ["complete", d / "ratings.parquet", "--epsilon", "1", "--delta", "1e-6",
+                     "--items", "4", "--rating-range", "1,5"],
+    }  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def idle_scheduler():
+    "A real Dask scheduler (on TCP, in this process) that has no worker"
+    import logging
+
+    distributed = pytest.importorskip("distributed")
+    with distributed.LocalCluster(
+        n_workers=0, processes=False, protocol="tcp", dashboard_address=":0",
+        silence_logs=logging.CRITICAL,
+    ) as lc:  # fmt: skip
+        yield lc.scheduler_address
+
+
+PEER_ERRORS = {
+    "http": "the peer does not speak Dask's protocol",
+    "silent": "no answer within 2 s (--timeout)",
+    "dribble": "no answer within 2 s (--timeout)",
+    "no workers": "the scheduler has no worker: none joined within 2 s (--timeout)",
+}
+
+
+@pytest.mark.parametrize("cmd", ["aggregate", "complete"])
+@pytest.mark.parametrize("kind", list(PEER_ERRORS))
+def test_scheduler_failures_are_one_line_within_the_timeout(
+    cluster_files, idle_scheduler, kind, cmd
+):
+    import time
+
+    pytest.importorskip("distributed")
+    peer = None if kind == "no workers" else Peer(kind)
+    address = idle_scheduler if peer is None else peer.address
+    try:
+        t0 = time.perf_counter()
+        err = refused(
+            "cluster",
+            [*cluster_files[cmd], "--scheduler", address, "--timeout", "2"],
+            f"privrank: error: --scheduler {address}: {PEER_ERRORS[kind]}",
+            limit=30,
+        )
+        seconds = time.perf_counter() - t0
+    finally:
+        if peer is not None:
+            peer.close()
+    assert seconds < 2 + 1.5, (kind, cmd, seconds, err)  # the timeout, its half second, the run
+    assert "MemoryError" not in err or kind == "http", err
+
+
+def test_scheduler_that_works_runs_both_commands(cluster_files):
+    "A scheduler with a worker: the same commands run (the client is the default one, as needed)"
+    import logging
+
+    distributed = pytest.importorskip("distributed")
+    with distributed.LocalCluster(
+        n_workers=1, threads_per_worker=1, processes=False, protocol="tcp", dashboard_address=":0",
+        silence_logs=logging.CRITICAL,
+    ) as lc:  # fmt: skip
+        for cmd in ("aggregate", "complete"):
+            argv = [*cluster_files[cmd], "--scheduler", lc.scheduler_address, "--timeout", "10"]
+            code, out, err = run([*argv, "--json"], limit=60)
+            assert code == 0 and err == "" and strict_json(out)["private"], (cmd, err)
+
+
+def test_scheduler_refusals_are_one_line(cluster_files):
+    for argv, text in [
+        (["--scheduler", "http://127.0.0.1:1"], "not a scheduler's address (unknown address"),
+        (["--scheduler", ""], "--scheduler must be a scheduler's address"),
+        (["--timeout", "3"], "--timeout applies to --scheduler only"),
+        (["--scheduler", "tcp://127.0.0.1:1", "--timeout", "0"], "--timeout must be a number"),
+        (["--scheduler", "tcp://127.0.0.1:1", "--timeout", "nan"], "--timeout must be a number"),
+    ]:
+        refused("cluster", [*cluster_files["aggregate"], *argv], text, limit=30)
+    assert cli.CONNECT_TIMEOUT <= 30  # the default bound, stated in --help
+    help_text = io.StringIO()
+    main(["aggregate", "--help"], out=help_text)
+    assert "--timeout SECONDS" in help_text.getvalue() and "default 20" in help_text.getvalue()
+
+
+def test_no_worker_client_is_a_named_timeout(idle_scheduler):
+    "The API's check: a client whose cluster has no worker is a TimeoutError naming `client`"
+    import time
+
+    distributed = pytest.importorskip("distributed")
+    with distributed.Client(idle_scheduler, set_as_default=False) as client:
+        t0 = time.perf_counter()
+        with pytest.raises(TimeoutError, match="`client` has no worker: none joined its sched"):
+            core.check_client(client, timeout=1)
+        assert time.perf_counter() - t0 < 1 + 1.0
+
+
+def test_silent_scheduler_ends_the_process_in_time(tmp_path, cluster_files):
+    "As a process: the error line and the exit within the timeout (and the start-up time)"
+    import time
+
+    peer = Peer("silent")
+    try:
+        t0 = time.perf_counter()
+        p = subprocess.run(
+            [sys.executable, "-c", "import sys; from privrank.cli import main; "
+             "sys.exit(main(sys.argv[1:]))", *map(str, cluster_files["aggregate"]),
+             "--scheduler", peer.address, "--timeout", "2"],
+            capture_output=True, text=True, timeout=60,
+        )  # fmt: skip
+        seconds = time.perf_counter() - t0
+    finally:
+        peer.close()
+    assert p.returncode == 2 and p.stdout == "" and p.stderr.count("\n") == 1, p.stderr
+    assert "no answer within 2 s" in p.stderr and seconds < 2 + 10, seconds
+
+
+# ------------------------------------------------------------------------------------------
+# issue 29 item 5: output files written safely, refused up front
+
+
+@pytest.fixture(scope="module")
+def jester(tmp_path_factory):
+    d = tmp_path_factory.mktemp("jester")
+    g = np.random.default_rng(1)
+    rows = [(u, j + 1, round(float(g.uniform(-10, 10)), 2))
+            for u in range(300) for j in g.choice(20, 6, replace=False)]  # fmt: skip
+    f = d / "jester.csv"
+    f.write_text("user,joke,rating\n" + "".join(f"{u},{j},{r}\n" for u, j, r in rows))
+    return ["complete", f, "--epsilon", "1", "--delta", "1e-6", "--seed", "3"]
+
+
+def test_planted_symlinks_never_redirect_the_output(tmp_path, jester):
+    victim = tmp_path / "victim.txt"
+    victim.write_text("precious")
+    out = tmp_path / "out.npz"
+    (tmp_path / f".out.npz.{os.getpid()}.tmp").symlink_to(victim)  # the old predictable name
+    out.symlink_to(victim)  # and the output itself
+    users = tmp_path / "users.npz"
+    users.symlink_to(victim)
+    code, o, err = run([*jester, "--output", out, "--per-user-output", users])
+    assert code == 0, err
+    assert victim.read_text() == "precious"
+    for f in (out, users):  # the links were replaced by the files, not written through
+        assert f.is_file() and not f.is_symlink()
+        assert (os.stat(f).st_mode & 0o777) == 0o600  # readable by the owner only
+        np.load(f).close()
+    left = sorted(p.name for p in tmp_path.iterdir())
+    assert left == [f".out.npz.{os.getpid()}.tmp", "out.npz", "users.npz", "victim.txt"], left
+
+
+def test_interrupted_write_leaves_no_temporary_file(tmp_path, jester, monkeypatch):
+    def stop(*a, **k):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(np, "savez", stop)
+    code, out, err = run([*jester, "--output", tmp_path / "out.npz"])
+    assert code == 130 and err == "privrank: interrupted\n"
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize(
+    "make,text",
+    [
+        (lambda t: t / "missing" / "f.npz", "no folder"),
+        (lambda t: (t / "d.npz").mkdir() or t / "d.npz", "a folder, not a file"),
+        (lambda t: (t / "l.npz").symlink_to(t) or t / "l.npz", "a folder, not a file"),
+        (lambda t: os.mkfifo(t / "f.npz") or t / "f.npz", "a special file"),
+        (lambda t: (t / "n.npz").symlink_to(os.devnull) or t / "n.npz", "a special file"),
+        (lambda t: "/proc/self/f.npz", "is a kernel or device folder"),
+        (lambda t: "/sys/f.npz", "/sys is a kernel or device folder"),
+        (lambda t: "/dev/f.npz", "/dev is a kernel or device folder"),
+        (lambda t: "", "must name a .npz file; got ''"),
+    ],
+    ids=["missing", "folder", "link to folder", "fifo", "link to device", "proc", "sys", "dev",
+         "empty"],
+)  # fmt: skip
+@pytest.mark.parametrize("flag", ["--output", "--per-user-output"])
+def test_bad_output_refused_before_any_work(tmp_path, make, text, flag):
+    "Refused up front: the ratings file does not even exist, yet the output is what is named"
+    path = make(tmp_path)
+    err = refused(
+        "output",
+        ["complete", tmp_path / "none.csv", "--epsilon", "1", "--delta", "1e-6", flag, path],
+        f"privrank: error: {flag} ",
+        text,
+    )
+    assert "none.csv" not in err
+
+
+def test_one_file_for_both_outputs_and_an_empty_spill_refused(tmp_path, jester):
+    f = tmp_path / "f.npz"
+    refused("output", [*jester, "--output", f, "--per-user-output", f], "must be two files")
+    csv = tmp_path / "r.csv"
+    csv.write_text("user,item,rating\n1,1,1\n")
+    refused("output", ["complete", csv, *jester[2:], "--items", "3", "--rating-range", "1,5",
+                       "--spill", ""], "--spill must name a folder; got an empty name")  # fmt: skip
+    assert list(tmp_path.iterdir()) == [csv]
