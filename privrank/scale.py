@@ -122,6 +122,13 @@ def _table_cols(t, where, name):
     return _Cols(cols)
 
 
+def _is_table(x):
+    "A pandas or polars data frame, or a pyarrow Table or RecordBatch"
+    return hasattr(x, "columns") and (
+        hasattr(x, "iloc") or hasattr(x, "column_names") or hasattr(x, "get_columns")
+    )
+
+
 def _columns(x, where, name="source"):
     """One chunk (an array, a list of rows, a pandas or polars frame, a pyarrow table) as
     `_Cols`, each column keeping its own type"""
@@ -294,6 +301,12 @@ def _raw_chunks(source, chunk_rows, columns):
         for s in range(0, max(len(a), 1), rows):
             yield a[s : s + rows]
         return
+    if _is_table(source):  # one data frame or table: its rows, in slices
+        a = _columns(source, "")
+        rows = _rows(chunk_rows, a.width)
+        for s in range(0, max(len(a), 1), rows):
+            yield a.rows(s, s + rows)
+        return
     try:
         items = iter(source)
     except TypeError:
@@ -333,11 +346,11 @@ def iter_chunks(
     chunk_rows: int | None = None,  # rows per chunk; None: CHUNK_ENTRIES / columns
     columns: list | None = None,  # columns of a file to read (names in any case); None: all
 ) -> Iterator[np.ndarray]:
-    """The rows of `source` as 2-d numpy chunks, read lazily: slices of an array or of a list of
-    rows, the items of an iterable (arrays, pandas or polars frames, pyarrow tables) or of what a
-    function returns, the batches of a Parquet file or the blocks of a CSV file with a header row
-    (a list of files: one after the other), each at most `chunk_rows` rows (CSV: blocks of 256 x
-    `chunk_rows` bytes, 16 MiB by default).
+    """The rows of `source` as 2-d numpy chunks, read lazily: slices of an array, of a list of
+    rows or of one data frame or table, the items of an iterable (arrays, pandas or polars
+    frames, pyarrow tables) or of what a function returns, the batches of a Parquet file or the
+    blocks of a CSV file with a header row (a list of files: one after the other), each at most
+    `chunk_rows` rows (CSV: blocks of 256 x `chunk_rows` bytes, 16 MiB by default).
 
     Refuses, naming the parameter, a source of another kind, a missing or unreadable file (named),
     a column it does not have, an empty column value and a chunk that is not 2-d."""

@@ -752,3 +752,49 @@ def test_a_cluster_without_workers_is_refused_in_bounded_time(monkeypatch):
             with pytest.raises(TimeoutError, match="`client` has no worker"):
                 call()
             assert time.perf_counter() - t0 < 10
+
+
+def test_issue_29_reproducers(coins, tmp_path):
+    # a list of lists: one profile, as in memory (it was refused by scale)
+    mem = pr.dp_borda_aggregate(R[:60], epsilon=1.0, rng=0)
+    assert np.array_equal(scale.dp_borda_aggregate(R[:60].tolist(), epsilon=1.0, rng=0).scores,
+                          mem.scores)  # fmt: skip
+    # an epsilon that underflows to 0 when split over a user's comparisons: refused before coins
+    rows = np.array([[0, 1, 7]] * 5 + [[1, 0, 8]])
+    with pytest.raises(ValueError, match="underflows to 0"):
+        scale.dp_btl_aggregate_comparisons(rows, n_items=2, epsilon=1e-323, rng=0)
+    assert coins == []
+    # whole-number float item labels in a Parquet file: their integers (a false "user ids must be
+    # integers" before)
+    g = np.random.default_rng(2)
+    w, l = g.integers(0, 4, 300), g.integers(0, 4, 300)
+    keep = w != l
+    path = tmp_path / "f.parquet"
+    pq.write_table(pa.table({"winner": w[keep].astype(float), "loser": l[keep].astype(float),
+                             "user": g.integers(0, 30, keep.sum())}), path)  # fmt: skip
+    code, out, err = _cli("aggregate", str(path), "--epsilon", "1", "--seed", "0", "--json")
+    assert code == 0, err
+    import json
+
+    assert sorted(json.loads(out)["order"]) == [0, 1, 2, 3]
+
+
+def test_any_integer_user_ids_on_every_path(tmp_path):
+    # ids of 2^40 or -5 were refused with spill and accepted without; one float chunk of the
+    # same users made 240 rows of 120 users
+    t = _ratings(120, 12, 5, seed=8)
+    ids = np.r_[-5, 2**40, np.arange(118) * 1_000_003]
+    t[:, 0] = ids[t[:, 0].astype(int)]
+    frame = pd.DataFrame({"u": t[:, 0].astype(np.int64), "i": t[:, 1].astype(np.int64),
+                          "r": t[:, 2]})  # fmt: skip
+    kw = dict(epsilon=1.0, delta=1e-6, n_items=12, rating_range=(-6, 6), rng=1, chunk_rows=100)
+    here = scale.complete(frame, **kw)
+    spill = tmp_path / "spill"
+    spill.mkdir()
+    spilled = scale.complete(frame, **kw, spill=spill)
+    half = len(frame) // 2
+    floats = [frame[:half], frame[half:].astype({"u": np.float64})]  # ids < 2^53: exact
+    mixed = scale.complete(floats, **kw)
+    for r in (spilled, mixed):
+        assert np.array_equal(r.factors, here.factors) and r.n_users == 120
+    assert np.array_equal(here.diagnostics["user_ids"], np.sort(ids))
