@@ -1761,7 +1761,8 @@ def build_parser() -> argparse.ArgumentParser:
         default=None,
         metavar="DIR",
         help=".parquet or CSV: hold the users' rows in files in DIR (a temporary subfolder, "
-        "removed after), one partition of 2^22 ratings in memory at a time",
+        "removed after), one partition of 2^22 ratings (or of one user's ratings, where she "
+        "alone has more) in memory at a time, its size checked before the rows are read again",
     )
     c.add_argument(
         "--ignore-columns",
