@@ -10,6 +10,7 @@ __all__ = ['CHUNK_ENTRIES', 'iter_chunks', 'RankStatistics', 'rank_statistics', 
 
 # %% ../nbs/12_scale.ipynb #7623eae2785240b9bd12b16a66d81610
 import contextlib
+import copy
 import importlib
 import math
 import numbers
@@ -897,17 +898,16 @@ def _text(x, where, name, what):
 def _canonical(col, where, name, what):
     """A column of labels (of users, or of items) in one canonical form, so that a label is the
     same however its column was typed: int64 when every label is an integer in int64's range
-    (3, 3.0, a uint64 3 and Python's 3 alike), else text (an object array) with integers written
+    (3, 3.0, a uint64 3 and Python's 3 alike), uint64 when every label is a non-negative integer
+    and one is past 2^63 (64-bit hashed ids), else text (an object array) with integers written
     in decimal (so that "3" and 3 are one label too). Refuses, naming `name`, missing labels and
     numbers that are not whole or too large for their float to hold them exactly"""
     col = np.asarray(col)
     kind = col.dtype.kind
     if kind in "ib":
         return col.astype(np.int64, copy=False)
-    if kind == "u":
-        if len(col) == 0 or int(col.max()) < 2**63:
-            return col.astype(np.int64)
-        return col.astype(str).astype(object)
+    if kind == "u":  # ids past 2^63 (64-bit hashes) stay uint64, the rest int64
+        return col.astype(np.int64 if len(col) == 0 or int(col.max()) < 2**63 else np.uint64)
     if kind == "f":
         return _whole(col, where, name, what)
     if kind in "US":
@@ -917,6 +917,8 @@ def _canonical(col, where, name, what):
     if (miss := _missing(col)).any():
         raise ValueError(f"`{name}` {where}: {int(miss.sum())} missing {what} (None or NaN)")
     if (v := _object_ints(col)) is not None:
+        return v
+    if (v := _object_numbers(col, np.uint64)) is not None:  # Python ints past int64
         return v
     return np.frompyfunc(lambda x: _text(x, where, name, what), 1, 1)(col).astype(object)
 
@@ -943,19 +945,25 @@ _DENSE = 1 << 16  # a chunk's ids are bincounted when below 4 x its rows + this
 class _Users:
     """Rows (comparisons or ratings) per user, additive over chunks, by label: integers by value
     (a bincount where a chunk's ids are dense, else its distinct ids, sorted: memory grows with
-    the users and the chunks, never with the largest id), other labels by a 64-bit key of their
-    text (`_text_keys`)"""
+    the users and the chunks, never with the largest id; ids past 2^63, as 64-bit hashed ids
+    are, kept apart as uint64), other labels by a 64-bit key of their text (`_text_keys`)"""
 
-    def __init__(self, dense=None, runs=(), keyed=()):
+    def __init__(self, dense=None, runs=(), big=(), keyed=()):
         self.dense = np.zeros(0, np.int64) if dense is None else dense  # counts of ids 0..
         self.runs = list(runs)  # sorted (ids, counts), sizes decreasing (a binary counter)
+        self.big = list(big)  # sorted (uint64 ids past 2^63, counts), likewise
         self.keyed = list(keyed)  # sorted (keys, counts, labels) of text labels, likewise
 
     @classmethod
     def of(cls, u):
-        "The rows per user of one chunk's canonical labels `u`"
+        "The rows per user of one chunk's canonical labels `u` (`_canonical`)"
         if u.dtype == object:
             return cls(keyed=[_merged(_text_keys(u), np.ones(len(u), np.int64), u)])
+        if u.dtype.kind == "u":  # ids past 2^63 apart, the others as int64
+            past = u >= np.uint64(1 << 63)
+            out = cls.of(u[~past].astype(np.int64))
+            out.big = [np.unique(u[past], return_counts=True)]
+            return out
         if len(u) == 0:
             return cls()
         if int(u.min()) >= 0 and int(u.max()) < 4 * len(u) + _DENSE:
@@ -977,37 +985,49 @@ class _Users:
             d[: len(self.dense)] = self.dense
             self.dense = d
         self.dense[: len(other.dense)] += other.dense
-        for r in other.runs:
-            self._push(self.runs, r)
+        for mine, theirs in ((self.runs, other.runs), (self.big, other.big)):
+            for r in theirs:
+                self._push(mine, r)
         for r in other.keyed:
             self._push(self.keyed, r)
         return self
 
     def __add__(self, other):
-        out = _Users(self.dense.copy(), self.runs, self.keyed)
+        out = _Users(self.dense.copy(), self.runs, self.big, self.keyed)
         return out.iadd(other)
 
     def index(self):
-        "The users found, as a `_UserIndex` (rows in the order of the ids, else of the keys)"
+        """The users found, as a `_UserIndex`: rows in the order of the ids (those past 2^63
+        last), else, where any label is text, of the keys"""
         ids = np.flatnonzero(self.dense)
         runs = [(ids, self.dense[ids])] + self.runs
         ids, counts = _merged(*(np.concatenate(x) for x in zip(*runs)))
+        big = [(np.zeros(0, np.uint64), np.zeros(0, np.int64))] + self.big
+        big = _merged(*(np.concatenate(x) for x in zip(*big)))
         if not self.keyed:
-            return _UserIndex(ids, counts, None)
-        runs = [(_text_keys(ids), counts, ids.astype(object))] + self.keyed
-        keys, counts, labels = _merged(*(np.concatenate(x) for x in zip(*runs)))
+            return _UserIndex(ids, counts, None, big)
+        runs = [(_text_keys(a), c, a.astype(object)) for a, c in ((ids, counts), big)]
+        keys, counts, labels = _merged(*(np.concatenate(x) for x in zip(*runs, *self.keyed)))
         return _UserIndex(keys, counts, labels)
 
 
 class _UserIndex:
     """The users of a source, found in a first pass, and their rows in later passes: integer ids
-    (sorted; looked up in a table where they are dense, else by binary search), or the 64-bit
-    keys of labels of any type (sorted). Sent once to the workers"""
+    (sorted; looked up in a table where they are dense, else by binary search; those past 2^63
+    after the others), or the 64-bit keys of labels of any type (sorted). Sent once to the
+    workers"""
 
-    def __init__(self, keys, counts, labels):
-        self.keys, self.counts = keys, counts
+    def __init__(self, keys, counts, labels, big=None):
+        no_big = (np.zeros(0, np.uint64), np.zeros(0, np.int64))
+        self.keys, (self.big, big_counts) = keys, no_big if big is None else big
+        self.counts = np.concatenate([counts, big_counts]) if len(big_counts) else counts
         self.by_id = labels is None
-        self.labels = keys if labels is None else labels  # in row order
+        if not self.by_id:
+            self.labels = labels
+        elif len(self.big):
+            self.labels = np.concatenate([keys.astype(object), self.big.astype(object)])
+        else:
+            self.labels = keys  # in row order
         self.lut, self.values = None, None
         if self.by_id and len(keys) and int(keys[-1]) - int(keys[0]) < 4 * len(keys) + _DENSE:
             kind = np.int32 if len(keys) < 2**31 else np.int64
@@ -1017,50 +1037,66 @@ class _UserIndex:
     def mapped(self, values):
         """The same index, looking up values[row] instead of the row: one gather per chunk where
         the ids are dense (`values` >= 0, e.g. each user's epsilon group)"""
-        out = _UserIndex(self.keys, self.counts, None if self.by_id else self.labels)
-        out.lut, out.values = self.lut, np.asarray(values)
-        if out.lut is not None:
+        out = copy.copy(self)
+        out.values = np.asarray(values)
+        if self.lut is not None:
             kind = np.int32 if len(values) == 0 or values.max() < 2**31 else np.int64
             out.lut = np.where(self.lut >= 0, out.values[np.maximum(self.lut, 0)], -1).astype(kind)
         return out
 
     def __len__(self):
-        return len(self.keys)
+        return len(self.counts)
 
     def rows(self, u, where, name):
         """The rows of canonical labels `u` (or their values, `mapped`); ValueError if one was not
         found in the first pass"""
-        rows = None
+        out = None
         if not self.by_id:
-            rows = self._search(_text_keys(u))
-        elif u.dtype != object and self.lut is None:
-            rows = self._search(u)
-        elif u.dtype != object and len(u):  # dense ids: one look-up in the table (-1: absent)
-            lo, hi, first = int(u.min()), int(u.max()), int(self.keys[0])
-            if lo >= first and hi - first < len(self.lut):
-                rows = self.lut[u - first if first else u]
-                rows = rows if (rows >= 0).all() else None
-        elif u.dtype != object:
-            rows = u
-        if rows is not None and self.values is not None and self.lut is None:
-            rows = self.values[rows]
-        if rows is None:  # text where the first pass found integers, or a label not found
+            out = self._map(self._search(self.keys, _text_keys(u)))
+        elif u.dtype.kind == "u":  # ids past 2^63 among them
+            past = u >= np.uint64(1 << 63)
+            small = self._ints(u[~past].astype(np.int64))
+            large = self._map(self._search(self.big, u[past], len(self.keys)))
+            if small is not None and large is not None:
+                out = np.empty(len(u), np.result_type(small, large))
+                out[~past], out[past] = small, large
+        elif u.dtype != object:  # (text, where the first pass found integers only: absent)
+            out = self._ints(u)
+        if out is None:
             raise ValueError(
                 f"`{name}` {where}: a user absent from the first pass (did the data change "
                 "between the two passes?)"
             )
-        return rows
+        return out
 
-    def _search(self, k):
-        "Rows of the keys `k` by binary search, or None if one is missing"
-        rows = np.minimum(np.searchsorted(self.keys, k), len(self.keys) - 1)
-        return rows if (self.keys[rows] == k).all() else None
+    def _ints(self, u):
+        "The rows (or values) of int64 ids `u`, or None if one is missing"
+        if self.lut is None or not len(u):
+            return self._map(self._search(self.keys, u))
+        lo, hi, first = int(u.min()), int(u.max()), int(self.keys[0])
+        if lo >= first and hi - first < len(self.lut):  # one look-up in the table (-1: absent)
+            rows = self.lut[u - first if first else u]
+            return rows if (rows >= 0).all() else None
+        return None
+
+    def _map(self, rows):
+        return rows if rows is None or self.values is None else self.values[rows]
+
+    @staticmethod
+    def _search(keys, k, offset=0):
+        "offset + the positions of `k` in sorted `keys` by binary search; None if one is missing"
+        if not len(k):
+            return np.zeros(0, np.int64)
+        if not len(keys):
+            return None
+        rows = np.minimum(np.searchsorted(keys, k), len(keys) - 1)
+        return rows + offset if (keys[rows] == k).all() else None
 
 
 def _label_column(col, where, name="comparisons"):
     """A column of item labels, canonical (`_canonical`): int64, or text (a str array)"""
     v = _canonical(col, where, name, "item labels")
-    return v.astype(str) if v.dtype == object else v
+    return v.astype(str) if v.dtype.kind in "Ou" else v  # past 2^63: as text
 
 
 class _Items:
@@ -1148,6 +1184,8 @@ def _object_ints(col):
 def _ids(col, where, what, name="comparisons"):
     "A column of integer ids (whole floats too) as int64; TypeError for text"
     v = _canonical(col, where, name, what)
+    if v.dtype.kind == "u":  # past 2^63: no item or user id of this function
+        raise ValueError(f"`{name}` {where}: {what} past 2^63 (got {_plain(v.max())})")
     if v.dtype == object:
         raise TypeError(
             f"`{name}` {where}: {what} must be integers; got text (item labels: pass `items`, "
@@ -1759,7 +1797,7 @@ def private_frank_wolfe(
     uc, ic = _reduce(ratings, _rating_counts, (0, None), name="ratings", exact=True, **kw)
     users = uc.index()
     ids = users.keys
-    if not users.by_id:
+    if not users.by_id or len(users.big):
         raise TypeError(
             "`ratings`: user ids must be integers 0..n-1 here (`scale.complete` takes labels)"
         )

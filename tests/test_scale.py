@@ -798,3 +798,30 @@ def test_any_integer_user_ids_on_every_path(tmp_path):
     for r in (spilled, mixed):
         assert np.array_equal(r.factors, here.factors) and r.n_users == 120
     assert np.array_equal(here.diagnostics["user_ids"], np.sort(ids))
+
+
+@pytest.mark.parametrize("text", [False, True])
+def test_ids_past_2_63_beside_small_ids_and_text_are_one_user_each(text):
+    big = 2**63 + 5
+    chunks = [np.array([big, 3], np.uint64), np.array([3.0, 7.0]), np.array([big, 7], object)]
+    if text:
+        chunks.append(np.array([big, "bob", "3"], dtype=object))
+    canon = [scale._canonical(c, "", "comparisons", "user labels") for c in chunks]
+    users = scale._Users()
+    for u in canon:
+        users.iadd(scale._Users.of(u))
+    index = users.index()
+    assert len(index) == 3 + text and index.by_id == (not text)
+    want = {big: 2 + text, 3: 2 + text, 7: 2, "bob": 1}
+    got = {_label(index.labels[r]): int(index.counts[r]) for r in range(len(index))}
+    assert got == {k: v for k, v in want.items() if text or k != "bob"}, got
+    for c, u in zip(chunks, canon):  # each chunk's rows are its labels' users
+        rows = index.rows(u, "", "comparisons")
+        assert [_label(index.labels[r]) for r in rows] == [_label(x) for x in c.tolist()]
+
+
+def _label(x):
+    "A label by value: integers (whole floats, digit strings) as int, other text as is"
+    if isinstance(x, str):
+        return int(x) if x.lstrip("-").isdigit() else x
+    return int(x)  # Python or numpy integers, whole floats
