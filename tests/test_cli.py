@@ -779,8 +779,16 @@ def test_broken_pipe_exits_quietly():
     )
 
 
-def test_ctrl_c_prints_one_line():
-    "SIGINT while a command runs (here: a file read that hangs): one line, exit 130, no traceback"
+@pytest.mark.parametrize(
+    "sig, rc, line",
+    [
+        (signal.SIGINT, 130, "privrank: interrupted\n"),
+        (signal.SIGTERM, 143, "privrank: terminated\n"),
+    ],
+)
+def test_an_interrupt_prints_one_line(sig, rc, line):
+    """SIGINT or SIGTERM (issue 29) while a command runs (here: a file read that hangs): one line,
+    the clean exit of Ctrl-C (130; 143 for SIGTERM), no traceback"""
     code = (
         "import sys, time; from privrank import cli, datasets\n"
         "def hang(*a, **k):\n    print('ready', flush=True); time.sleep(60)\n"
@@ -791,32 +799,15 @@ def test_ctrl_c_prints_one_line():
         [sys.executable, "-c", code], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
     )
     assert p.stdout.readline() == "ready\n"
-    p.send_signal(signal.SIGINT)
-    rc = p.wait(timeout=60)
+    p.send_signal(sig)
+    got = p.wait(timeout=60)
     err = p.stderr.read()
     p.stdout.close()
     p.stderr.close()
-    assert rc == 130 and err == "privrank: interrupted\n", (rc, err)
+    assert got == rc and err == line, (got, err)
 
 
-def test_sigterm_prints_one_line_and_restores_the_handler():
-    "SIGTERM while a command runs: the clean exit of Ctrl-C, one line, exit 143 (issue 29)"
-    code = (
-        "import signal, sys, time; from privrank import cli, datasets\n"
-        "def hang(*a, **k):\n    print('ready', flush=True); time.sleep(60)\n"
-        "datasets.read_preflib = hang\n"
-        "sys.exit(cli.main(['aggregate', 'x.soc', '--method', 'borda']))\n"
-    )
-    p = subprocess.Popen(
-        [sys.executable, "-c", code], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
-    )
-    assert p.stdout.readline() == "ready\n"
-    p.send_signal(signal.SIGTERM)
-    rc = p.wait(timeout=60)
-    err = p.stderr.read()
-    p.stdout.close()
-    p.stderr.close()
-    assert rc == 143 and err == "privrank: terminated\n", (rc, err)
+def test_the_sigterm_handler_is_put_back():
     before = signal.getsignal(signal.SIGTERM)
     assert run_inproc(["aggregate", DEMO, "--method", "borda"])[0] == 0
     assert signal.getsignal(signal.SIGTERM) is before  # put back after the command
