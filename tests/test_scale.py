@@ -825,3 +825,19 @@ def _label(x):
     if isinstance(x, str):
         return int(x) if x.lstrip("-").isdigit() else x
     return int(x)  # Python or numpy integers, whole floats
+
+
+def test_one_user_is_one_user_on_two_worker_processes(client, tmp_path):
+    # the coins cannot be watched in other processes: the count of users and the release, which
+    # equal the local run's for the same partitions and seed
+    import dask
+
+    typed = _typed_chunks()
+    frame = dd.from_delayed(
+        [dask.delayed(lambda f: f)(f) for f in typed], meta=typed[0], verify_meta=False
+    )
+    kw = dict(epsilon=1.0, rng=0)
+    there = scale.dp_btl_aggregate_comparisons(frame, **kw, client=client)
+    here = scale.dp_btl_aggregate_comparisons(frame, **kw)  # Dask's local scheduler
+    assert there.n_voters == here.n_voters == len(np.unique(A29[:, 2]))
+    assert np.array_equal(there.scores, here.scores)
