@@ -916,6 +916,8 @@ def _canonical(col, where, name, what):
         raise TypeError(f"`{name}` {where}: {what} must be integers or text; got dtype {col.dtype}")
     if (miss := _missing(col)).any():
         raise ValueError(f"`{name}` {where}: {int(miss.sum())} missing {what} (None or NaN)")
+    if _need("pandas").api.types.infer_dtype(col, skipna=False) == "string":
+        return col  # text only: already canonical (one pass in C, not a call per label)
     if (v := _object_ints(col)) is not None:
         return v
     if (v := _object_numbers(col, np.uint64)) is not None:  # Python ints past int64
