@@ -944,6 +944,17 @@ def _merged(keys, counts, labels=None):
 _DENSE = 1 << 16  # a chunk's ids are bincounted when below 4 x its rows + this
 
 
+def _distinct(k):
+    """(the distinct values of non-negative integers `k`, sorted; the index of each in them): a
+    bincount where they are dense, else `np.unique`"""
+    if len(k) and int(k.max()) < 4 * len(k) + _DENSE:
+        ks = np.flatnonzero(np.bincount(k))
+        lut = np.zeros(ks[-1] + 1, np.int64)
+        lut[ks] = np.arange(len(ks))
+        return ks, lut[k]
+    return np.unique(k, return_inverse=True)
+
+
 class _Users:
     """Rows (comparisons or ratings) per user, additive over chunks, by label: integers by value
     (a bincount where a chunk's ids are dense, else its distinct ids, sorted: memory grows with
@@ -1002,8 +1013,9 @@ class _Users:
         """The users found, as a `_UserIndex`: rows in the order of the ids (those past 2^63
         last), else, where any label is text, of the keys"""
         ids = np.flatnonzero(self.dense)
-        runs = [(ids, self.dense[ids])] + self.runs
-        ids, counts = _merged(*(np.concatenate(x) for x in zip(*runs)))
+        ids, counts = ids, self.dense[ids]  # sorted and distinct: merged only with the runs
+        if self.runs:
+            ids, counts = _merged(*(np.concatenate(x) for x in zip((ids, counts), *self.runs)))
         big = [(np.zeros(0, np.uint64), np.zeros(0, np.int64))] + self.big
         big = _merged(*(np.concatenate(x) for x in zip(*big)))
         if not self.keyed:
@@ -1325,7 +1337,7 @@ def dp_btl_aggregate_comparisons(
         )
         users = uc.index()
         k_user = users.counts  # each user's comparisons, in the users' order
-        ks, group = np.unique(k_user, return_inverse=True)  # users by their number k
+        ks, group = _distinct(k_user)  # users by their number k
         eps_k = per_comparison_epsilon(ks, epsilon=epsilon)  # refuses one that underflows to 0
         n_units = len(users)
         per_unit = eps_k[group] * k_user
