@@ -6,7 +6,7 @@ Docs: https://privrank.github.io/privrank/api.html.md"""
 
 # %% auto #0
 __all__ = ['__version__', 'audit', 'auto', 'btl', 'completion', 'core', 'datasets', 'footrule', 'kemeny', 'mc', 'rr', 'scale',
-           'tree', 'dp_aggregate', 'choose_aggregator', 'Consensus', 'borda_aggregate', 'dp_borda_aggregate',
+           'sources', 'tree', 'dp_aggregate', 'choose_aggregator', 'Consensus', 'borda_aggregate', 'dp_borda_aggregate',
            'kendall_tau_distance', 'footrule_distance', 'ranks_to_orders', 'orders_to_ranks', 'sample_plackett_luce',
            'sample_mallows', 'set_noise', 'use_noise', 'noise_mode', 'set_memory_limit', 'privacy_record',
            'randomized_response', 'debias', 'privatize', 'fit_btl', 'private_btl', 'btl_aggregate', 'dp_btl_aggregate',
@@ -31,6 +31,7 @@ from privrank import (
     mc,
     rr,
     scale,
+    sources,
     tree,
 )
 from .audit import audit_epsilon, audit_table
@@ -93,7 +94,7 @@ _all_ = [
     "__version__",
     # the modules
     "audit", "auto", "btl", "completion", "core", "datasets", "footrule", "kemeny", "mc", "rr",
-    "scale", "tree",
+    "scale", "sources", "tree",
     # the aggregator the measurements pick
     "dp_aggregate", "choose_aggregator",
     # core

@@ -27,6 +27,7 @@ from privrank import (  # noqa: E402
     mc,
     rr,
     scale,
+    sources,
     tree,
 )
 
@@ -191,7 +192,22 @@ from pathlib import Path  # noqa: E402
 
 import privrank as pr  # noqa: E402
 
-MODULES = (core, rr, btl, tree, footrule, kemeny, mc, completion, datasets, audit, auto, scale, cli)
+MODULES = (
+    core,
+    sources,
+    rr,
+    btl,
+    tree,
+    footrule,
+    kemeny,
+    mc,
+    completion,
+    datasets,
+    audit,
+    auto,
+    scale,
+    cli,
+)
 # parameter names that the rule replaced: old name -> the name to use
 RETIRED = {
     "m": "n_items",

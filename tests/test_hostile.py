@@ -50,6 +50,7 @@ from privrank import (
     mc,
     rr,
     scale,
+    sources,
     tree,
 )
 
@@ -2651,8 +2652,10 @@ RO_R = valid_ranks(12, 5, 3)
 RO_W = core.preference_matrix(RO_R)
 PILOT = np.random.default_rng(0).normal(size=(20, 2))
 CALLS = {
+    sources: {
+        "iter_chunks": lambda a: list(sources.iter_chunks(a(RO_R), chunk_rows=5)),
+    },
     scale: {
-        "iter_chunks": lambda a: list(scale.iter_chunks(a(RO_R), chunk_rows=5)),
         "rank_statistics": lambda a: scale.rank_statistics(a(RO_R), chunk_rows=5),
         "dp_borda_aggregate": lambda a: scale.dp_borda_aggregate(
             a(RO_R), epsilon=1.0, model="local", rng=0, chunk_rows=5
@@ -2812,6 +2815,7 @@ CALLS = {
     },
 }
 NO_ARRAYS = {  # public functions that take no array argument (nothing to modify)
+    sources: set(),
     scale: {"RankStatistics"},
     auto: {"choose_aggregator", "Choice"},
     core: {

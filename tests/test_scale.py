@@ -18,7 +18,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import privrank as pr
-from privrank import completion, core, mc, scale
+from privrank import completion, core, mc, scale, sources
 
 pa = pytest.importorskip("pyarrow")
 pq = pytest.importorskip("pyarrow.parquet")
@@ -132,9 +132,9 @@ def test_bad_sources_are_refused_by_name(tmp_path):
     with pytest.raises(ValueError, match="`ranks`.*chunk 1"):
         scale.rank_statistics([R[:3], R[:3] * 0])
     with pytest.raises(TypeError, match="`columns`"):
-        list(scale.iter_chunks(R, columns="c0"))
+        list(sources.iter_chunks(R, columns="c0"))
     with pytest.raises(TypeError, match="`source`"):
-        list(scale.iter_chunks(da.from_array(R)))
+        list(sources.iter_chunks(da.from_array(R)))
     with pytest.raises(ValueError, match="`epsilon`"):  # refused before any data is read
         scale.dp_kemeny_aggregate(tmp_path / "none.parquet", epsilon=-1)
 
@@ -492,7 +492,7 @@ def test_named_users_on_two_worker_processes_are_the_numbered_fit(client, tmp_pa
     what = np.concatenate([g.choice(25, 6, replace=False) for _ in range(1_500)])
     stars = np.clip(np.round(3 + g.normal(size=len(who))), 1, 5)
     labels = np.array([f"u{u}@example.org" for u in range(1_500)], dtype=object)
-    rank = np.argsort(np.argsort(scale._text_keys(labels)))
+    rank = np.argsort(np.argsort(sources.text_keys(labels)))
     for name, col in (("named", labels[who]), ("numbered", rank[who])):
         pq.write_table(pa.table({"user": col, "item": what + 1, "rating": stars}),
                        tmp_path / f"{name}.parquet", row_group_size=2_000)  # fmt: skip
@@ -502,7 +502,7 @@ def test_named_users_on_two_worker_processes_are_the_numbered_fit(client, tmp_pa
     there = scale.complete(tmp_path / "named.parquet", client=client, **kw)
     for a, b in zip(here.factors, there.factors):
         assert (a == b).all()
-    assert (there.diagnostics["user_ids"] == labels[np.argsort(scale._text_keys(labels))]).all()
+    assert (there.diagnostics["user_ids"] == labels[np.argsort(sources.text_keys(labels))]).all()
     argv = ["complete", str(tmp_path / "named.parquet"), "--epsilon", "1", "--delta", "1e-6"]
     code, out, err = _cli(*argv, "--items", "25", "--rating-range", "1,5", "--workers", "2")
     assert code == 0 and "1500 users x 25 items" in out, err
@@ -517,7 +517,7 @@ _BTL_CHUNK, _RR_FLIPS = scale._btl_chunk, scale.rr_flips
 
 
 def _recording_chunk(x, *args):
-    _LOCAL.users = scale._columns(x, "", "comparisons")[2]  # the labels as read, before any key
+    _LOCAL.users = sources.chunk_of(x, "", "comparisons")[2]  # the labels as read, before any key
     return _BTL_CHUNK(x, *args)
 
 
@@ -725,7 +725,7 @@ def test_memory_grows_with_the_data_not_with_the_largest_id(tmp_path):
         tracemalloc.stop()
     assert res.n_voters == len(np.unique(u))
     assert peak < 64 << 20, peak  # a bincount to the largest id: 3.2 GB
-    users = scale._Users.of(np.array([400_000_000, 3, 3, 7]))
+    users = sources.Users.of(np.array([400_000_000, 3, 3, 7]))
     assert users.dense.nbytes == 0 and users.index().counts.tolist() == [2, 1, 1]
     rows = np.column_stack([np.zeros(50_000), np.ones(50_000), np.full(50_000, 3.0)])
     with pytest.raises(ValueError, match="has 50,000 ratings of 10 items"):
@@ -806,10 +806,10 @@ def test_ids_past_2_63_beside_small_ids_and_text_are_one_user_each(text):
     chunks = [np.array([big, 3], np.uint64), np.array([3.0, 7.0]), np.array([big, 7], object)]
     if text:
         chunks.append(np.array([big, "bob", "3"], dtype=object))
-    canon = [scale._canonical(c, "", "comparisons", "user labels") for c in chunks]
-    users = scale._Users()
+    canon = [sources.canonical(c, "", "comparisons", "user labels") for c in chunks]
+    users = sources.Users()
     for u in canon:
-        users.iadd(scale._Users.of(u))
+        users.iadd(sources.Users.of(u))
     index = users.index()
     assert len(index) == 3 + text and index.by_id == (not text)
     want = {big: 2 + text, 3: 2 + text, 7: 2, "bob": 1}
