@@ -43,6 +43,15 @@ def is_dask(x):
     return type(x).__module__.split(".")[0] in ("dask", "dask_expr")
 
 
+def _check_columns(columns):
+    "The `columns` of a file to read: a list of names, or None"
+    if columns is not None and not (
+        isinstance(columns, (list, tuple)) and all(isinstance(c, str) for c in columns)
+    ):
+        raise TypeError(f"`columns` must be a list of column names or None; got {columns!r}")
+    return columns
+
+
 def _rows(chunk_rows, m):
     "Rows per chunk: `chunk_rows`, or CHUNK_ENTRIES / m"
     if chunk_rows is None:
@@ -235,10 +244,7 @@ def _is_files(source):
 def _raw_chunks(source, chunk_rows, columns):
     """The chunks of `source` as they are read: 2-d array slices, or `Chunk` (tables, frames,
     file batches), each at most `chunk_rows` rows"""
-    if columns is not None and not (
-        isinstance(columns, (list, tuple)) and all(isinstance(c, str) for c in columns)
-    ):
-        raise TypeError(f"`columns` must be a list of column names or None; got {columns!r}")
+    _check_columns(columns)
     if is_dask(source):
         raise TypeError(
             "`source`: a Dask collection is read by its partitions; pass it as is to "
@@ -344,32 +350,42 @@ def _iadd(a, b):
     return tuple(out)
 
 
-def tree_sum(parts):
-    """Sum of partial results in a fixed binary tree: adjacent pairs, then pairs of pairs, ...
-    (the order the streaming path keeps with `TreeSum`, so both give the same floats)"""
+def _pairwise(parts, combine):
+    "The binary tree over `parts`: adjacent pairs combined, then pairs of pairs, ..."
     parts = list(parts) or [None]
     while len(parts) > 1:
         parts = [
-            add(*parts[k : k + 2]) if k + 1 < len(parts) else parts[k]
+            combine(*parts[k : k + 2]) if k + 1 < len(parts) else parts[k]
             for k in range(0, len(parts), 2)
         ]
     return parts[0]
 
 
-class TreeSum:
-    "The sum of `tree_sum` over a stream, holding O(log k) partial results after k parts"
+def tree_sum(parts):
+    """Sum of partial results in a fixed binary tree: adjacent pairs, then pairs of pairs, ...
+    (the order the streaming path keeps with `TreeSum`, so both give the same floats)"""
+    return _pairwise(parts, add)
 
-    def __init__(self):
+
+class TreeSum:
+    """The sum of `tree_sum` over a stream, holding O(log k) partial results after k parts; with
+    `exact` (integer statistics, whose sum has no order) summed in place instead"""
+
+    def __init__(self, exact=False):
+        self.exact, self.out = exact, None
         self.stack = []  # (size, partial), sizes strictly decreasing powers of two
 
     def add(self, part):
+        if self.exact:
+            self.out = _iadd(self.out, part)
+            return
         size = 1
         while self.stack and self.stack[-1][0] == size:
             size, part = 2 * size, add(self.stack.pop()[1], part)
         self.stack.append((size, part))
 
     def total(self):
-        out = None
+        out = self.out
         for _, part in reversed(self.stack):
             out = part if out is None else add(part, out)
         return out
@@ -388,9 +404,7 @@ def _dask_parts(source, columns):
     partition per row group, read by pyarrow; CSV: Dask's blocks)"""
     if isinstance(source, (str, Path)):
         p = Path(source)
-        if not p.is_file():
-            raise ValueError(f"`source`: no file {p}")
-        columns = _resolve(_file_names(p), columns, p.name)
+        columns = _resolve(_file_names(p), columns, p.name)  # (no file: named)
         if _file_kind(p) == "csv":
             source = need("dask.dataframe").read_csv(str(p), usecols=columns)
         else:
@@ -412,27 +426,16 @@ def _dask_parts(source, columns):
 def _block(path, groups, columns, fn, args, gens, exact):
     """One Dask task: row groups `groups` of a Parquet file read one at a time by the worker,
     fn applied to each (with its generator), summed in `tree_sum`'s tree (in place, exact)"""
-    acc, out = TreeSum(), None
+    acc = TreeSum(exact)
     for k, g in zip(groups, gens):
         chunk = _row_group(path, k, columns)
-        part = fn(chunk, *args, *([g] if g is not None else []), f"row group {k}")
-        if exact:
-            out = _iadd(out, part)
-        else:
-            acc.add(part)
-    return out if exact else acc.total()
+        acc.add(fn(chunk, *args, *([g] if g is not None else []), f"row group {k}"))
+    return acc.total()
 
 
 def delayed_tree(parts):
     "The sum of `tree_sum`, as a binary tree of Dask tasks (merges run on the workers)"
-    delayed = need("dask").delayed
-    parts = list(parts) or [None]
-    while len(parts) > 1:
-        parts = [
-            delayed(add)(*parts[k : k + 2]) if k + 1 < len(parts) else parts[k]
-            for k in range(0, len(parts), 2)
-        ]
-    return parts[0]
+    return _pairwise(parts, need("dask").delayed(add))
 
 
 class Source:
@@ -451,11 +454,7 @@ class Source:
         chunk_rows: int | None = None,  # rows per chunk read here; None: CHUNK_ENTRIES / width
         client: object = None,  # a dask.distributed Client: reduce on its workers
     ):
-        if columns is not None and not (
-            isinstance(columns, (list, tuple)) and all(isinstance(c, str) for c in columns)
-        ):
-            raise TypeError(f"`columns` must be a list of column names or None; got {columns!r}")
-        self.data, self.name, self.columns = data, name, columns
+        self.data, self.name, self.columns = data, name, _check_columns(columns)
         self.chunk_rows, self.client = chunk_rows, client
 
     def but(self, **changes) -> "Source":
@@ -522,15 +521,11 @@ class Source:
         if self.spread:
             out = self._reduce_dask(fn, args, rng, exact)
         else:
-            acc, out = TreeSum(), None
+            acc = TreeSum(exact)
             for k, chunk in enumerate(self.chunks()):
                 g = [rng.spawn(1)[0]] if rng is not None else []
-                part = fn(chunk, *args, *g, f"chunk {k}")
-                if exact:
-                    out = _iadd(out, part)
-                else:
-                    acc.add(part)
-            out = out if exact else acc.total()
+                acc.add(fn(chunk, *args, *g, f"chunk {k}"))
+            out = acc.total()
         if out is None:
             raise ValueError(f"`{self.name}` holds no rows")
         return out
@@ -540,8 +535,8 @@ class Source:
         workers = self.workers()
         p = Path(self.data) if isinstance(self.data, (str, Path)) else None
         if p is not None and p.is_file() and p.suffix.lower() in (".parquet", ".pq"):
+            columns = self.file_columns()
             try:
-                columns = _resolve(_file_names(p), self.columns, p.name)
                 n_groups = _parquet(p).num_row_groups
             except ValueError as e:
                 raise self._named(e) from None
@@ -652,13 +647,18 @@ def merged(keys, counts, labels=None):
     return out if labels is None else (*out, labels[order][start])
 
 
-_DENSE = 1 << 16  # a chunk's ids are bincounted when below 4 x its rows + this
+_DENSE = 1 << 16  # ids are dense when they span less than 4 x their number + this
+
+
+def _dense(lo, hi, n):
+    "Whether ids from `lo` to `hi`, n of them, are dense enough for a table (a bincount) of them"
+    return hi - lo < 4 * n + _DENSE
 
 
 def distinct(k):
     """(the distinct values of non-negative integers `k`, sorted; the index of each in them): a
     bincount where they are dense, else `np.unique`"""
-    if len(k) and int(k.max()) < 4 * len(k) + _DENSE:
+    if len(k) and _dense(0, int(k.max()), len(k)):
         ks = np.flatnonzero(np.bincount(k))
         lut = np.zeros(ks[-1] + 1, np.int64)
         lut[ks] = np.arange(len(ks))
@@ -690,7 +690,7 @@ class Users:
             return out
         if len(u) == 0:
             return cls()
-        if int(u.min()) >= 0 and int(u.max()) < 4 * len(u) + _DENSE:
+        if int(u.min()) >= 0 and _dense(0, int(u.max()), len(u)):
             return cls(dense=np.bincount(u))
         return cls(runs=[np.unique(u, return_counts=True)])
 
@@ -754,7 +754,7 @@ class UserIndex:
         else:
             self.labels = keys  # in row order
         self.lut, self.values = None, None
-        if self.by_id and len(keys) and int(keys[-1]) - int(keys[0]) < 4 * len(keys) + _DENSE:
+        if self.by_id and len(keys) and _dense(int(keys[0]), int(keys[-1]), len(keys)):
             kind = np.int32 if len(keys) < 2**31 else np.int64
             self.lut = np.full(int(keys[-1]) - int(keys[0]) + 1, -1, kind)
             self.lut[keys - keys[0]] = np.arange(len(keys))
@@ -967,9 +967,4 @@ def map_reduce(parts, client, fn, *args):
         return tree_sum(fn(held(p), *args) for p in parts)
     args = [broadcast(client, a) for a in args]
     futs = client.map(fn, parts, *[[a] * len(parts) for a in args], pure=False)
-    while len(futs) > 1:
-        futs = [
-            client.submit(add, *futs[k : k + 2], pure=False) if k + 1 < len(futs) else futs[k]
-            for k in range(0, len(futs), 2)
-        ]
-    return futs[0].result()
+    return _pairwise(futs, lambda a, b: client.submit(add, a, b, pure=False)).result()
