@@ -356,6 +356,7 @@ def _scaled_noise(factor):
         "sample_laplace": core.sample_laplace,
         "sample_gaussian": core.sample_gaussian,
         "exact_noise": core.exact_noise,
+        "summed_noise": core.summed_noise,
     }
     new = {
         k: (lambda f: lambda scale, size, *, rng: f(scale, size, rng=rng) * factor)(orig[k])
@@ -363,6 +364,9 @@ def _scaled_noise(factor):
     }
     new["exact_noise"] = lambda law, scale, size, *, rng: orig["exact_noise"](
         law, scale * factor, size, rng=rng
+    )
+    new["summed_noise"] = lambda law, scale, k, shape, *, rng: orig["summed_noise"](
+        law, scale * factor, k, shape, rng=rng
     )
     patched = []
     for mod in [
@@ -614,9 +618,14 @@ def standard_audits(
                     dg["noise_scale"],
                     rng=rng,
                 )
-            return core.release(
-                np.tile(r.shape[1] - 1 - r, (n, 1, 1)), dg["noise_law"], dg["noise_scale"], rng=rng
-            ).sum(axis=1)
+            law, scale, (k, m) = dg["noise_law"], dg["noise_scale"], r.shape
+            if core.noise_mode() == "exact":  # each voter's integer noise, keyed by her row
+                rep = np.tile(m - 1 - r, (n, 1))  # run j's voters are rows j k .. j k + k - 1
+                noisy = core.release(rep, law, scale, rng=core.Rows.of(rng))
+                return noisy.reshape(n, k, m).sum(axis=1)
+            # fast: the server's sum of the k reports, its noise in one draw per candidate
+            points = np.tile(core.borda_scores(r), (n, 1))
+            return points + core.summed_noise(law, scale, k, (n, m), rng=rng)
 
         return batch, _replayer(batch, real)
 
@@ -639,38 +648,6 @@ def standard_audits(
                 replay=rp,
             )
         )
-
-    # Borda over chunks (privrank.scale), local model: each chunk's voters noise their reports
-    # with the chunk's own generator spawned from the seed; batch = the same, stacked n times
-    def borda_chunks(r, rng, n):
-        from privrank import scale
-
-        dg = scale.dp_borda_aggregate(r, epsilon=e, model="local", rng=0).diagnostics
-        g = rng.spawn(1)[0]  # the one chunk's generator
-        rep = np.tile(r.shape[1] - 1 - r, (n, 1, 1))
-        return core.release(rep, dg["noise_law"], dg["noise_scale"], rng=g).sum(axis=1)
-
-    def borda_chunks_real(r, rng):
-        from privrank import scale
-
-        return scale.dp_borda_aggregate(r, epsilon=e, model="local", rng=rng).scores
-
-    out.append(
-        MechanismAudit(
-            "DP Borda (Laplace), in chunks (privrank.scale)",
-            "local",
-            "voter",
-            borda_chunks,
-            _ident(3, 1),
-            _rev(3, 1),
-            e,
-            0.0,
-            "laplace",
-            N(40_000),
-            batch=True,
-            replay=_replayer(borda_chunks, borda_chunks_real),
-        )
-    )
 
     # tree, central: m trees, released node values; batch = the same nodes stacked n times,
     # noised by the tree's own `release_nodes` at the scales the mechanism reports

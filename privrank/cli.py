@@ -871,7 +871,7 @@ def _aggregate_parquet(args, path):
             if method == "footrule" and eps is None:
                 raise CLIError("footrule on a Parquet file is private: give --epsilon")
             if method == "footrule":
-                res = scale.dp_footrule_aggregate(
+                res = dp_footrule_aggregate(
                     path, epsilon=eps, delta=delta, model=model, rng=rng, client=client,
                     columns=names,
                 )  # fmt: skip
@@ -885,14 +885,14 @@ def _aggregate_parquet(args, path):
                 res = Consensus(order=order, method=method, epsilon=math.inf, delta=0.0,
                                 model="none", n_voters=st.n_voters)  # fmt: skip
             elif method == "borda":
-                res = scale.dp_borda_aggregate(
+                res = core.dp_borda_aggregate(
                     path, epsilon=eps, delta=delta, model=model, rng=rng, client=client,
                     columns=names,
                 )  # fmt: skip
             else:
                 if model != "central":
                     raise CLIError("kemeny runs in the central model only (--model central)")
-                res = scale.dp_kemeny_aggregate(
+                res = dp_kemeny_aggregate(
                     path, epsilon=eps, delta=delta, rng=rng, client=client, columns=names
                 )
         sec = time.perf_counter() - t0

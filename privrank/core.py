@@ -15,7 +15,7 @@ import fractions
 import math
 import numbers
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -1065,7 +1065,7 @@ def release(
     # Laplace scale or Gaussian sigma, in the units of the released value counts / denom
     scale: float,
     *,
-    rng: RNGLike,
+    rng: RNGLike,  # a seed or generator, or `Rows`: each row's noise keyed by the row
     # the released value is counts / denom (n for a fraction of n voters; 1 / grid for
     # `snap`ped counts)
     denom: float = 1,
@@ -1080,15 +1080,13 @@ def release(
         or not (0 < denom < math.inf)
     ):
         raise ValueError(f"`denom` must be a positive finite number; got {denom!r}")
-    rng, mode = check_rng(rng), noise_mode(noise)
+    rng, mode = (rng if isinstance(rng, Rows) else check_rng(rng)), noise_mode(noise)
     if mode == "fast":
         c = np.asarray(counts)
         if c.dtype.kind not in "iuf":
             raise TypeError(f"`counts` must be a real array; got dtype {c.dtype}")
         with use_noise("fast"):
-            z = sample_noise(
-                law, scale, c.shape, rng=rng
-            )  # asked for explicitly: fast even inside an exact block
+            z = keyed(rng, c.shape, lambda shape, g: sample_noise(law, scale, shape, rng=g))
         return c / denom + z
     c = _check_counts(counts, "counts")
     units = fractions.Fraction(scale) * fractions.Fraction(
@@ -1100,7 +1098,7 @@ def release(
             "counts, beyond 2^52; "
             "use a larger epsilon (or the fast path)"
         )
-    z = exact_noise(law, units, c.shape, rng=rng)
+    z = keyed(rng, c.shape, lambda shape, g: exact_noise(law, units, shape, rng=g))
     tot = (
         c + z
         if z.dtype != object
@@ -1165,10 +1163,95 @@ def float_sum_error(
         )
     return M * nu / (1 - nu)
 
+# %% ../nbs/00_core.ipynb #rowscode1
+ROW_BLOCK_DRAWS = 1 << 14  # a block of `Rows` holds B rows of d draws, B d <= this (B >= 1)
+_STREAM_MULT = 0x9E3779B97F4A7C15F39CC0605CEDC835  # odd: key -> key M + k + 1 is a bijection
+
+
+@dataclass(frozen=True)
+class Rows:
+    """Randomness keyed by the row: row r's draws (r counted from the first row of the data)
+    come from block r // B's own Philox stream under `key`, so that every chunking of the rows
+    draws the same noise for each row"""
+
+    key: int  # 128 bits, drawn once from the caller's generator (`Rows.of`)
+    first: int = 0  # the index of this chunk's first row among all the rows
+
+    @classmethod
+    def of(cls, rng: RNGLike) -> Rows:
+        "A key drawn from `rng`: its streams are as random as the generator"
+        hi, lo = (int(w) for w in check_rng(rng).integers(0, 2**64, size=2, dtype=np.uint64))
+        return cls(hi << 64 | lo)
+
+    def at(self, first: int) -> Rows:
+        "The rows of a chunk starting at row `first`"
+        return Rows(self.key, self.first + int(first))
+
+    def stream(self, k: int) -> Rows:
+        """The same rows' k-th stream, for a statistic that makes several releases from each row:
+        the key (key M + k + 1) mod 2^128, M odd (Philox's keys index its streams; for a random
+        key, streams of streams meet another with probability about 2^-128)"""
+        return Rows((self.key * _STREAM_MULT + int(k) + 1) % (1 << 128), self.first)
+
+    def block_rows(self, d: int) -> int:
+        "B, the rows of a block, for d draws per row: the largest power of two with B d <= 2^14"
+        return 1 << max(0, (ROW_BLOCK_DRAWS // max(1, d)).bit_length() - 1)
+
+    def generator(self, b: int) -> np.random.Generator:
+        "Block b's generator: Philox under the key, its counter at b 2^192"
+        return np.random.Generator(np.random.Philox(key=self.key, counter=b << 192))
+
+    def entry(self, i: int, d: int) -> np.random.Generator:
+        """The generator of entry i of these rows (d entries a row), for draws beyond the blocks':
+        Philox under the key, its counter at 2^255 + (first d + i) 2^128"""
+        return np.random.Generator(
+            np.random.Philox(key=self.key, counter=1 << 255 | (self.first * d + int(i)) << 128)
+        )
+
+    def draw(self, shape: tuple, sample: Callable) -> np.ndarray:
+        "sample(block shape, generator) block by block, cut to these rows (shape[0] of them)"
+        n, tail = int(shape[0]), tuple(shape[1:])
+        B = self.block_rows(math.prod(tail))
+        lo, hi = self.first, self.first + n
+        parts = [
+            sample((B, *tail), self.generator(b))[max(lo - b * B, 0) : min(hi - b * B, B)]
+            for b in range(lo // B, -(-hi // B))
+        ]  # a loop over blocks of rows (2^14 draws each), not over rows
+        return np.concatenate(parts) if parts else sample((0, *tail), self.generator(0))
+
+
+def keyed(rng: np.random.Generator | Rows, shape: tuple, sample: Callable) -> np.ndarray:
+    "sample(shape, rng) from a generator; by blocks of rows from `Rows` (shape[0] rows)"
+    if isinstance(rng, Rows):
+        if len(shape) == 0:
+            raise ValueError("keyed noise needs an array of rows (at least one dimension)")
+        return rng.draw(shape, sample)
+    return sample(shape, rng)
+
+
+def summed_noise(
+    law: str,  # "laplace", "gaussian" or "none"
+    scale: float,  # one draw's Laplace scale or Gaussian sigma
+    k: ArrayLike,  # the number of draws summed in each entry (broadcast to `shape`)
+    shape: tuple,
+    *,
+    rng: np.random.Generator,
+) -> np.ndarray:
+    """The sum of k independent fast-path draws of `law` at `scale`, per entry, in one draw:
+    Laplace as scale (Gamma(k) - Gamma(k)) (Laplace(1) = E - E', E, E' ~ Exp(1)), Gaussian as
+    N(0, k scale^2); 0 where k = 0"""
+    law, scale = _check_law(law, scale)
+    k = np.broadcast_to(np.asarray(k, float), shape)
+    if law == "none" or scale == 0:
+        return np.zeros(shape)
+    if law == "laplace":
+        return scale * (rng.standard_gamma(k) - rng.standard_gamma(k))
+    return scale * np.sqrt(k) * rng.standard_normal(shape)
+
 # %% ../nbs/00_core.ipynb #e4bc42b2
-def _exact_expit_flips(e, u, rng):
+def _exact_expit_flips(e, u, more):
     """Exact Bernoulli(1/(1+e^e)) from 64 uniform bits u per entry (uint64), refining the rare
-    undecided entries with `decimal`"""
+    undecided entries with `decimal`, entry i's further bits from the generator more(i)"""
     with np.errstate(over="ignore", under="ignore"):
         p = special.expit(-e)  # within a few ulps of the true p (and p < 1/2)
         lo = np.floor(
@@ -1200,7 +1283,7 @@ def _exact_expit_flips(e, u, rng):
                 if prefix >= t + slack:
                     flip[i] = False
                     break
-            prefix = (prefix << 64) | int(rng.integers(0, 2**64, dtype=np.uint64))
+            prefix = (prefix << 64) | int(more(i).integers(0, 2**64, dtype=np.uint64))
             k += 1
     return flip
 
@@ -1210,7 +1293,7 @@ def rr_flips(
     *,
     epsilon: float
     | np.ndarray,  # > 0 (inf: never flip), scalar or an array broadcastable to `size`
-    rng: RNGLike,
+    rng: RNGLike,  # a seed or generator, or `Rows`: each row's coins keyed by the row
     noise: str | None = None,  # "fast", "exact" or None (`noise_mode()`)
     # the float flip probabilities expit(-epsilon), when the caller already has them (saves
     # the exp)
@@ -1218,15 +1301,19 @@ def rr_flips(
 ) -> np.ndarray:
     """Randomized response's coin: Bernoulli(1/(1 + e^epsilon)) per entry, by a float uniform
     (fast) or exactly (exact)"""
-    rng, mode = check_rng(rng), noise_mode(noise)
+    rng, mode = (rng if isinstance(rng, Rows) else check_rng(rng)), noise_mode(noise)
     e = np.asarray(epsilon, float)
     if np.isnan(e).any() or (e <= 0).any():
         raise ValueError("`epsilon` must be positive (inf: never flip)")
+    shape = (size,) if isinstance(size, numbers.Integral) else tuple(size)
     if mode == "fast":
-        return rng.random(size) < (special.expit(-e) if p is None else p)
-    return _exact_expit_flips(
-        np.broadcast_to(e, size), rng.integers(0, 2**64, size=size, dtype=np.uint64), rng
-    )
+        u = keyed(rng, shape, lambda s, g: g.random(s))
+        return u < (special.expit(-e) if p is None else p)
+    u = keyed(rng, shape, lambda s, g: g.integers(0, 2**64, size=s, dtype=np.uint64))
+    if isinstance(rng, Rows):  # entry i's further bits: its own stream, keyed by its index
+        d = math.prod(shape[1:])
+        return _exact_expit_flips(np.broadcast_to(e, shape), u, lambda i: rng.entry(i, d))
+    return _exact_expit_flips(np.broadcast_to(e, shape), u, lambda i: rng)
 
 # %% ../nbs/00_core.ipynb #d7ce79c0
 def borda_sensitivity(
@@ -1243,42 +1330,135 @@ def _borda_noise(m, epsilon, delta, mode=None):
     l1, l2 = borda_sensitivity(m)
     return calibrate_noise(epsilon=epsilon, delta=delta, l1=l1, l2=l2, noise=mode)
 
+# %% ../nbs/00_core.ipynb #ranksrc1
+@dataclass(frozen=True)
+class Voters:
+    """The count of voters in some chunks of ranks and their width m: additive, refusing chunks
+    of different widths"""
+
+    n: int
+    m: int
+
+    def __add__(self, other):
+        if not isinstance(other, Voters):
+            return NotImplemented
+        if other.m != self.m:
+            raise ValueError(
+                f"`ranks`: chunks rank different numbers of candidates ({self.m} and {other.m})"
+            )
+        return Voters(self.n + other.n, self.m)
+
+
+def rank_source(
+    ranks: object,  # an array or list of rows, or anything `sources.Source` reads
+    columns: list | None,
+    chunk_rows: int | None,
+    client: object,
+) -> tuple:
+    """(the `Source` of `ranks`, whether its rows are validated): an array or a (nested) list is
+    validated whole here (the messages name `ranks` alone); a list of 2-d arrays or of tables is
+    a list of chunks, and it and anything else are validated chunk by chunk"""
+    from privrank.sources import Source  # the source layer is built on core's checks
+
+    first = ranks[0] if isinstance(ranks, (list, tuple)) and len(ranks) else None
+    chunks = (isinstance(first, np.ndarray) and first.ndim == 2) or _is_table(first)
+    if isinstance(ranks, np.ndarray) or (isinstance(ranks, (list, tuple)) and not chunks):
+        ranks = check_ranks(ranks)
+        if len(ranks) == 0:
+            raise ValueError("`ranks` holds no rows")
+        checked = True
+    else:
+        checked = False
+    src = Source(ranks, name="ranks", columns=columns, chunk_rows=chunk_rows, client=client)
+    return src, checked
+
+
+def _is_table(x):
+    "A data frame or table (pandas, polars, pyarrow): a chunk, not a row"
+    return hasattr(x, "columns") or hasattr(x, "column_names")
+
+
+def rank_chunk(x: object, checked: bool, where: str) -> np.ndarray | None:
+    "The validated ranks of one chunk (errors naming `ranks` and the chunk); None if empty"
+    from privrank.sources import as_array
+
+    a = x if checked else as_array(x, where, "ranks")
+    if len(a) == 0:
+        return None
+    if checked:
+        return a
+    try:
+        return check_ranks(a)
+    except (TypeError, ValueError) as e:
+        raise type(e)(f"`ranks`, {where}: {str(e).replace('`ranks` ', '')}") from None
+
+
+def _borda_chunk(x, checked, where):
+    "(Voters, Borda points) of one chunk of ranks; None if empty"
+    r = rank_chunk(x, checked, where)
+    return None if r is None else (Voters(*r.shape), _borda_points(r))
+
+
+def _local_borda_chunk(x, epsilon, delta, mode, checked, rows, where):
+    """(Voters, the sum of the voters' own noisy Borda reports) of one chunk, each voter's noise
+    keyed by her row (`Rows`): the exact path of the local model"""
+    r = rank_chunk(x, checked, where)
+    if r is None:
+        return None
+    n, m = r.shape
+    law, scale = _borda_noise(m, epsilon, delta, mode)
+    check_memory(24 * n * m, name="ranks", what=f"the local model's {n:,} x {m:,} noisy reports")
+    return Voters(n, m), release(m - 1 - r, law, scale, rng=rows, noise=mode).sum(axis=0)
+
 # %% ../nbs/00_core.ipynb #b7bb5054
 def dp_borda_aggregate(
-    ranks: ArrayLike,  # (n, m) ranks
+    ranks: object,  # (n, m) ranks: an array, a frame, a .parquet / .csv path, chunks, Dask
     *,
     epsilon: float,  # privacy per voter; inf = no noise (a non-private result)
     delta: float = 0.0,  # 0: Laplace (pure DP); > 0: Gaussian
     # "central": the curator adds noise once; "local": each voter noises her own vector
     model: str = "central",
     rng: RNGLike = None,
+    columns: list | None = None,  # the columns of a file or frame holding the ranks; None: all
+    chunk_rows: int | None = None,  # rows per chunk read at once; None: CHUNK_ENTRIES / m
+    client: object = None,  # a dask.distributed Client: the sums are taken on its workers
 ) -> Consensus:
     """Borda consensus from noisy scores: epsilon-DP (Laplace) or (epsilon, delta)-DP
-    (Gaussian), central or local.
+    (Gaussian), central or local, from ranks wherever they are (`sources.Source`): the same
+    release for the same `rng` whatever the source and its chunks.
 
     Returns a `Consensus` (order, ranks, the noisy scores) with the privacy record per voter;
     `epsilon=inf` gives the non-private consensus. Refuses, naming the parameter, invalid
     `ranks`, an `epsilon` that is not positive, a `delta` outside [0, 1), an unknown `model`
     and an `rng` numpy cannot seed."""
-    r = check_ranks(ranks)
     epsilon, delta = check_epsilon(epsilon, allow_inf=True, scalar=True), check_delta(delta)
     if model not in ("central", "local"):
         raise ValueError(f"`model` must be 'central' or 'local'; got {model!r}")
     rng, mode = check_rng(rng), noise_mode()
-    n, m = r.shape
+    src, checked = rank_source(ranks, columns, chunk_rows, client)
+    if model == "local" and mode == "exact" and not math.isinf(epsilon):
+        # one integer draw per voter, keyed by her row: the same for any chunking
+        v, noisy = src.reduce(_local_borda_chunk, epsilon, delta, mode, checked, rng=Rows.of(rng))
+        law, scale = _borda_noise(v.m, epsilon, delta, mode)
+        return _borda_consensus(noisy, law, scale, "local", epsilon, delta, v.n, mode)
+    v, points = src.reduce(_borda_chunk, checked, exact=True)
     if math.isinf(epsilon):
-        res = borda_aggregate(r)
         return Consensus(
-            **{**res.__dict__, "diagnostics": dict(note="epsilon = inf: no noise, not private")}
+            order=_order_from_scores(points),
+            method="borda",
+            epsilon=math.inf,
+            delta=0.0,
+            model="none",
+            n_voters=v.n,
+            scores=points,
+            diagnostics=dict(note="epsilon = inf: no noise, not private"),
         )
     if model == "central":
-        return dp_borda_from_scores(
-            _borda_points(r), n_voters=n, epsilon=epsilon, delta=delta, rng=rng
-        )
-    law, scale = _borda_noise(m, epsilon, delta, mode)
-    check_memory(24 * n * m, name="ranks", what=f"the local model's {n:,} x {m:,} noisy reports")
-    noisy = release(m - 1 - r, law, scale, rng=rng, noise=mode).sum(axis=0)  # each voter's own
-    return _borda_consensus(noisy, law, scale, "local", epsilon, delta, n, mode)
+        return dp_borda_from_scores(points, n_voters=v.n, epsilon=epsilon, delta=delta, rng=rng)
+    # local, fast path: the server sees only the sum of the n reports; its noise in one draw
+    law, scale = _borda_noise(v.m, epsilon, delta, mode)
+    noisy = points + summed_noise(law, scale, v.n, points.shape, rng=rng)
+    return _borda_consensus(noisy, law, scale, "local", epsilon, delta, v.n, mode)
 
 
 def _borda_consensus(noisy, law, scale, model, epsilon, delta, n, mode):

@@ -144,22 +144,29 @@ def footrule_aggregate(
 
 # %% ../nbs/04_footrule.ipynb #351d96e8
 def dp_footrule_aggregate(
-    ranks: ArrayLike,  # (n, m) ranks: ranks[i, q] = position of candidate q for voter i
+    ranks: object,  # (n, m) ranks: an array, a frame, a .parquet / .csv path, chunks, Dask
     *,
     epsilon: float,  # privacy per voter
     delta: float = 0.0,  # 0: Laplace (epsilon-DP); > 0: Gaussian ((epsilon, delta)-DP)
     model: str = "central",  # "central" (a curator adds the noise) or "local" (each voter, her own)
     rng: int | np.random.Generator | None = None,  # seed or generator of the noise
+    columns: list | None = None,  # the columns of a file or frame holding the ranks; None: all
+    chunk_rows: int | None = None,  # rows per chunk read at once; None: CHUNK_ENTRIES / m
+    client: object = None,  # a dask.distributed Client: the sums are taken on its workers
 ) -> Consensus:
     """The private footrule consensus (Algorithm 2): noisy position costs from the modified tree
-    (`privrank.tree.private_position_costs`), then a min-cost matching.
+    (`privrank.tree.private_position_costs`, from ranks wherever they are), then a min-cost
+    matching.
 
     Returns a `Consensus` with the privacy record (diagnostics: the noisy cost of the consensus
     and the released `PositionCosts`). Refuses, naming the parameter, what
     `private_position_costs` refuses and more than `MAX_MATCHING_M` candidates."""
+    if isinstance(ranks, np.ndarray):
+        ranks = _matching_m(ranks)  # refused before the m x m costs are built
     pc = private_position_costs(
-        _matching_m(ranks), epsilon=epsilon, delta=delta, model=model, rng=rng
-    )  # validates `ranks` (once, without a copy) and the rest
+        ranks, epsilon=epsilon, delta=delta, model=model, rng=rng, columns=columns,
+        chunk_rows=chunk_rows, client=client,
+    )  # fmt: skip
     return dp_footrule_from_costs(pc)
 
 

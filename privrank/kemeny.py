@@ -19,6 +19,7 @@ from scipy import optimize, sparse
 from privrank.core import (
     MAX_ENTRIES,
     Consensus,
+    Voters,
     calibrate_noise,
     check_delta,
     check_epsilon,
@@ -31,6 +32,8 @@ from privrank.core import (
     orders_to_ranks,
     preference_counts,
     preference_matrix,
+    rank_chunk,
+    rank_source,
     release,
     use_noise,
 )
@@ -903,10 +906,18 @@ def bucketed_instance(
     an m x m beyond the limits."""
     r = check_ranks(ranks)
     epsilon, delta, rng = check_epsilon(epsilon, scalar=True), check_delta(delta), check_rng(rng)
-    mode = noise_mode()
     n, m = r.shape
     preference_matrix(r[:1])  # refuses, naming `ranks`, an m x m beyond the limits
     B = _check_buckets(_resolve_buckets(n_buckets, n, m, epsilon, delta), m)
+    _check_projection(projection, m, B)
+    return _bucketed(
+        lambda: margin_counts(r), lambda: bucket_counts(r, B), n, m, B, epsilon, delta, rng,
+        projection, noise_mode(),
+    )  # fmt: skip
+
+
+def _check_projection(projection, m, B):
+    "A known `projection`; the elliptope only up to m B = MAX_ELLIPTOPE_DIM"
     if not (isinstance(projection, str) and projection in PROJECTIONS):
         raise ValueError(
             f"`projection` must be one of {', '.join(PROJECTIONS)}; got {projection!r}"
@@ -916,14 +927,19 @@ def bucketed_instance(
             f"`projection` = 'elliptope' with m x n_buckets = {m * B}: Frank-Wolfe is too slow "
             f"above {MAX_ELLIPTOPE_DIM} (use 'psd_trace')"
         )
+
+
+def _bucketed(margins, counts, n, m, B, epsilon, delta, rng, projection, mode):
+    """The small-n release of n voters over m candidates in B buckets (validated): from the
+    integer margins margins() if B = 1, else from the bucket counts counts() = (S, G)"""
     if B == 1:  # G would be all ones: the margins get the whole budget (the large-n release)
-        inst = noisy_margins_instance(r, epsilon=epsilon, delta=delta, rng=rng)
+        inst = _margins_instance(margins(), n, epsilon, delta, rng)
         sig = inst.diagnostics["sigma"]
         return replace(
             inst, diagnostics=dict(inst.diagnostics, n_buckets=1, scale_s=sig, scale_G=0.0)
         )
     law, ss, sg = bucketed_noise(n, m, B, epsilon=epsilon, delta=delta)
-    S, Gc = bucket_counts(r, B)
+    S, Gc = counts()
     off = ~np.eye(m, dtype=bool)
     iu = np.triu_indices(m * B)
     s_t = np.zeros((m, m))
@@ -955,8 +971,20 @@ def bucketed_instance(
     )
 
 # %% ../nbs/05_kemeny.ipynb #f3ff4471
+def _margins_chunk(x, checked, where):
+    "(Voters, integer margins C - C^T) of one chunk of ranks; None if empty"
+    r = rank_chunk(x, checked, where)
+    return None if r is None else (Voters(*r.shape), margin_counts(r))
+
+
+def _buckets_chunk(x, B, checked, where):
+    "(same-bucket counts S, two-way marginal counts G) of one chunk of ranks; None if empty"
+    r = rank_chunk(x, checked, where)
+    return None if r is None else bucket_counts(r, B)
+
+
 def dp_kemeny_aggregate(
-    ranks: ArrayLike,  # (n, m) ranks: ranks[i, q] = position of candidate q for voter i
+    ranks: object,  # (n, m) ranks: an array, a frame, a .parquet / .csv path, chunks, Dask
     *,
     epsilon: float,  # privacy per voter
     delta: float = 0.0,  # 0: epsilon-DP (Laplace, both regimes); > 0: (epsilon, delta)-DP
@@ -965,10 +993,14 @@ def dp_kemeny_aggregate(
     n_buckets: int | str | None = None,  # small n: None (the bound's optimum), "paper" or an int
     rng: int | np.random.Generator | None = None,  # seed or generator of the noise (and the solver)
     projection: str = "psd_trace",  # small n: the marginals' relaxation (see `bucketed_instance`)
+    columns: list | None = None,  # the columns of a file or frame holding the ranks; None: all
+    chunk_rows: int | None = None,  # rows per chunk read at once; None: CHUNK_ENTRIES / m
+    client: object = None,  # a dask.distributed Client: the sums are taken on its workers
 ) -> Consensus:
     """The private Kemeny consensus (Hillebrand et al. 2026, Sec. 5): unbiased noisy margins for
     large n, bucketing and two-way marginals for small n, then a WFAS solver on the noisy
-    instance. `regime="auto"` takes the release with the lower derived cost-error bound
+    instance, from ranks wherever they are (`sources.Source`: both releases are sums over the
+    voters). `regime="auto"` takes the release with the lower derived cost-error bound
     (`cost_error_bound`: the bucketed one only if its B > 1 and its bound is lower); the paper's
     rule (`large_n_ok`) is recorded beside it.
 
@@ -977,13 +1009,14 @@ def dp_kemeny_aggregate(
     parameters). Refuses, naming the
     parameter, what `noisy_margins_instance` and `bucketed_instance` refuse, an unknown `regime`
     or `solver`, and an `epsilon` so small that the noisy instance overflows."""
-    r = check_ranks(ranks)
     epsilon, delta, rng = check_epsilon(epsilon, scalar=True), check_delta(delta), check_rng(rng)
-    n, m = r.shape
     _check_solver(solver)
     if not (isinstance(regime, str) and regime in ("auto", "large_n", "small_n")):
         raise ValueError(f"`regime` must be 'auto', 'large_n' or 'small_n'; got {regime!r}")
+    src, checked = rank_source(ranks, columns, chunk_rows, client)
     with use_noise(noise_mode()) as mode:  # one noise path for every release of this call
+        v, c = src.reduce(_margins_chunk, checked, exact=True)  # the first pass: n, m, margins
+        n, m = v.n, v.m
         paper = "large_n" if large_n_ok(n, m, epsilon=epsilon, delta=delta) else "small_n"
         B = _check_buckets(_resolve_buckets(n_buckets, n, m, epsilon, delta), m)
         bounds = {  # the derived cost-error bounds of the two releases at this (n, m, eps, delta)
@@ -992,13 +1025,12 @@ def dp_kemeny_aggregate(
         }
         if regime == "auto":  # small n only where bucketing lowers the bound
             regime = "small_n" if B > 1 and bounds["small_n"] < bounds["large_n"] else "large_n"
-        inst = (
-            noisy_margins_instance(r, epsilon=epsilon, delta=delta, rng=rng)
-            if regime == "large_n"
-            else bucketed_instance(
-                r, epsilon=epsilon, delta=delta, n_buckets=B, rng=rng, projection=projection
-            )  # B resolved
-        )
+        if regime == "large_n":
+            inst = _margins_instance(c, n, epsilon, delta, rng)
+        else:  # a second pass, for the bucket counts
+            _check_projection(projection, m, B)
+            counts = lambda: src.reduce(_buckets_chunk, B, checked, exact=True)  # noqa: E731
+            inst = _bucketed(lambda: c, counts, n, m, B, epsilon, delta, rng, projection, mode)
     return _kemeny_consensus(inst, regime, paper, bounds, solver, rng, mode)
 
 

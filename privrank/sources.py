@@ -423,14 +423,19 @@ def _dask_parts(source, columns):
     )
 
 
-def _block(path, groups, columns, fn, args, gens, exact):
+def _block(path, groups, columns, fn, args, rows, exact):
     """One Dask task: row groups `groups` of a Parquet file read one at a time by the worker,
-    fn applied to each (with its generator), summed in `tree_sum`'s tree (in place, exact)"""
+    fn applied to each (with its keyed rows), summed in `tree_sum`'s tree (in place, exact)"""
     acc = TreeSum(exact)
-    for k, g in zip(groups, gens):
+    for k, r in zip(groups, rows):
         chunk = _row_group(path, k, columns)
-        acc.add(fn(chunk, *args, *([g] if g is not None else []), f"row group {k}"))
+        acc.add(fn(chunk, *args, *([r] if r is not None else []), f"row group {k}"))
     return acc.total()
+
+
+def _n_rows(x):
+    "The rows of a partition (for the offsets of keyed randomness)"
+    return len(x)
 
 
 def delayed_tree(parts):
@@ -504,27 +509,30 @@ class Source:
 
     def reduce(
         self,
-        fn: Callable,  # fn(chunk, *args, [generator,] where): a tuple of additive parts, or None
+        fn: Callable,  # fn(chunk, *args, [rows,] where): a tuple of additive parts, or None
         *args: object,  # the statistic's other arguments (sent once to each task)
-        rng: np.random.Generator | None = None,  # chunk k's generator: the k-th spawned from it
+        rng: core.Rows | None = None,  # randomness keyed by row: the chunk's `Rows` passed on
         exact: bool = False,  # integer parts: summed in place, in any order (no copies)
     ) -> tuple:
-        """The sum over the chunks of fn(chunk, *args, [generator,] where): here, chunk by chunk,
-        or on Dask. With `rng`, chunk k gets the k-th generator spawned from it, so a seed and a
-        partitioning give one answer. Sums follow one binary tree (`tree_sum`), here and on the
-        workers, so that both give the same floats.
+        """The sum over the chunks of fn(chunk, *args, [rows,] where): here, chunk by chunk, or on
+        Dask. With `rng` (`core.Rows`), each chunk gets the rows it holds, `rng.at(its first
+        row)`, so that its draws are those of its rows whatever the chunking. Sums follow one
+        binary tree (`tree_sum`), here and on the workers, so that both give the same floats.
 
         On Dask a Parquet file's partitions are its row groups, read by the workers in aligned
         blocks of 2^j consecutive groups per task (about four tasks per worker), so that a task
         holds one row group at a time and the partial sums follow the tree of the streaming
         path. ValueError if the rows are empty."""
+        if rng is not None and not hasattr(rng, "at"):
+            raise TypeError(f"`rng` of a reduction must be core.Rows; got {type(rng).__name__}")
         if self.spread:
             out = self._reduce_dask(fn, args, rng, exact)
         else:
-            acc = TreeSum(exact)
+            acc, first = TreeSum(exact), 0
             for k, chunk in enumerate(self.chunks()):
-                g = [rng.spawn(1)[0]] if rng is not None else []
-                acc.add(fn(chunk, *args, *g, f"chunk {k}"))
+                r = [rng.at(first)] if rng is not None else []
+                acc.add(fn(chunk, *args, *r, f"chunk {k}"))
+                first += len(chunk)
             out = acc.total()
         if out is None:
             raise ValueError(f"`{self.name}` holds no rows")
@@ -533,14 +541,17 @@ class Source:
     def _reduce_dask(self, fn, args, rng, exact):
         dask, client = need("dask"), self.client
         workers = self.workers()
+        compute = (lambda t: client.gather(client.compute(t))) if client else dask.compute
         p = Path(self.data) if isinstance(self.data, (str, Path)) else None
         if p is not None and p.is_file() and p.suffix.lower() in (".parquet", ".pq"):
             columns = self.file_columns()
             try:
-                n_groups = _parquet(p).num_row_groups
+                meta = _parquet(p).metadata
             except ValueError as e:
                 raise self._named(e) from None
-            gens = rng.spawn(n_groups) if rng is not None else [None] * n_groups
+            n_groups = meta.num_row_groups
+            offs = np.r_[0, np.cumsum([meta.row_group(k).num_rows for k in range(n_groups)])]
+            rows = [rng.at(o) for o in offs[:-1]] if rng is not None else [None] * n_groups
             size = 1 << max(0, math.ceil(math.log2(max(1, n_groups / (4 * workers)))))
             tasks = [
                 dask.delayed(_block)(
@@ -549,17 +560,20 @@ class Source:
                     columns,
                     fn,
                     args,
-                    gens[s : s + size],
+                    rows[s : s + size],
                     exact,
                 )  # fmt: skip
                 for s in range(0, n_groups, size)
             ]
         else:
             parts = self.parts()
-            gens = rng.spawn(len(parts)) if rng is not None else [None] * len(parts)
+            rows = [None] * len(parts)
+            if rng is not None:  # the partitions' first rows: their lengths, counted first
+                lens = compute([dask.delayed(_n_rows)(q) for q in parts])
+                rows = [rng.at(o) for o in np.r_[0, np.cumsum(lens)][:-1]]
             tasks = [
-                dask.delayed(fn)(q, *args, *([g] if rng is not None else []), f"partition {k}")
-                for k, (q, g) in enumerate(zip(parts, gens))
+                dask.delayed(fn)(q, *args, *([r] if r is not None else []), f"partition {k}")
+                for k, (q, r) in enumerate(zip(parts, rows))
             ]
         total = delayed_tree(tasks)
         return client.compute(total).result() if client is not None else dask.compute(total)[0]

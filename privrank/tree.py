@@ -18,6 +18,8 @@ from scipy import sparse
 from privrank.core import (
     MAX_ENTRIES,
     NOISE_LAWS,
+    Rows,
+    Voters,
     calibrate_noise,
     check_delta,
     check_epsilon,
@@ -26,14 +28,17 @@ from privrank.core import (
     check_ranks,
     check_rng,
     noise_mode,
+    rank_chunk,
+    rank_source,
     release,
+    summed_noise,
 )
+from .sources import CHUNK_ENTRIES
 
 # %% auto #0
 __all__ = ['position_histograms', 'costs_from_histograms', 'exact_position_costs', 'RangeCountTree', 'range_count_tree',
-           'range_counts', 'PositionCosts', 'private_position_costs', 'local_report_sums',
-           'private_position_costs_from_report_sums', 'private_position_costs_from_histograms', 'ApxMed',
-           'private_apxmed']
+           'range_counts', 'PositionCosts', 'private_position_costs', 'private_position_costs_from_histograms',
+           'ApxMed', 'private_apxmed']
 
 # %% ../nbs/03_tree_mechanism.ipynb #d6728a40
 def as_array(x, name):
@@ -618,7 +623,7 @@ def local_reports(
     law,  # "laplace" or "gaussian" (from `level_noise_scales`)
     scales,  # (d,) per-level noise scale of one report, in count units
     *,
-    rng,
+    rng,  # a seed or generator, or `core.Rows` (each voter's noise keyed by her row)
     noise=None,  # "fast", "exact" or None (`noise_mode()`)
 ):
     """Each voter's own report: per level (v, u) of shape (n, ceil(m/2^l)), her one-value tree plus
@@ -626,7 +631,7 @@ def local_reports(
     m = check_int(n_items, name="n_items", minimum=1)
     x = _check_values(x, m)
     law, scales = _check_law_scales(law, scales, tree_depth(m))
-    mode, rng = noise_mode(noise), check_rng(rng)
+    mode, rng = noise_mode(noise), (rng if isinstance(rng, Rows) else check_rng(rng))
     n = len(x)
     check_memory(
         _local_bytes(n, m, mode),
@@ -641,8 +646,8 @@ def local_reports(
         U[np.arange(n), x >> l] = 2**l
         out.append(
             (
-                release(V, law, scales[l], rng=rng, noise=mode),
-                release(U, law, scales[l], rng=rng, noise=mode),
+                release(V, law, scales[l], rng=_stream(rng, 2 * l), noise=mode),
+                release(U, law, scales[l], rng=_stream(rng, 2 * l + 1), noise=mode),
             )
         )
     return out
@@ -656,27 +661,20 @@ def _group_sums(reports, groups, m):
     return [(G @ v, G @ u) for v, u in reports], np.asarray(G.sum(axis=1)).ravel()
 
 
-def _summed_noise(law, scale, k, shape, rng):
-    """Per entry of row g, the sum of k[g] independent fast-path draws of `law` at `scale`: Laplace
-    as scale (Gamma(k) - Gamma(k)), Gaussian as N(0, k scale^2)"""
-    if law == "none" or scale == 0:
-        return np.zeros(shape)
-    k = np.broadcast_to(k[:, None].astype(float), shape)
-    if law == "laplace":  # Laplace(1) = E - E', E, E' ~ Exp(1); a sum of k Exp(1) is Gamma(k)
-        return scale * (rng.standard_gamma(k) - rng.standard_gamma(k))
-    return scale * np.sqrt(k) * rng.standard_normal(shape)
+def _stream(rng, k):
+    "Release k of several from one voter's rows: its own keyed stream (`Rows.stream`)"
+    return rng.stream(k) if isinstance(rng, Rows) else rng
 
 
-def _summed_reports(x, groups, m, law, scales, rng):
-    """The server's group sums of the fast path's local reports, drawn directly: per level, each
-    group's node counts (the sum of its voters' one-value trees, exact) plus the sum of its voters'
-    noise (`_summed_noise`); the same law as `_group_sums(local_reports(...))` in O(n + m^2) work"""
-    sizes = np.bincount(groups, minlength=m)
-    counts = _node_counts(np.bincount(groups * m + x, minlength=m * m).reshape(m, m))
+def _summed_reports(C, sizes, law, scales, rng):
+    """The server's group sums of the fast path's local reports, drawn directly from the counts
+    C[g, x] of the voters of group g reporting value x: per level, each group's node counts (the
+    sum of its voters' one-value trees, exact) plus the sum of its voters' noise
+    (`core.summed_noise`); the same law as `_group_sums(local_reports(...))` in O(m^2) work"""
     return [
-        tuple(c + _summed_noise(law, scales[l], sizes, c.shape, rng) for c in vu)
-        for l, vu in enumerate(counts)
-    ], sizes
+        tuple(c + summed_noise(law, scales[l], sizes[:, None], c.shape, rng=rng) for c in vu)
+        for l, vu in enumerate(_node_counts(C))
+    ]
 
 
 def aggregate_local_reports(
@@ -723,24 +721,27 @@ class PositionCosts:
 
 # %% ../nbs/03_tree_mechanism.ipynb #5da062b4
 def private_position_costs(
-    ranks: ArrayLike,  # (n, m) ranks: ranks[i, q] = position of candidate q for voter i
+    ranks: object,  # (n, m) ranks: an array, a frame, a .parquet / .csv path, chunks, Dask
     *,
     epsilon: float,  # privacy per voter
     delta: float = 0.0,  # 0: Laplace (pure DP); > 0: Gaussian
     model: str = "central",  # "central": the curator adds noise; "local": each voter noises hers
     kappa: float | None = None,  # level weighting kappa^(d-l); None: the optimum derived above
     rng: int | np.random.Generator | None = None,  # seed or generator of the noise
+    columns: list | None = None,  # the columns of a file or frame holding the ranks; None: all
+    chunk_rows: int | None = None,  # rows per chunk read at once; None: CHUNK_ENTRIES / m
+    client: object = None,  # a dask.distributed Client: the sums are taken on its workers
 ) -> PositionCosts:
     """Private position costs gamma[q, j] of every candidate q at every position j, from m parallel
-    modified binary trees (ApxMed): epsilon-DP, (epsilon, delta)-DP, or local.
+    modified binary trees (ApxMed): epsilon-DP, (epsilon, delta)-DP, or local, from ranks
+    wherever they are (`sources.Source`): the same release for the same `rng` whatever the
+    source and its chunks.
 
     Returns a `PositionCosts` with the (m, m) estimate, its RMS error bound and the privacy
     record. Refuses, naming the parameter, rows of `ranks` that are not permutations, a non-
     scalar or non-positive `epsilon`, a `delta` outside [0, 1), a `model` other than
     "central"/"local", the local model with fewer voters than candidates, an m x m beyond the
     memory limit and an `epsilon` so small that the costs would overflow."""
-    r = check_ranks(ranks)
-    n, m = r.shape
     epsilon, delta, model, rng = (
         check_epsilon(epsilon, scalar=True),
         check_delta(delta),
@@ -748,29 +749,82 @@ def private_position_costs(
         check_rng(rng),
     )
     mode = noise_mode()
-    if model == "local" and n < m:
+    src, checked = rank_source(ranks, columns, chunk_rows, client)
+    if model == "central":  # the release: integer node counts of all m trees, plus noise, over n
+        if checked:
+            n, m = src.data.shape
+            check_cost_memory(
+                n, m, 32 * m * m + noise_bytes(m * m, mode), "the released trees and position costs"
+            )
+        v, H = src.reduce(_positions_chunk, checked, exact=True)
+        return _central_costs(H, v.n, epsilon, delta, kappa, rng, mode)
+    # local: each voter releases her own one-value tree plus noise; the server sums per group
+    v = Voters(*src.data.shape) if checked else src.reduce(_voters_chunk, exact=True)[0]
+    n, m = v.n, v.m
+    if n < m:
         raise ValueError(
             f"`ranks`: the local model needs n >= m (one voter per candidate group);"
             f" got n={n}, m={m}"
         )
-    if model == "central":  # the release: integer node counts of all m trees, plus noise, over n
-        check_cost_memory(
-            n, m, 32 * m * m + noise_bytes(m * m, mode), "the released trees and position costs"
-        )
-        return _central_costs(rank_histograms(r), n, epsilon, delta, kappa, rng, mode)
-    # local: the fast path draws the group sums directly: O(n + m^2) memory
     check_cost_memory(
         n,
         m,
-        (48 * n + 96 * m * m) if mode == "fast" else _local_bytes(n, m, mode),
+        (8 * n + 96 * m * m)
+        if mode == "fast"
+        else _local_bytes(min(n, src.chunk_rows or max(1, CHUNK_ENTRIES // m)), m, mode),
         "the local reports and position costs",
     )
     law, scales = _local_noise(m, epsilon, delta, kappa, mode)
     _check_local_scale(scales, n, m)
-    # each voter releases her own one-value tree plus noise; the server sums per group
-    groups = assign_groups(n, m, rng=rng)
-    sums, sizes = _report_sums(r, groups, law, scales, rng, mode)
+    groups = assign_groups(n, m, rng=rng)  # public coins
+    if mode == "fast":  # the group sums' law drawn directly: O(n + m^2) work
+        sizes = np.bincount(groups, minlength=m)
+        (C,) = src.reduce(_group_values_chunk, groups, checked, rng=Rows(0), exact=True)
+        sums = _summed_reports(C.reshape(m, m), sizes, law, scales, rng)
+    else:  # one integer draw per voter and node, keyed by her row: the same for any chunking
+        out = src.reduce(
+            _reports_chunk, groups, law, scales, mode, checked, rng=Rows.of(rng), exact=True
+        )
+        sums, sizes = [(out[2 * l], out[2 * l + 1]) for l in range(len(scales))], out[-1]
     return _local_costs(sums, sizes, n, epsilon, delta, law, scales, mode)
+
+
+def _positions_chunk(x, checked, where):
+    "(Voters, position histograms H[q, j]) of one chunk of ranks; None if empty"
+    r = rank_chunk(x, checked, where)
+    if r is None:
+        return None
+    m = r.shape[1]
+    check_memory(8 * m * m, name="ranks", what=f"the {m:,} x {m:,} position histograms")
+    return Voters(*r.shape), rank_histograms(r)
+
+
+def _voters_chunk(x, where):
+    "(Voters,) of one chunk of ranks (validated); None if empty"
+    r = rank_chunk(x, False, where)
+    return None if r is None else (Voters(*r.shape),)
+
+
+def _group_values_chunk(x, groups, checked, rows, where):
+    """(counts C[g m + x],) of one chunk: its voters by group g and by the value x they report
+    (their position of the group's candidate); the chunk's groups from its first row"""
+    r = rank_chunk(x, checked, where)
+    if r is None:
+        return None
+    n, m = r.shape
+    g = groups[rows.first : rows.first + n]
+    return (np.bincount(g * m + r[np.arange(n), g], minlength=m * m),)
+
+
+def _reports_chunk(x, groups, law, scales, mode, checked, rows, where):
+    """The flat tuple (v_0, u_0, v_1, u_1, ..., group sizes) of the per-group sums of one chunk's
+    exact local reports, each voter's noise keyed by her row"""
+    r = rank_chunk(x, checked, where)
+    if r is None:
+        return None
+    g = groups[rows.first : rows.first + len(r)]
+    sums, sizes = _report_sums(r, g, law, scales, rows, mode)
+    return (*(a for vu in sums for a in vu), sizes)
 
 
 def _local_noise(m, epsilon, delta, kappa, mode):
@@ -786,13 +840,11 @@ def _check_local_scale(scales, n, m):
 
 
 def _report_sums(r, groups, law, scales, rng, mode):
-    "The server's per-group sums of the local reports of the voters of ranks r, and the sizes"
-    m = r.shape[1]
+    """The server's per-group sums of the exact local reports of the voters of ranks r (noise
+    from `rng`, or keyed by row), and the group sizes"""
     x = r[np.arange(len(r)), groups].astype(np.int64)  # voter i's value in her group's tree
-    return (
-        _summed_reports(x, groups, m, law, scales, rng)
-        if mode == "fast"  # the same law as the reports' sums below, without n x m arrays
-        else _group_sums(local_reports(x, m, law, scales, rng=rng, noise=mode), groups, m)
+    return _group_sums(
+        local_reports(x, r.shape[1], law, scales, rng=rng, noise=mode), groups, r.shape[1]
     )
 
 
@@ -816,76 +868,6 @@ def _local_costs(sums, sizes, n, epsilon, delta, law, scales, mode):
             sensitivity_l1=l1, sensitivity_l2=l2, group_sizes=sizes, group_report_sums=sums
         ),
     )
-
-
-def local_report_sums(
-    ranks: ArrayLike,  # (k, m) ranks of some of the voters (a chunk)
-    groups: ArrayLike,  # (k,) the group of each (the candidate whose tree she reports), 0..m-1
-    *,
-    epsilon: float,  # privacy per voter
-    delta: float = 0.0,  # 0: Laplace (pure DP); > 0: Gaussian
-    kappa: float | None = None,  # level weighting kappa^(d-l); None: the optimum derived above
-    rng: int | np.random.Generator | None = None,  # seed or generator of these voters' noise
-) -> tuple:  # (per level (v, u) of (m, ceil(m/2^l)) sums, (m,) voters per group)
-    """What the server of the local model sums from these voters' own noisy reports (each voter
-    epsilon-LDP): per group, the sums of their one-value trees plus noise, and the group sizes.
-    Sums over disjoint sets of voters add (chunks, partitions); `private_position_costs_from_
-    report_sums` turns the total into the costs of `private_position_costs(model="local")`.
-
-    Refuses, naming the parameter, rows of `ranks` that are not permutations, `groups` of another
-    length or outside 0..m-1, and what `private_position_costs` refuses."""
-    r = check_ranks(ranks)
-    m = r.shape[1]
-    g = _ints(groups, "groups", ndim=1, lo=0, hi=m)
-    if len(g) != len(r):
-        raise ValueError(f"`groups` must hold one group per voter ({len(r)}); got {len(g)}")
-    epsilon, delta, rng, mode = (
-        check_epsilon(epsilon, scalar=True),
-        check_delta(delta),
-        check_rng(rng),
-        noise_mode(),
-    )
-    law, scales = _local_noise(m, epsilon, delta, kappa, mode)
-    return _report_sums(r, g, law, scales, rng, mode)
-
-
-def private_position_costs_from_report_sums(
-    sums: list,  # per level (v, u): the (m, ceil(m/2^l)) sums of each group's reports
-    sizes: ArrayLike,  # (m,) voters per group, each at least 1
-    *,
-    epsilon: float,  # privacy per voter (that of the reports)
-    delta: float = 0.0,
-    kappa: float | None = None,
-) -> PositionCosts:
-    """The local model's position costs from the server's sums of all voters' reports
-    (`local_report_sums`, summed over chunks): post-processing, the same costs as
-    `private_position_costs(model="local")` for the same reports.
-
-    Refuses, naming the parameter, `sizes` that are not positive whole numbers, `sums` of the
-    wrong shapes, and a bad `epsilon`, `delta` or `kappa`."""
-    k = np.asarray(sizes)
-    if k.ndim != 1 or k.size == 0 or k.dtype.kind not in "iuf" or not np.all(k == np.round(k)):
-        raise ValueError("`sizes` must be a 1-d array of whole numbers (voters per group)")
-    if (k < 1).any():
-        raise ValueError("`sizes` must give every group at least one voter")
-    k = k.astype(np.int64)
-    m = len(k)
-    epsilon, delta, mode = check_epsilon(epsilon, scalar=True), check_delta(delta), noise_mode()
-    law, scales = _local_noise(m, epsilon, delta, kappa, mode)
-    nb = [-(-m // 2**l) for l in range(len(scales))]
-    if (
-        not isinstance(sums, (list, tuple))
-        or len(sums) != len(scales)
-        or any(np.shape(v) != (m, b) or np.shape(u) != (m, b) for (v, u), b in zip(sums, nb))
-    ):
-        raise ValueError(
-            f"`sums` must hold, per level l of {len(scales)}, a pair of (m, ceil(m/2^l)) arrays "
-            f"for the m = {m} groups of `sizes`"
-        )
-    n = int(k.sum())
-    _check_local_scale(scales, n, m)
-    sums = [(np.asarray(v, float), np.asarray(u, float)) for v, u in sums]
-    return _local_costs(sums, k, n, epsilon, delta, law, scales, mode)
 
 
 def _central_costs(H, n, epsilon, delta, kappa, rng, mode):

@@ -73,24 +73,15 @@ RECORDS = {
     "core.dp_borda_from_scores": lambda: core.dp_borda_from_scores(
         core.borda_scores(R), n_voters=len(R), epsilon=1.0, rng=0
     ),
-    "scale.dp_borda_aggregate": lambda: scale.dp_borda_aggregate(
+    "core.dp_borda_aggregate, chunks": lambda: core.dp_borda_aggregate(
         [R[:15], R[15:]], epsilon=1.0, model="local", rng=0
     ),
-    "scale.dp_kemeny_aggregate": lambda: scale.dp_kemeny_aggregate(R, epsilon=1.0, rng=0),
-    "scale.dp_footrule_aggregate": lambda: scale.dp_footrule_aggregate(
+    "footrule.dp_footrule_aggregate, chunks": lambda: footrule.dp_footrule_aggregate(
         [R[:7], R[7:]], epsilon=1.0, delta=1e-6, rng=0
     ),
     "tree.private_position_costs_from_histograms": lambda: (
         tree.private_position_costs_from_histograms(
             tree.position_histograms(R), n_voters=len(R), epsilon=1.0, rng=0
-        )
-    ),
-    "tree.private_position_costs_from_report_sums": lambda: (
-        tree.private_position_costs_from_report_sums(
-            *tree.local_report_sums(
-                R, tree.assign_groups(len(R), R.shape[1], rng=0), epsilon=1.0, rng=0
-            ),
-            epsilon=1.0,
         )
     ),
     "scale.private_frank_wolfe": lambda: scale.private_frank_wolfe(
@@ -147,7 +138,6 @@ RECORDS = {
 }
 RAW = {  # spend privacy but return the raw draws (arrays) a mechanism is built from, not a result
     "rr.randomized_response",
-    "tree.local_report_sums",  # the server's sums of local reports: private_position_costs_from_...
 }
 
 

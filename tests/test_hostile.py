@@ -78,14 +78,15 @@ FUNCS = {
     ),
     "bucketed_instance": lambda r, e, d: kemeny.bucketed_instance(r, epsilon=e, delta=d, rng=0),
     "dp_aggregate": lambda r, e, d: auto.dp_aggregate(r, epsilon=e, delta=d, rng=0),
-    "scale.dp_borda_aggregate": lambda r, e, d: scale.dp_borda_aggregate(
-        r, epsilon=e, delta=d, rng=0
+    # the same entry points on chunks (a function returning them): validated chunk by chunk
+    "dp_borda_aggregate, chunks": lambda r, e, d: core.dp_borda_aggregate(
+        lambda: iter([r]), epsilon=e, delta=d, rng=0
     ),
-    "scale.dp_kemeny_aggregate": lambda r, e, d: scale.dp_kemeny_aggregate(
-        r, epsilon=e, delta=d, rng=0
+    "dp_kemeny_aggregate, chunks": lambda r, e, d: kemeny.dp_kemeny_aggregate(
+        lambda: iter([r]), epsilon=e, delta=d, rng=0
     ),
-    "scale.dp_footrule_aggregate": lambda r, e, d: scale.dp_footrule_aggregate(
-        r, epsilon=e, delta=d, rng=0
+    "dp_footrule_aggregate, chunks": lambda r, e, d: footrule.dp_footrule_aggregate(
+        lambda: iter([r]), epsilon=e, delta=d, rng=0
     ),
 }
 BAD_EPS = [0, -1, math.nan, "1", None, True, [1.0, 2.0, 3.0]]
@@ -2424,11 +2425,16 @@ def test_memory_limit_is_checked_before_allocating(monkeypatch):
         lambda: kemeny.dp_kemeny_aggregate(r, epsilon=1.0, delta=1e-6, rng=0),
         "ranks",
     )
-    refuses(
-        "dp_borda_aggregate(local)",
-        lambda: core.dp_borda_aggregate(valid_ranks(5000, 40), epsilon=1.0, model="local", rng=0),
-        "ranks",
-    )
+    with core.use_noise("exact"):  # each voter's own integer noise: 24 n m bytes a chunk
+        refuses(
+            "dp_borda_aggregate(local)",
+            lambda: core.dp_borda_aggregate(
+                valid_ranks(5000, 40), epsilon=1.0, model="local", rng=0
+            ),
+            "ranks",
+        )
+    # the fast path draws the sum of the n reports' noise at once: m draws, no n x m array
+    core.dp_borda_aggregate(valid_ranks(5000, 40), epsilon=1.0, model="local", rng=0)
     refuses("discrete_laplace", lambda: core.discrete_laplace(1, 10**6, rng=0), "size")
     monkeypatch.delenv("PRIVRANK_MEMORY_LIMIT")
     refuses("kemeny_ilp", lambda: kemeny.kemeny_ilp(np.zeros((3000, 3000))), "w")
@@ -2657,15 +2663,6 @@ CALLS = {
     },
     scale: {
         "rank_statistics": lambda a: scale.rank_statistics(a(RO_R), chunk_rows=5),
-        "dp_borda_aggregate": lambda a: scale.dp_borda_aggregate(
-            a(RO_R), epsilon=1.0, model="local", rng=0, chunk_rows=5
-        ),
-        "dp_kemeny_aggregate": lambda a: scale.dp_kemeny_aggregate(
-            a(RO_R), epsilon=1.0, rng=0, chunk_rows=5
-        ),
-        "dp_footrule_aggregate": lambda a: scale.dp_footrule_aggregate(
-            a(RO_R), epsilon=1.0, rng=0, chunk_rows=5
-        ),
         "private_frank_wolfe": lambda a: scale.private_frank_wolfe(
             a(np.array([[0, 0, 1.0], [0, 1, 2.0], [1, 1, 3.0], [2, 0, -1.0]])),
             epsilon=1.0,
@@ -2719,6 +2716,9 @@ CALLS = {
         "dp_borda_aggregate": lambda a: (
             core.dp_borda_aggregate(a(RO_R), epsilon=1.0, rng=0),
             core.dp_borda_aggregate(a(RO_R), epsilon=1.0, model="local", rng=0),
+            core.dp_borda_aggregate(
+                a(RO_R), epsilon=1.0, model="local", rng=0, chunk_rows=5
+            ),  # in chunks
         ),
         "release": lambda a: (
             core.release(a(np.arange(4)), "laplace", 1.0, rng=0),

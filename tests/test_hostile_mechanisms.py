@@ -299,7 +299,6 @@ def test_named_refusals_at_the_ends(case):
 GOOD_R = np.array([[0, 1, 2], [2, 0, 1], [1, 2, 0]])
 PD = rr.pair_statistics([0, 1, 2], [1, 2, 0], [1, 0, 1], n_items=3)
 GOOD_H = tree.position_histograms(GOOD_R)
-GOOD_SUMS = tree.local_report_sums(GOOD_R, [0, 1, 2], epsilon=1.0, rng=0)[0]
 GOOD_COUNTS = np.zeros((1, 3, 3, 2), np.int64)
 GOOD_COUNTS[0, [0, 1, 2], [1, 2, 0], 1] = 5
 GOOD_COUNTS[0, [0, 1, 2], [1, 2, 0], 0] = 2
@@ -330,6 +329,9 @@ RANKS_BAD = [
     [[0, 1, 3]],
 ]
 REAL_BAD = [[0.0, NAN], [INF, 0.0], "ab", None, OBJ, RAGGED]
+# how an entry point reads its data (`sources.Source`): the valid defaults and hostile values
+SOURCE_OK = dict(columns=None, chunk_rows=None, client=None)
+SOURCE_BAD = dict(columns=["c0", [1], 3], chunk_rows=[0, -1, 1.5, "3"], client=["x", 3])
 IDS_BAD = [[0.5, 1.0], [-1, 0], None, "01", OBJ, [True, False], RAGGED, [10**12, 0]]
 Y01_BAD = [[0.5, 1.0], [0, 2], [-1, 0], "01", None, OBJ, RAGGED]
 SQ_BAD = [
@@ -784,7 +786,7 @@ SPEC = {
     ),
     "private_position_costs": (
         tree.private_position_costs,
-        dict(ranks=GOOD_R, epsilon=1.0, delta=0.0, model="central", kappa=None, rng=0),
+        dict(ranks=GOOD_R, epsilon=1.0, delta=0.0, model="central", kappa=None, rng=0, **SOURCE_OK),
         dict(
             ranks=RANKS_BAD,
             epsilon=EPS_BAD_SCALAR,
@@ -792,29 +794,7 @@ SPEC = {
             model=["x", None, 1, ["central"]],
             kappa=[0, -1.0, NAN, INF, "x"],
             rng=RNG_BAD,
-        ),
-    ),
-    "local_report_sums": (
-        tree.local_report_sums,
-        dict(ranks=GOOD_R, groups=[0, 1, 2], epsilon=1.0, delta=0.0, kappa=None, rng=0),
-        dict(
-            ranks=RANKS_BAD,
-            groups=[None, "x", [0, 1], [0, 1, 3], [-1, 0, 1], [0.5, 1, 2]],
-            epsilon=EPS_BAD_SCALAR,
-            delta=DELTA_BAD,
-            kappa=[0, -1.0, NAN, INF, "x"],
-            rng=RNG_BAD,
-        ),
-    ),
-    "private_position_costs_from_report_sums": (
-        tree.private_position_costs_from_report_sums,
-        dict(sums=GOOD_SUMS, sizes=[1, 1, 1], epsilon=1.0, delta=0.0, kappa=None),
-        dict(
-            sums=[None, "x", GOOD_SUMS[:1], [(np.zeros((2, 2)), np.zeros((2, 2)))] * 2],
-            sizes=[None, "x", [0, 1, 1], [1, 1], [1.5, 1, 1], [NAN, 1, 1], [[1, 1, 1]]],
-            epsilon=EPS_BAD_SCALAR,
-            delta=DELTA_BAD,
-            kappa=[0, -1.0, NAN, INF, "x"],
+            **SOURCE_BAD,
         ),
     ),
     "private_apxmed": (
@@ -855,9 +835,14 @@ SPEC = {
     ),
     "dp_footrule_aggregate": (
         footrule.dp_footrule_aggregate,
-        dict(ranks=GOOD_R, epsilon=1.0, delta=0.0, model="central", rng=0),
+        dict(ranks=GOOD_R, epsilon=1.0, delta=0.0, model="central", rng=0, **SOURCE_OK),
         dict(
-            ranks=RANKS_BAD, epsilon=EPS_BAD_SCALAR, delta=DELTA_BAD, model=["x", None], rng=RNG_BAD
+            ranks=RANKS_BAD,
+            epsilon=EPS_BAD_SCALAR,
+            delta=DELTA_BAD,
+            model=["x", None],
+            rng=RNG_BAD,
+            **SOURCE_BAD,
         ),
     ),
     "matching_error_bound": (
@@ -1281,16 +1266,6 @@ def _valid(name, a):
             l1=np.ones(3), l2=np.ones(3), epsilon=1.0, delta=1e-6, kappa=0.5, noise="exact"
         ),
         "assign_groups": dict(n_voters=n, n_groups=m, rng=0),
-        "local_report_sums": dict(
-            ranks=R, groups=np.arange(len(R)) % m, epsilon=1.0, delta=0.0, kappa=None, rng=0
-        ),
-        "private_position_costs_from_report_sums": dict(
-            sums=tree.local_report_sums(R, np.arange(len(R)) % m, epsilon=1.0, rng=0)[0],
-            sizes=np.bincount(np.arange(len(R)) % m, minlength=m),
-            epsilon=1.0,
-            delta=0.0,
-            kappa=None,
-        ),
         "local_reports": dict(x=x, n_items=m, law=law, scales=sc, rng=0, noise=None),
         "aggregate_local_reports": dict(reports=rep, groups=np.arange(m), n_items=m),
         "private_position_costs": dict(
