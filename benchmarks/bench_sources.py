@@ -51,11 +51,12 @@ def main():
         lambda: pr.dp_borda_aggregate(R, model="local", **kw),
         "dp_borda_aggregate central", lambda: pr.dp_borda_aggregate(R, **kw))  # fmt: skip
     law, scale = core.calibrate_noise(epsilon=1.0, delta=0, l1=m * m // 2, l2=m, noise="exact")
+    one = np.random.default_rng(0)
     with pr.use_noise("exact"):
         row("dp_borda_aggregate local (exact, keyed rows)",
             lambda: pr.dp_borda_aggregate(R[: n // 10], model="local", **kw),
             "exact_noise, one generator",
-            lambda: core.exact_noise(law, scale, (n // 10, m), rng=np.random.default_rng(0)))  # fmt: skip
+            lambda: core.exact_noise(law, scale, (n // 10, m), rng=one))  # fmt: skip
     row("dp_kemeny_aggregate large n, array",
         lambda: pr.dp_kemeny_aggregate(R, regime="large_n", **kw),
         "preference_counts", lambda: core.preference_counts(R))  # fmt: skip

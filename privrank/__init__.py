@@ -10,11 +10,12 @@ __all__ = ['__version__', 'audit', 'auto', 'btl', 'completion', 'core', 'dataset
            'kendall_tau_distance', 'footrule_distance', 'ranks_to_orders', 'orders_to_ranks', 'sample_plackett_luce',
            'sample_mallows', 'set_noise', 'use_noise', 'noise_mode', 'set_memory_limit', 'privacy_record',
            'randomized_response', 'debias', 'privatize', 'fit_btl', 'private_btl', 'btl_aggregate', 'dp_btl_aggregate',
-           'BTLFit', 'PrivateBTL', 'range_count_tree', 'private_position_costs', 'private_apxmed', 'footrule_aggregate',
-           'dp_footrule_aggregate', 'naive_dp_footrule_aggregate', 'kemeny_exact', 'kemeny_aggregate',
-           'dp_kemeny_aggregate', 'noisy_margins_instance', 'complete', 'private_subspace', 'private_als', 'Completion',
-           'frank_wolfe', 'private_frank_wolfe', 'private_pgd', 'private_svd_cleansing', 'load_demo', 'read_preflib',
-           'read_pairwise_csv', 'read_movielens', 'read_jester', 'read_ratings', 'audit_epsilon', 'audit_table']
+           'ranks_to_comparisons', 'BTLFit', 'PrivateBTL', 'range_count_tree', 'private_position_costs',
+           'private_apxmed', 'footrule_aggregate', 'dp_footrule_aggregate', 'naive_dp_footrule_aggregate',
+           'kemeny_exact', 'kemeny_aggregate', 'dp_kemeny_aggregate', 'noisy_margins_instance', 'complete',
+           'private_subspace', 'private_als', 'Completion', 'frank_wolfe', 'private_frank_wolfe', 'private_pgd',
+           'private_svd_cleansing', 'load_demo', 'read_preflib', 'read_pairwise_csv', 'read_movielens', 'read_jester',
+           'read_ratings', 'audit_epsilon', 'audit_table']
 
 # %% ../nbs/10_api.ipynb #8b513538
 __version__ = "0.1.0"
@@ -43,6 +44,7 @@ from privrank.btl import (
     dp_btl_aggregate,
     fit_btl,
     private_btl,
+    ranks_to_comparisons,
 )
 from .completion import complete, private_als, private_subspace
 from privrank.core import (
@@ -104,7 +106,8 @@ _all_ = [
     "set_noise", "use_noise", "noise_mode", "set_memory_limit", "privacy_record",
     # randomized response and BTL
     "randomized_response", "debias", "privatize",
-    "fit_btl", "private_btl", "btl_aggregate", "dp_btl_aggregate", "BTLFit", "PrivateBTL",
+    "fit_btl", "private_btl", "btl_aggregate", "dp_btl_aggregate", "ranks_to_comparisons",
+    "BTLFit", "PrivateBTL",
     # tree, footrule, Kemeny
     "range_count_tree", "private_position_costs", "private_apxmed",
     "footrule_aggregate", "dp_footrule_aggregate", "naive_dp_footrule_aggregate",

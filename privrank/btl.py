@@ -20,22 +20,38 @@ from . import rr
 from privrank.core import (
     MAX_ENTRIES,
     Consensus,
+    RNGLike,
+    Rows,
     check_delta,
     check_epsilon,
     check_int,
     check_memory,
     check_ranks,
     check_rng,
+    keyed,
     noise_mode,
     real_array,
     rr_flips,
+)
+from .datasets import Comparisons
+from privrank.sources import (
+    CHUNK_ENTRIES,
+    Chunk,
+    ItemLabels,
+    Items,
+    Source,
+    Users,
+    canonical,
+    chunk_of,
+    distinct,
+    int_ids,
+    need,
 )
 
 # %% auto #0
 __all__ = ['win_probability', 'simulate_btl', 'btl_loss', 'btl_grad', 'btl_hessian', 'BTLFit', 'default_lambda', 'fit_btl_pairs',
            'fit_btl', 'PrivateBTL', 'private_btl', 'fit_btl_counts', 'ranks_to_comparisons', 'btl_consensus',
-           'per_comparison_epsilon', 'btl_aggregate_comparisons', 'dp_btl_aggregate_comparisons', 'btl_aggregate',
-           'dp_btl_aggregate']
+           'per_comparison_epsilon', 'btl_aggregate', 'dp_btl_aggregate']
 
 # %% ../nbs/02_btl.ipynb #62aeb53b
 _LINKS = {"logit": special.expit, "probit": special.ndtr}
@@ -755,9 +771,11 @@ def fit_btl_counts(
 # %% ../nbs/02_btl.ipynb #d38170b5
 def ranks_to_comparisons(
     ranks: np.ndarray,  # (n_voters, n_items) ranks, 0 = best
-) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:  # (user, i, j, y), i < j
-    """All pairwise comparisons implied by complete rankings: voter `user` compares i < j with
-    y = 1 if she ranks i above j (int8).
+) -> Comparisons:  # voter i's m(m-1)/2 comparisons, privacy unit "voter"
+    """All pairwise comparisons implied by complete rankings, as a `datasets.Comparisons` table:
+    for each voter (`user`, her row) and each pair i < j of items, the one she ranks higher is
+    the `winner`; no ties. Its privacy unit is the voter: `dp_btl_aggregate` splits her epsilon
+    over her m(m-1)/2 comparisons.
 
     Refuses invalid `ranks` and profiles whose comparisons exceed `MAX_ENTRIES` or the memory."""
     r = check_ranks(ranks)
@@ -768,13 +786,22 @@ def ranks_to_comparisons(
             f"limit {MAX_ENTRIES:,}"
         )
     check_memory(
-        40 * n * (m * (m - 1) // 2) + 8 * n * m,
+        32 * n * (m * (m - 1) // 2) + 8 * n * m,
         name="ranks",
         what=f"the {n * (m * (m - 1) // 2):,} comparisons of {n:,} rankings",
     )
     I, J = np.triu_indices(m, 1)
-    y = (r[:, I] < r[:, J]).astype(np.int8).ravel()
-    return np.repeat(np.arange(n), len(I)), np.tile(I, n), np.tile(J, n), y
+    first = (r[:, I] < r[:, J]).ravel()  # she ranks i above j
+    i, j = np.tile(I, n), np.tile(J, n)
+    return Comparisons(
+        user=np.repeat(np.arange(n), len(I)),
+        winner=np.where(first, i, j),
+        loser=np.where(first, j, i),
+        tie=np.zeros(len(i), bool),
+        user_ids=np.arange(n),
+        item_ids=np.arange(m),
+        privacy_unit="voter",
+    )
 
 # %% ../nbs/02_btl.ipynb #a97fcf40
 _UNITS = ("voter", "user", "comparison")
@@ -883,163 +910,312 @@ def _check_btl_privacy(epsilon, delta, model):
     return epsilon
 
 
-def _check_user(user, n, privacy_unit):
-    "Validated (unit of each comparison, privacy_unit); each row is its own unit for 'comparison'"
-    if not (isinstance(privacy_unit, str) and privacy_unit in _UNITS):
+def _comparisons_source(data, privacy_unit, n_items, items, ties, columns, chunk_rows, client):
+    """(Source, unit, n_items, items, ties) of `data`: a `Comparisons` table, read in blocks of its
+    columns (winner, loser[, user], tie), or (winner, loser[, user][, tie]) rows from anywhere
+    `sources.Source` reads"""
+    if privacy_unit is not None and not (isinstance(privacy_unit, str) and privacy_unit in _UNITS):
         raise ValueError(
             f"`privacy_unit` must be 'voter', 'user' or 'comparison'; got {privacy_unit!r}"
         )
-    if user is None and privacy_unit != "comparison":
+    if not isinstance(ties, (bool, np.bool_)):
+        raise TypeError(f"`ties` must be True or False; got {type(ties).__name__} {ties!r}")
+    if isinstance(data, Comparisons) or all(
+        hasattr(data, k) for k in ("winner", "loser", "user", "tie", "item_ids", "privacy_unit")
+    ):  # a `datasets.Comparisons` table
+        for name, v in dict(n_items=n_items, items=items, columns=columns).items():
+            if v is not None:
+                raise ValueError(
+                    f"`{name}` applies to rows of comparisons; a Comparisons table has its own"
+                )
+        if data.n_items < 2:
+            raise ValueError(
+                f"`comparisons`: a Comparisons table of {data.n_items} item; at least 2 are needed"
+            )
+        unit = data.privacy_unit if privacy_unit is None else privacy_unit
+        cols = [data.winner, data.loser, *([data.user] if unit != "comparison" else [])]
+        cols.append(np.asarray(data.tie, np.int8))
+        n, step = len(data.winner), max(1, CHUNK_ENTRIES // len(cols))
+        if chunk_rows is not None:
+            step = check_int(chunk_rows, name="chunk_rows", minimum=1)
+
+        def blocks():
+            return (Chunk([c[s : s + step] for c in cols]) for s in range(0, n, step))
+
+        src = Source(blocks, name="comparisons", client=client)
+        return src, unit, data.n_items, None, True, np.asarray(data.item_ids)
+    a = data if isinstance(data, np.ndarray) else None
+    if a is not None and a.ndim == 2 and a.shape[1] >= 3 and a.dtype.kind in "iu" and len(a):
+        if (np.sort(a, axis=1) == np.arange(a.shape[1])).all():
+            raise ValueError(
+                "`comparisons` looks like rankings (every row a permutation of 0..m-1), not "
+                "rows of (winner, loser[, user][, tie]): pass `ranks_to_comparisons(ranks)`"
+            )
+    src = Source(data, name="comparisons", columns=columns, chunk_rows=chunk_rows, client=client)
+    return src, "user" if privacy_unit is None else privacy_unit, n_items, items, ties, None
+
+
+def _check_width(a, where, n_cols):
+    "A chunk of comparisons has `n_cols` columns"
+    if a.width != n_cols:
+        what = {1: "user", 2: "winner, loser", 3: "winner, loser, user or tie"}.get(
+            n_cols, "winner, loser, user, tie"
+        )
         raise ValueError(
-            f"`user` is needed for `privacy_unit`={privacy_unit!r}; without user ids use "
-            "`privacy_unit`='comparison' (each comparison is its own unit)"
+            f"`comparisons` {where}: expected {n_cols} columns ({what}); got {a.width}"
         )
-    u = None if user is None else rr.check_ids(user, "user")
-    if u is not None and len(u) != n:
-        raise ValueError(f"`user` must have one entry per comparison ({n}); got {len(u)}")
-    return np.arange(n) if privacy_unit == "comparison" else u
 
 
-def _check_outcomes(y):
-    "Outcomes 1 (i won), 0 (j won) or 0.5 (a tie), as floats"
-    a = real_array(y, "y") if y is not None and not isinstance(y, (str, bytes)) else None
-    if a is None:
-        raise TypeError(f"`y` must be an array of outcomes 0, 0.5 or 1; got {type(y).__name__}")
-    if a.ndim != 1:
-        raise ValueError(f"`y` must be 1-D; got shape {a.shape}")
-    if not np.isin(a, (0, 0.5, 1)).all():
+def _user_chunk(x, n_cols, where):
+    """(comparisons per user,) of one chunk of (winner, loser, user[, tie]) (`n_cols` columns),
+    or of its user column, counted by label (`Users`)"""
+    a = chunk_of(x, where, "comparisons")
+    _check_width(a, where, 1 if a.width == 1 else n_cols)
+    if len(a) == 0:
+        return None
+    u = canonical(a[0 if a.width == 1 else 2], where, "comparisons", "user labels")
+    return (Users.of(u),)
+
+
+def _item_chunk(x, n_cols, where):
+    "(the distinct item labels,) of one chunk of comparisons"
+    a = chunk_of(x, where, "comparisons")
+    _check_width(a, where, n_cols)
+    return (ItemLabels.of(a[0], where) + ItemLabels.of(a[1], where),) if len(a) else None
+
+
+def _pair_ids(a, m, items, where):
+    "The (winner, loser) ids of a chunk: ids 0..m-1, or labels looked up in `items`"
+    if items is None:
+        i, j = int_ids(a[0], where, "item ids"), int_ids(a[1], where, "item ids")
+    else:
+        i, j = items.ids(a[0], where), items.ids(a[1], where)
+    if min(i.min(), j.min()) < 0 or max(i.max(), j.max()) >= m or (i == j).any():
         raise ValueError(
-            f"`y` must hold 0, 0.5 or 1 (NaN is refused); got {a[~np.isin(a, (0, 0.5, 1))][0]!r}"
+            f"`comparisons` {where}: winner and loser must be different ids in 0..{m - 1}"
         )
-    return a
+    return i, j
 
 
-def btl_aggregate_comparisons(
-    i: np.ndarray,  # (n,) first item of each comparison
-    j: np.ndarray,  # (n,) second item
-    y: np.ndarray,  # (n,) 1 if i won, 0 if j won, 0.5 for a tie
-    user: np.ndarray | None = None,  # (n,) id of the voter (user) who compared; None: no ids
-    *,
-    n_items: int,  # number of items m
-    privacy_unit: str = "user",  # what a unit is: "voter", "user" or "comparison" (each row)
-    lam: float | str = "mle",  # ridge >= 0, "mle" (the MLE when it exists) or "r3" (R3)
-) -> Consensus:  # non-private: items by the fitted theta
-    """Non-private BTL consensus of a set of comparisons: items by the maximum likelihood
-    estimate (default; the stated ridge when it does not exist, see `fit_btl_pairs`).
-
-    Refuses what `fit_btl` refuses, outcomes other than 0, 0.5, 1, bad `user` ids, a bad
-    `privacy_unit`, and no `user` unless `privacy_unit` is "comparison"."""
-    y = _check_outcomes(y)
-    u = _check_user(user, len(y), privacy_unit)
-    fit = fit_btl(i, j, y, n_items=n_items, lam=lam)
-    return btl_consensus(fit, n_voters=len(np.unique(u)), privacy_unit=privacy_unit)
-
-
-def dp_btl_aggregate_comparisons(
-    i: np.ndarray,  # (n,) first item of each comparison
-    j: np.ndarray,  # (n,) second item
-    y: np.ndarray,  # (n,) 1 if i won, 0 if j won, 0.5 for a tie (privatised as a fair coin)
-    user: np.ndarray | None = None,  # (n,) id of the voter (user) who compared; None: no ids
-    *,
-    n_items: int,  # number of items m
-    epsilon: float,  # budget per unit, split evenly over its comparisons; inf = not private
-    delta: float = 0.0,  # must be 0: randomized response is pure epsilon-DP
-    model: str = "local",  # must be "local": each voter privatises her own comparisons
-    rng: np.random.Generator | int | None = None,  # random generator or seed
-    privacy_unit: str = "user",  # what a unit is: "voter", "user" or "comparison" (each row)
-    lam: float
-    | str = "r3",  # ridge >= 0, "r3" (R3, Theorem 1) or "mle" (if all pair means in [0,1])
-) -> Consensus:  # items by the private theta; epsilon per unit, local model
-    """Locally private BTL consensus at `epsilon` per unit (voter or user: randomized response on
-    each of her k comparisons at epsilon/k, `per_comparison_epsilon`; "comparison": each row at
-    epsilon), then `private_btl`.
-
-    Refuses a `delta` > 0 and a `model` other than "local" (randomized response is pure
-    epsilon-local DP: it cannot use either), a bad `epsilon` (or one whose split underflows to 0),
-    a bad `rng`, and what `btl_aggregate_comparisons` refuses."""
-    epsilon = _check_btl_privacy(epsilon, delta, model)
-    if math.isinf(epsilon):
-        res = btl_aggregate_comparisons(
-            i, j, y, user, n_items=n_items, privacy_unit=privacy_unit, lam=lam
-        )
-        diag = {**res.diagnostics, "note": "epsilon = inf: no noise, not private"}
-        return Consensus(**{**res.__dict__, "diagnostics": diag})
-    rng, y = check_rng(rng), _check_outcomes(y)
-    u = _check_user(user, len(y), privacy_unit)
-    _, user_index, k = np.unique(u, return_inverse=True, return_counts=True)
-    eps_c = per_comparison_epsilon(k, epsilon=epsilon)  # one per unit, indexed by `user_index`
-    unit = privacy_unit
-    if not (eps_c > 0).all():
-        raise ValueError(
-            f"`epsilon` = {epsilon:g} per {unit} is too small: split over a {unit}'s "
-            f"{k.max():,} comparisons it underflows to 0"
-        )
-    if np.any(y == 0.5):
-        y = np.where(y == 0.5, rng.integers(0, 2, len(y)), y)  # a tie becomes a fair coin
+def _tie_flags(a, n_cols, where):
+    "The tie column (last) of a chunk as booleans; refused unless 0/1 or booleans"
     try:
-        res = private_btl(
-            i, j, y.astype(np.int8), user_index, n_items=n_items, epsilon=eps_c, rng=rng, lam=lam
-        )
-    except ValueError as e:
-        if "`epsilon`" not in str(e):
-            raise
-        raise ValueError(
-            f"{e} (here the per-comparison `epsilon` is the per-{unit} `epsilon` {epsilon:g} "
-            f"split over each {unit}'s comparisons: {eps_c.min():g} to {eps_c.max():g})"
-        ) from None
-    diag = dict(
-        epsilon_per_comparison_min=float(eps_c.min()),
-        epsilon_per_comparison_max=float(eps_c.max()),
-        comparisons_per_unit_min=int(k.min()),
-        comparisons_per_unit_max=int(k.max()),
-        composition="basic",
-        weighting=res.weighting,
-    )
-    return btl_consensus(
-        res, n_voters=len(k), epsilon=epsilon, privacy_unit=privacy_unit, diagnostics=diag
-    )
+        tie = canonical(a[n_cols - 1], where, "comparisons", "tie flags")
+    except (TypeError, ValueError):
+        tie = None
+    if tie is None or tie.dtype == object or ((tie != 0) & (tie != 1)).any():
+        raise ValueError(f"`comparisons` {where}: the tie column must hold 0 or 1 (or booleans)")
+    return tie.astype(bool)
 
 
-def _check_ranks2(ranks):
-    r = check_ranks(ranks)
-    if r.shape[1] < 2:
-        raise ValueError(f"`ranks` must rank at least 2 items to compare; got {r.shape[1]}")
-    return r
+def _btl_chunk(x, m, items, users, eps, p, mode, ties, g, where):
+    """(released counts c[g, a, b, t],) of one chunk: each comparison's outcome "winner beat
+    loser" (a tie: a fair coin, as in 01) through randomized response at its group's epsilon,
+    each comparison's coins keyed by its row (`core.Rows` g). Items are ids, or labels looked
+    up in `items`; users are labels, whose epsilon groups `users` gives (a `UserIndex` mapped to
+    the groups; None: each comparison its own unit)."""
+    n_cols = 2 + (users is not None) + ties
+    a = chunk_of(x, where, "comparisons")
+    _check_width(a, where, n_cols)
+    if len(a) == 0:
+        return None
+    i, j = _pair_ids(a, m, items, where)
+    if users is None:
+        grp = np.zeros(len(a), np.int64)
+    else:
+        grp = users.rows(canonical(a[2], where, "comparisons", "user labels"), where, "comparisons")
+    y = np.ones(len(a), bool)  # "winner beat loser"
+    if ties:
+        tie = _tie_flags(a, n_cols, where)
+        coins = keyed(g.stream(0), (len(a),), lambda s, gen: gen.integers(0, 2, s))
+        y[tie] = coins[tie] == 1  # a tie: a fair coin
+    flips = rr_flips(len(a), epsilon=eps[grp], rng=g.stream(1), noise=mode, p=p[grp])
+    key = ((grp * m + i) * m + j) * 2 + (y ^ flips)  # released t: the outcome, unless flipped
+    return (np.bincount(key, minlength=len(eps) * m * m * 2),)
+
+
+def _pairs_chunk(x, m, items, n_cols, unit, ties, where):
+    "([winners], [losers], [ties], users) of one chunk: the comparisons themselves (not private)"
+    a = chunk_of(x, where, "comparisons")
+    _check_width(a, where, n_cols)
+    if len(a) == 0:
+        return None
+    i, j = _pair_ids(a, m, items, where)
+    tie = _tie_flags(a, n_cols, where) if ties else np.zeros(len(a), bool)
+    u = (
+        0
+        if unit == "comparison"
+        else Users.of(canonical(a[2], where, "comparisons", "user labels"))
+    )
+    return [i], [j], [tie], u
+
+
+def _vocabulary(src, n_items, items, n_cols, columns):
+    """(Items or None, m): the items of `items` (labels in id order), `n_items` ids, or the
+    data's distinct labels, sorted (one more pass, over a file's item columns only)"""
+    if items is not None:
+        vocab = Items(items)
+        m = check_int(len(vocab), name="items", minimum=2, maximum=rr.MAX_ITEMS)
+        if n_items is not None and check_int(n_items, name="n_items") != m:
+            raise ValueError(
+                f"`n_items` ({n_items}) must be the number of `items` ({m}) if both given"
+            )
+        return vocab, m
+    if n_items is not None:
+        return None, check_int(n_items, name="n_items", minimum=2, maximum=rr.MAX_ITEMS)
+    item_cols = src.file_columns()[:2] or None
+    (lab,) = src.but(columns=item_cols or columns).reduce(
+        _item_chunk, 2 if item_cols else n_cols, exact=True
+    )
+    if len(lab.values) < 2:
+        raise ValueError(f"`comparisons` name {len(lab.values)} item; at least 2 are needed")
+    vocab = Items(lab.values)
+    return vocab, check_int(len(vocab), name="the number of items", maximum=rr.MAX_ITEMS)
 
 
 def btl_aggregate(
-    ranks: np.ndarray,  # (n_voters, n_items) ranks, 0 = best
+    comparisons: object,  # a `Comparisons` table, or (winner, loser[, user][, tie]) rows
     *,
     lam: float | str = "mle",  # ridge >= 0, "mle" (the MLE when it exists) or "r3" (R3)
-) -> Consensus:  # items by the fitted theta, best first; scores = theta
-    """Non-private BTL consensus of a profile: BTL fitted on the pairwise comparisons the rankings
-    imply (`ranks_to_comparisons`). Refuses invalid `ranks` and fewer than 2 items."""
-    r = _check_ranks2(ranks)
-    user, i, j, y = ranks_to_comparisons(r)
-    return btl_aggregate_comparisons(
-        i, j, y, user, n_items=r.shape[1], privacy_unit="voter", lam=lam
+    privacy_unit: str | None = None,  # "voter", "user" (rows have a user column) or "comparison"
+    n_items: int | None = None,  # rows: number of items m, ids 0..m-1; None: `items` or the data's
+    items: object = None,  # rows: the item labels (public), in id order; None: ids or the data's
+    ties: bool = False,  # rows: a last column flags ties (0/1): each counts 1/2 to both items
+    columns: list | None = None,  # columns of a file or frame: winner, loser[, user][, tie]
+    chunk_rows: int | None = None,  # rows per chunk read at once; None: CHUNK_ENTRIES / columns
+    client: object = None,  # a dask.distributed Client: the rows are read on its workers
+) -> Consensus:  # non-private: items by the fitted theta, best first; scores = theta
+    """Non-private BTL consensus of pairwise comparisons wherever they are: the maximum
+    likelihood estimate (the stated ridge where it does not exist, see `fit_btl_pairs`). A
+    profile of rankings is aggregated as `btl_aggregate(ranks_to_comparisons(ranks))`.
+
+    Refuses, naming the parameter, rows that are not comparisons of different items, a bad
+    `privacy_unit`, `lam` or tie column, and what `sources.Source` refuses."""
+    src, unit, n_items, items, ties, labels = _comparisons_source(
+        comparisons, privacy_unit, n_items, items, ties, columns, chunk_rows, client
     )
+    n_cols = 2 + (unit != "comparison") + bool(ties)
+    vocab, m = _vocabulary(src, n_items, items, n_cols, columns)
+    w, l, t, users = src.reduce(_pairs_chunk, m, vocab, n_cols, unit, bool(ties))
+    i, j, tie = np.concatenate(w), np.concatenate(l), np.concatenate(t)
+    fit = fit_btl(i, j, np.where(tie, 0.5, 1.0), n_items=m, lam=lam)
+    n_units = len(i) if unit == "comparison" else len(users.index())
+    diag = dict(n_comparisons=len(i))
+    if vocab is not None or labels is not None:
+        diag["items"] = (vocab.labels if labels is None else labels).tolist()
+    return btl_consensus(fit, n_voters=n_units, privacy_unit=unit, diagnostics=diag)
 
 
 def dp_btl_aggregate(
-    ranks: np.ndarray,  # (n_voters, n_items) ranks, 0 = best
+    comparisons: object,  # a `Comparisons` table, or (winner, loser[, user][, tie]) rows
     *,
-    epsilon: float,  # privacy per voter, split over her m(m-1)/2 comparisons; inf = not private
+    epsilon: float,  # budget per unit, split evenly over its comparisons; inf = not private
     delta: float = 0.0,  # must be 0: randomized response is pure epsilon-DP
-    model: str = "local",  # must be "local": each voter privatises her own comparisons
-    rng: np.random.Generator | int | None = None,  # random generator or seed
-    lam: float
-    | str = "r3",  # ridge >= 0, "r3" (R3, Theorem 1) or "mle" (if all pair means in [0,1])
-) -> Consensus:  # items by the private theta; epsilon per voter, local model, delta = 0
-    """Locally private BTL consensus: each voter applies randomized response to each of her
-    m(m-1)/2 comparisons at epsilon / (m(m-1)/2), then `private_btl` fits BTL.
+    model: str = "local",  # must be "local": each unit privatises her own comparisons
+    rng: RNGLike = None,  # seed or generator of the randomized response
+    privacy_unit: str | None = None,  # "voter", "user" (rows have a user column) or "comparison"
+    lam: float | str = "r3",  # ridge >= 0, "r3" (R3, Theorem 1) or "mle"
+    n_items: int | None = None,  # rows: number of items m, ids 0..m-1; None: `items` or the data's
+    items: object = None,  # rows: the item labels (public), in id order; None: ids or the data's
+    ties: bool = False,  # rows: a last column flags ties (0/1): each released as a fair coin
+    columns: list | None = None,  # columns of a file or frame: winner, loser[, user][, tie]
+    chunk_rows: int | None = None,  # rows per chunk read at once; None: CHUNK_ENTRIES / columns
+    client: object = None,  # a dask.distributed Client: the coins are drawn on its workers
+) -> Consensus:  # items by the private theta; epsilon per unit, local model, delta = 0
+    """Locally private BTL consensus of pairwise comparisons wherever they are: each
+    comparison's outcome goes through randomized response where its row lives, at epsilon / k_u
+    for a unit with k_u comparisons (counted in a first pass; "comparison": each row at epsilon),
+    its coins keyed by its row (`core.Rows`: the same release for any chunking); the released
+    outcomes are counted per epsilon group and fitted by `fit_btl_counts`. A profile of rankings
+    is aggregated as `dp_btl_aggregate(ranks_to_comparisons(ranks), ...)`, epsilon per voter.
 
-    Refuses a `delta` > 0 and a `model` other than "local" (randomized response is pure
-    epsilon-local DP: it cannot use either), a bad `epsilon` or `rng`, invalid `ranks` and fewer
-    than 2 items."""
+    `comparisons` is a `Comparisons` table (`ranks_to_comparisons`, `datasets.read_pairwise_csv`)
+    or rows (winner, loser[, user][, tie]) in an array, a frame, a .parquet / .csv file, chunks
+    or a Dask collection. Items are integer ids 0..`n_items`-1, or labels of any type: those of
+    `items` (the public catalogue; a label's id is its position), else the data's distinct
+    labels, sorted (found in one more pass; in `diagnostics["items"]`). Users are any labels,
+    compared by value: integers of any type (3, 3.0 and a uint64 3 are one user), else a 64-bit
+    key of their text (two labels sharing a key count as one user, whose budget is then split
+    over both users' comparisons: still epsilon per user). A per-comparison epsilon that
+    underflows to 0 is refused before any coin.
+
+    Refuses, naming the parameter, a `delta` > 0 and a `model` other than "local" (randomized
+    response is pure epsilon-local DP), a bad `epsilon` or `rng`, rankings passed as rows, and
+    what `btl_aggregate` refuses."""
     epsilon = _check_btl_privacy(epsilon, delta, model)
-    rng, r = check_rng(rng), _check_ranks2(ranks)
-    user, i, j, y = ranks_to_comparisons(r)
-    return dp_btl_aggregate_comparisons(
-        i, j, y, user, n_items=r.shape[1], epsilon=epsilon, rng=rng, privacy_unit="voter", lam=lam
+    if math.isinf(epsilon):
+        res = btl_aggregate(
+            comparisons, lam=lam, privacy_unit=privacy_unit, n_items=n_items, items=items,
+            ties=ties, columns=columns, chunk_rows=chunk_rows, client=client,
+        )  # fmt: skip
+        diag = {**res.diagnostics, "note": "epsilon = inf: no noise, not private"}
+        return Consensus(**{**res.__dict__, "diagnostics": diag})
+    rng, mode = check_rng(rng), noise_mode()
+    src, unit, n_items, items, ties, labels = _comparisons_source(
+        comparisons, privacy_unit, n_items, items, ties, columns, chunk_rows, client
+    )
+    n_cols = 2 + (unit != "comparison") + bool(ties)
+    vocab, m = _vocabulary(src, n_items, items, n_cols, columns)
+    if unit != "comparison":
+        # pass 1 reads a file's user column only, in larger chunks
+        user_col = src.file_columns()[2:3] or None
+        pass1 = src.but(columns=user_col or columns, chunk_rows=chunk_rows or CHUNK_ENTRIES)
+        (uc,) = pass1.reduce(_user_chunk, n_cols, exact=True)
+        users = uc.index()
+        k_user = users.counts  # each user's comparisons, in the users' order
+        ks, group = distinct(k_user)  # users by their number k
+        eps_k = per_comparison_epsilon(ks, epsilon=epsilon)  # refuses one that underflows to 0
+        n_units = len(users)
+        per_unit = eps_k[group] * k_user
+        k_min, k_max = int(ks[0]), int(ks[-1])
+    else:
+        ks, eps_k, group, users = np.array([1]), np.array([epsilon]), None, None
+        per_unit = None
+    try:  # the estimator's weights, refused before any coin if the split is too small for them
+        rr.inverse_variance_weights(epsilon=eps_k)
+    except ValueError as e:
+        raise ValueError(
+            f"{e} (here the per-comparison `epsilon` is the per-{unit} `epsilon` {epsilon:g} "
+            f"split over each {unit}'s comparisons: {eps_k.min():g} to {eps_k.max():g})"
+        ) from None
+    G = len(eps_k)
+    check_memory(
+        8 * G * m * m * 2 * 3,
+        name="comparisons",
+        what=f"the released counts of {G} epsilon groups x {m} x {m} pairs",
+    )
+    # each user's epsilon group, looked up by her label: travels once to the workers
+    groups = None if users is None else users.mapped(group)
+    if groups is not None and src.spread:
+        groups = need("dask").delayed(groups, pure=True)
+    p = rr.flip_probability(epsilon=np.where(eps_k > 0, eps_k, 1.0))  # the coins' probabilities
+    args = (m, vocab, groups, eps_k, p, mode, bool(ties))
+    (c,) = src.reduce(_btl_chunk, *args, rng=Rows.of(rng), exact=True)
+    counts = c.reshape(G, m, m, 2)
+    n_comp = int(counts.sum())
+    if unit == "comparison":
+        per_unit, n_units, k_min, k_max = np.array([epsilon]), n_comp, 1, 1
+    keep = counts.reshape(G, -1).any(axis=1)  # groups with comparisons
+    fit = fit_btl_counts(counts[keep], epsilon=eps_k[keep], lam=lam)
+    res = PrivateBTL(
+        theta=fit.theta,
+        fit=fit,
+        epsilon_per_comparison=float(eps_k[keep].max()),
+        epsilon_per_user=per_unit,
+        weighting="inverse_variance",
+        noise=mode,
+    )
+    diag = dict(
+        epsilon_per_comparison_min=float(eps_k[keep].min()),
+        epsilon_per_comparison_max=float(eps_k[keep].max()),
+        comparisons_per_unit_min=k_min,
+        comparisons_per_unit_max=k_max,
+        composition="basic",
+        weighting="inverse_variance",
+        n_comparisons=n_comp,
+    )
+    if vocab is not None or labels is not None:
+        diag["items"] = (vocab.labels if labels is None else labels).tolist()
+    return btl_consensus(
+        res, n_voters=n_units, epsilon=epsilon, privacy_unit=unit, diagnostics=diag
     )

@@ -35,72 +35,19 @@ from privrank.core import (
     borda_aggregate,
     check_delta,
     check_epsilon,
-    check_int,
     check_rng,
     dp_borda_aggregate,
     kendall_tau_distance,
 )
+from .datasets import Comparisons
 from .footrule import dp_footrule_aggregate, footrule_aggregate
 from .kemeny import dp_kemeny_aggregate, kemeny_aggregate
 
 # %% auto #0
-__all__ = ['MODELS', 'DATA_KINDS', 'METHODS', 'Pairs', 'Method', 'register_method', 'CLIError', 'Profile', 'load_profile',
-           'build_parser', 'main']
+__all__ = ['MODELS', 'DATA_KINDS', 'METHODS', 'Method', 'register_method', 'CLIError', 'Profile', 'load_profile', 'build_parser',
+           'main']
 
 # %% ../nbs/09_cli.ipynb #7ed10a98
-def _int_array(x, name):
-    """`x` as a 1-D integer array (no copy for an int array), or a TypeError / ValueError
-    naming `name`"""
-    a = np.asarray(x)
-    if a.dtype == object or a.dtype.kind not in "iu":
-        raise TypeError(f"`{name}` must be an array of integers; got dtype {a.dtype}")
-    if a.ndim != 1:
-        raise ValueError(f"`{name}` must be 1-D; got shape {a.shape}")
-    return a
-
-
-@dataclass(frozen=True)
-class Pairs:
-    """Pairwise comparisons as flat arrays: `user` says `i` beat `j` with outcome `y` (1, 0,
-    or 0.5 for a tie)"""
-
-    user: np.ndarray  # who compared: one integer id per comparison (the privacy unit)
-    i: np.ndarray  # item index, 0..n_items-1
-    j: np.ndarray  # the other item, != i
-    y: np.ndarray  # 1 if i won, 0 if j won, 0.5 for a tie
-    n_items: int
-    # what a user id stands for: "voter" (a ranking's comparisons), "user" (a comparisons file
-    # with a user column) or "comparison" (a file without one: each comparison its own unit)
-    unit: str = "voter"
-
-    def __post_init__(self):
-        m = check_int(self.n_items, name="n_items", minimum=2)
-        user, i, j = (_int_array(getattr(self, k), k) for k in ("user", "i", "j"))
-        y = np.asarray(self.y)
-        if y.dtype == object or y.dtype.kind not in "biuf":
-            raise TypeError(f"`y` must be an array of numbers; got dtype {y.dtype}")
-        if not len(user) == len(i) == len(j) == len(y) > 0 or y.ndim != 1:
-            raise ValueError(
-                f"`user`, `i`, `j`, `y` must be 1-D of one length > 0; got {len(user)}, "
-                f"{len(i)}, {len(j)}, shape {y.shape}"
-            )
-        if not np.isin(y, (0, 0.5, 1)).all():
-            raise ValueError(
-                "`y` must hold 0, 0.5 or 1 (NaN is refused); got "
-                f"{y[~np.isin(y, (0, 0.5, 1))][0]!r}"
-            )
-        if ((i < 0) | (i >= m) | (j < 0) | (j >= m)).any():
-            raise ValueError(f"`i` and `j` must lie in 0..{m - 1} (`n_items` = {m})")
-        if (i == j).any():
-            raise ValueError("`i` and `j` must differ: an item is not compared with itself")
-        if (user < 0).any():
-            raise ValueError("`user` ids must be >= 0")
-        if not (isinstance(self.unit, str) and self.unit in ("voter", "user", "comparison")):
-            raise ValueError(f"`unit` must be 'voter', 'user' or 'comparison'; got {self.unit!r}")
-        for k, v in dict(user=user, i=i, j=j, y=y, n_items=m).items():
-            object.__setattr__(self, k, v)
-
-
 MODELS, DATA_KINDS = ("central", "local"), ("rankings", "comparisons")
 
 
@@ -115,7 +62,9 @@ class Method:
         "central",
     )  # privacy models the private version supports; the first is the default
     summary: str = ""
-    data: str = "rankings"  # what it reads: "rankings" (ranks) or "comparisons" (Pairs)
+    data: str = (
+        "rankings"  # what it reads: "rankings" (ranks) or "comparisons" (a Comparisons table)
+    )
     pure: bool = False  # pure epsilon-DP only: --delta is refused
     # keyword options its functions take beyond the privacy ones (the command's --lam is "lam")
     options: tuple = ()
@@ -215,42 +164,26 @@ register_method(
 )
 
 # %% ../nbs/09_cli.ipynb #4c7379c7
-def _btl(pairs: Pairs, *, lam: float | str = "mle") -> Consensus:
-    """BTL consensus of a comparisons file (`btl.btl_aggregate_comparisons`); `lam`: "mle" (the
-    maximum likelihood estimate, or a stated ridge where it does not exist), "r3" or a number"""
-    if not isinstance(pairs, Pairs):
-        raise TypeError(f"`pairs` must be a Pairs; got {type(pairs).__name__}")
-    return btl.btl_aggregate_comparisons(
-        pairs.i,
-        pairs.j,
-        pairs.y,
-        pairs.user,
-        n_items=pairs.n_items,
-        privacy_unit=pairs.unit,
-        lam=lam,
-    )
+def _btl(pairs: Comparisons, *, lam: float | str = "mle") -> Consensus:
+    """BTL consensus of comparisons (`btl.btl_aggregate`); `lam`: "mle" (the maximum likelihood
+    estimate, or a stated ridge where it does not exist), "r3" or a number"""
+    return btl.btl_aggregate(_table(pairs), lam=lam)
 
 
 def _dp_btl(
-    pairs: Pairs, *, epsilon, delta=0.0, model="local", rng=None, lam: float | str = "r3"
+    pairs: Comparisons, *, epsilon, delta=0.0, model="local", rng=None, lam: float | str = "r3"
 ) -> Consensus:
-    """Locally private BTL consensus of a comparisons file (`btl.dp_btl_aggregate_comparisons`);
-    `lam`: "r3" (equation (R3), for debiased private data) or a number"""
-    if not isinstance(pairs, Pairs):
-        raise TypeError(f"`pairs` must be a Pairs; got {type(pairs).__name__}")
-    return btl.dp_btl_aggregate_comparisons(
-        pairs.i,
-        pairs.j,
-        pairs.y,
-        pairs.user,
-        n_items=pairs.n_items,
-        epsilon=epsilon,
-        delta=delta,
-        model=model,
-        rng=rng,
-        privacy_unit=pairs.unit,
-        lam=lam,
+    """Locally private BTL consensus of comparisons (`btl.dp_btl_aggregate`); `lam`: "r3"
+    (equation (R3), for debiased private data) or a number"""
+    return btl.dp_btl_aggregate(
+        _table(pairs), epsilon=epsilon, delta=delta, model=model, rng=rng, lam=lam
     )
+
+
+def _table(pairs):
+    if not isinstance(pairs, Comparisons):
+        raise TypeError(f"`pairs` must be a Comparisons table; got {type(pairs).__name__}")
+    return pairs
 
 
 register_method(
@@ -295,7 +228,9 @@ class Profile:
     "What a file holds, in the shapes the methods read, with the file's candidate ids and names"
 
     ranks: np.ndarray | None  # (n, m) when the file holds rankings
-    pairs: Pairs | None  # comparisons, when the file holds them (or derived from `ranks` on demand)
+    # comparisons (a `datasets.Comparisons` table), when the file holds them (or derived from
+    # `ranks` on demand)
+    pairs: Comparisons | None
     item_ids: np.ndarray
     item_names: tuple
     title: str
@@ -307,8 +242,8 @@ class Profile:
             raise ValueError("a Profile holds either `ranks` or `pairs`")
         if self.ranks is not None:
             object.__setattr__(self, "ranks", core.check_ranks(self.ranks))
-        if self.pairs is not None and not isinstance(self.pairs, Pairs):
-            raise TypeError(f"`pairs` must be a Pairs; got {type(self.pairs).__name__}")
+        if self.pairs is not None and not isinstance(self.pairs, Comparisons):
+            raise TypeError(f"`pairs` must be a Comparisons table; got {type(self.pairs).__name__}")
         m = self.ranks.shape[1] if self.ranks is not None else self.pairs.n_items
         if len(self.item_ids) != m or len(self.item_names) != m:
             raise ValueError(
@@ -334,7 +269,7 @@ def load_profile(
     suf = _suffix(path)
     if suf == ".csv":
         c = datasets.read_pairwise_csv(path, ignore=list(ignore))
-        pairs = Pairs(c.user, c.winner, c.loser, c.outcome, c.n_items, unit=c.privacy_unit)
+        pairs = c
         return Profile(
             None, pairs, c.item_ids, tuple(str(i) for i in c.item_ids), path.name, source=path.name
         )
@@ -383,8 +318,7 @@ def _method_input(method: Method, profile: Profile):
         )
     except ValueError as e:
         raise ValueError(f"{profile.source or 'the file'}: {e}") from None
-    user, i, j, y = btl.ranks_to_comparisons(profile.ranks)
-    return Pairs(user, i, j, y.astype(float), m, unit="voter")
+    return btl.ranks_to_comparisons(profile.ranks)
 
 # %% ../nbs/09_cli.ipynb #afbf6adc
 def _check_choice(x, name, choices, allow_none=True):
@@ -552,7 +486,7 @@ def _result_dict(res, profile, seconds, *, seed=None, method=None, noise=None):
         d["diagnostics"] = diag
     if profile.note:
         d["conversion"] = profile.note
-    if profile.pairs is not None and profile.pairs.unit == "comparison":
+    if profile.pairs is not None and profile.pairs.privacy_unit == "comparison":
         d["note"] = _NO_USERS
     return d
 
@@ -846,14 +780,14 @@ def _aggregate_parquet(args, path):
             ints = all(types.is_integer(f.schema_arrow.field(c).type) for c in cols[:2])
             m = _id_range(f, cols[:2]) if ints else None
             unit = "user" if "user" in role else "comparison"
-            res = scale.dp_btl_aggregate_comparisons(
+            res = btl.dp_btl_aggregate(
                 path, n_items=m, epsilon=eps, privacy_unit=unit, rng=rng, columns=cols,
                 lam=args.lam or "r3", ties=ties, client=client,
             )  # fmt: skip
             if method == "auto":
                 why = "the file holds pairwise comparisons: btl, the method for comparisons"
             ids = np.arange(m) if ints else np.array(res.diagnostics["items"], dtype=object)
-            pairs = SimpleNamespace(unit=unit)
+            pairs = SimpleNamespace(privacy_unit=unit)
         else:  # a column per candidate, less the columns named by --ignore-columns
             names = [n for n in names if str(n).strip().lower() not in ignore]
             ids, pairs, m = np.array(names), None, len(names)

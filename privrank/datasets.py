@@ -962,8 +962,8 @@ class Comparisons:
     user_ids: np.ndarray  # the file's user labels, sorted (without users: 0..n-1, one per row)
     item_ids: np.ndarray  # the file's item labels, sorted
     source: str = ""  # the file read
-    # what one `user` stands for: "user" (a user column), or "comparison" (no user column:
-    # each comparison is its own privacy unit)
+    # what one `user` stands for: "voter" (a ranking's comparisons, `btl.ranks_to_comparisons`),
+    # "user" (a user column), or "comparison" (no user column: each comparison its own unit)
     privacy_unit: str = "user"
 
     n_comparisons = property(lambda self: len(self.user), doc="Number of comparisons.")
@@ -971,7 +971,7 @@ class Comparisons:
     n_items = property(lambda self: len(self.item_ids), doc="Number of distinct items.")
     outcome = property(
         lambda self: np.where(self.tie, 0.5, 1.0),
-        doc="1.0 where `winner` won, 0.5 for a tie: the `y` of `btl_aggregate_comparisons`.",
+        doc="1.0 where `winner` won, 0.5 for a tie: the outcome BTL fits.",
     )
 
     def __post_init__(self):
@@ -993,9 +993,12 @@ class Comparisons:
             raise ValueError(f"`winner` and `loser` must index `item_ids` (0..{m - 1})")
         if (np.asarray(self.winner) == np.asarray(self.loser)).any():
             raise ValueError("`winner` and `loser` must differ")
-        if not (isinstance(self.privacy_unit, str) and self.privacy_unit in ("user", "comparison")):
+        if not (
+            isinstance(self.privacy_unit, str)
+            and self.privacy_unit in ("voter", "user", "comparison")
+        ):
             raise ValueError(
-                f"`privacy_unit` must be 'user' or 'comparison'; got {self.privacy_unit!r}"
+                f"`privacy_unit` must be 'voter', 'user' or 'comparison'; got {self.privacy_unit!r}"
             )
         if self.privacy_unit == "comparison" and k and np.bincount(self.user).max() > 1:
             raise ValueError(
@@ -1005,8 +1008,8 @@ class Comparisons:
 
     def __repr__(self):
         who = (
-            f"{self.n_users} users"
-            if self.privacy_unit == "user"
+            f"{self.n_users} {self.privacy_unit}s"
+            if self.privacy_unit != "comparison"
             else "no users: each comparison its own unit"
         )
         return (

@@ -32,7 +32,9 @@ from privrank import (  # noqa: E402
 )
 
 R = core.sample_plackett_luce(np.linspace(1, 0, 5), 40, rng=0)
-USER, I, J, Y = btl.ranks_to_comparisons(R)
+VOTES = btl.ranks_to_comparisons(R)
+USER, I, J = VOTES.user, VOTES.winner, VOTES.loser
+Y = np.ones(len(I), np.int8)
 RAT = sp.csr_array(
     np.random.default_rng(0).normal(size=(30, 6)) * (np.random.default_rng(1).random((30, 6)) < 0.6)
     + 0.0
@@ -93,18 +95,12 @@ RECORDS = {
         row_norm=1.0,
         rng=0,
     ),
-    "scale.dp_btl_aggregate_comparisons": lambda: scale.dp_btl_aggregate_comparisons(
-        np.column_stack([np.where(Y == 1, I, J), np.where(Y == 1, J, I), USER]),
-        n_items=5,
-        epsilon=1.0,
-        rng=0,
+    "btl.dp_btl_aggregate, rows": lambda: btl.dp_btl_aggregate(
+        np.column_stack([I, J, USER]), n_items=5, epsilon=1.0, rng=0
     ),
     "rr.privatize": lambda: rr.privatize(I, J, Y, USER, epsilon=1.0, rng=0),
     "btl.private_btl": lambda: btl.private_btl(I, J, Y, USER, n_items=5, epsilon=1.0, rng=0),
-    "btl.dp_btl_aggregate": lambda: btl.dp_btl_aggregate(R, epsilon=1.0, rng=0),
-    "btl.dp_btl_aggregate_comparisons": lambda: btl.dp_btl_aggregate_comparisons(
-        I, J, Y, USER, n_items=5, epsilon=1.0, rng=0
-    ),
+    "btl.dp_btl_aggregate": lambda: btl.dp_btl_aggregate(VOTES, epsilon=1.0, rng=0),
     "mc.private_frank_wolfe": lambda: mc.private_frank_wolfe(
         RAT, epsilon=1.0, delta=1e-6, nuclear_norm=1.0, n_iter=2, row_norm=1.0, rng=0
     ),
@@ -250,7 +246,10 @@ NEEDS_DELTA = {
         rng=0,
     ),
 }
-AGGREGATE_INPUT = {"btl.btl_aggregate": R}  # every `<method>_aggregate(ranks)` runs on R
+# every `<method>_aggregate(ranks)` runs on R, BTL's on the comparisons R implies
+AGGREGATE_INPUT = {
+    n: btl.ranks_to_comparisons(R) for n in ("btl.btl_aggregate", "btl.dp_btl_aggregate")
+}
 
 
 def _public_functions():
@@ -347,12 +346,13 @@ def test_aggregators_follow_the_rule():
         if name.count(".") != 1 or not short.endswith("_aggregate") or name.startswith("cli."):
             continue
         params = list(inspect.signature(f).parameters)
-        assert params[0] == "ranks", f"{name}: the first parameter is {params[0]!r}, not `ranks`"
+        first = "comparisons" if name.startswith("btl.") else "ranks"
+        assert params[0] == first, f"{name}: the first parameter is {params[0]!r}, not `{first}`"
         if "epsilon" in params:
             found += 1
             for p in ("epsilon", "delta", "rng"):
                 assert p in params, f"{name}: no `{p}`"
-            res = f(R, epsilon=1.0, rng=0)
+            res = f(AGGREGATE_INPUT.get(name, R), epsilon=1.0, rng=0)
         else:
             res = f(AGGREGATE_INPUT.get(name, R))
         assert isinstance(res, core.Consensus), (name, type(res))

@@ -187,23 +187,30 @@ def _same(a, b):
 def test_aggregators_match_the_cli(mode):
     from privrank import cli, core
 
-    user, i, j, y = btl.ranks_to_comparisons(R6)
-    pairs = cli.Pairs(user, i, j, y.astype(float), 6, unit="voter")
+    pairs = btl.ranks_to_comparisons(R6)
     with core.use_noise(mode):
-        ours = btl.btl_aggregate(R6)
+        ours = btl.btl_aggregate(pairs)
         theirs = cli.METHODS["btl"].aggregate(pairs)
         for k in ("order", "scores"):
             assert np.array_equal(getattr(ours, k), getattr(theirs, k))
         assert (ours.model, ours.epsilon, ours.n_voters) == ("none", math.inf, 60)
         for eps, seed in [(1.0, 0), (5.0, 3)]:
             _same(
-                btl.dp_btl_aggregate(R6, epsilon=eps, rng=seed),
+                btl.dp_btl_aggregate(pairs, epsilon=eps, rng=seed),
                 cli.METHODS["btl"].private(pairs, epsilon=eps, rng=seed),
             )
 
 
-def test_comparisons_aggregator_matches_the_cli_with_ties_and_users():
-    from privrank import cli
+def _rows(i, j, y, user=None):
+    "(winner, loser[, user], tie) rows of comparisons (i, j, y): y = 1 i won, 0 j won, 1/2 a tie"
+    i, j, y = np.asarray(i), np.asarray(j), np.asarray(y, float)
+    won = y != 0
+    cols = [np.where(won, i, j), np.where(won, j, i)] + ([] if user is None else [user])
+    return np.column_stack([*cols, (y == 0.5).astype(int)])
+
+
+def test_a_table_and_its_rows_give_one_release_with_ties_and_users():
+    from privrank import cli, core, datasets
 
     rng = np.random.default_rng(4)
     n, m = 400, 5
@@ -211,16 +218,24 @@ def test_comparisons_aggregator_matches_the_cli_with_ties_and_users():
     j = (i + rng.integers(1, m, n)) % m
     y = rng.choice([0.0, 0.5, 1.0], n)
     user = rng.integers(3, 40, n)
-    pairs = cli.Pairs(user, i, j, y, m, unit="user")
+    rows = _rows(i, j, y, user)
+    ids, index = np.unique(user, return_inverse=True)
+    table = datasets.Comparisons(
+        user=index, winner=rows[:, 0], loser=rows[:, 1], tie=rows[:, 3] == 1, user_ids=ids,
+        item_ids=np.arange(m),
+    )  # fmt: skip
     for seed in range(3):
-        _same(
-            btl.dp_btl_aggregate_comparisons(i, j, y, user, n_items=m, epsilon=2.0, rng=seed),
-            cli.METHODS["btl"].private(pairs, epsilon=2.0, rng=seed),
-        )
-    ours = btl.btl_aggregate_comparisons(i, j, y, user, n_items=m)
-    theirs = cli.METHODS["btl"].aggregate(pairs)
+        ours = btl.dp_btl_aggregate(rows, n_items=m, ties=True, epsilon=2.0, rng=seed)
+        assert ours.diagnostics["n_comparisons"] == n and ours.n_voters == len(ids)
+        theirs = cli.METHODS["btl"].private(table, epsilon=2.0, rng=seed)
+        assert np.array_equal(ours.scores, theirs.scores)
+        assert core.privacy_record(ours) == core.privacy_record(theirs)
+    ours = btl.btl_aggregate(rows, n_items=m, ties=True)
+    theirs = cli.METHODS["btl"].aggregate(table)
     assert np.array_equal(ours.order, theirs.order) and np.array_equal(ours.scores, theirs.scores)
-    assert ours.n_voters == theirs.n_voters
+    assert ours.n_voters == theirs.n_voters == len(ids)
+    # a tie counts half a win to each item: the non-private fit of the same y
+    assert np.allclose(ours.scores, btl.fit_btl(i, j, y, n_items=m).theta, atol=1e-8)
 
 
 @pytest.mark.parametrize(
@@ -239,25 +254,35 @@ def test_comparisons_aggregator_matches_the_cli_with_ties_and_users():
 )
 def test_dp_btl_aggregate_refuses(kwargs, name):
     with pytest.raises((ValueError, TypeError), match=name):
-        btl.dp_btl_aggregate(R6, **kwargs)
+        btl.dp_btl_aggregate(btl.ranks_to_comparisons(R6), **kwargs)
 
 
 def test_dp_btl_aggregate_refuses_pure_dp_violations_by_saying_why():
     with pytest.raises(ValueError, match="pure epsilon-local DP"):
-        btl.dp_btl_aggregate(R6, epsilon=1.0, delta=1e-5)
+        btl.dp_btl_aggregate(btl.ranks_to_comparisons(R6), epsilon=1.0, delta=1e-5)
     with pytest.raises(ValueError, match="pure epsilon-local DP"):
-        btl.dp_btl_aggregate(R6, epsilon=1.0, model="central")
+        btl.dp_btl_aggregate(btl.ranks_to_comparisons(R6), epsilon=1.0, model="central")
 
 
-@pytest.mark.parametrize("bad", [[[0, 0, 1]], [[0, 1, 3]], "ranks", None, np.zeros((2, 1), int)])
-def test_btl_aggregators_refuse_bad_ranks(bad):
+@pytest.mark.parametrize("bad", [[[0, 0, 1]], [[0, 1, 3]], "ranks", None])
+def test_btl_from_bad_ranks_is_refused(bad):
+    with pytest.raises((ValueError, TypeError), match="`ranks`"):
+        btl.ranks_to_comparisons(bad)
+
+
+def test_btl_aggregators_refuse_rankings_passed_as_rows():
     for f in (btl.btl_aggregate, lambda r: btl.dp_btl_aggregate(r, epsilon=1.0, rng=0)):
-        with pytest.raises((ValueError, TypeError), match="`ranks`"):
-            f(bad)
+        with pytest.raises(ValueError, match="looks like rankings.*ranks_to_comparisons"):
+            f(R6)
+    one = btl.ranks_to_comparisons(np.zeros((2, 1), int))  # one item: nothing compared
+    with pytest.raises(ValueError, match="a Comparisons table of 1 item; at least 2"):
+        btl.btl_aggregate(one)
 
 
 def test_btl_consensus():
-    user, i, j, y = btl.ranks_to_comparisons(R6)
+    votes = btl.ranks_to_comparisons(R6)
+    user, i, j = votes.user, votes.winner, votes.loser
+    y = np.ones(len(i), np.int8)
     fit = btl.fit_btl(i, j, y, n_items=6)
     c = btl.btl_consensus(fit, n_voters=60)
     assert np.array_equal(c.order, fit.order) and np.array_equal(c.scores, fit.theta)
@@ -313,7 +338,7 @@ def test_default_is_the_mle_on_a_sparse_schedule_as_choix_computes_it():
         np.testing.assert_allclose(f.theta, th - th.mean(), atol=1e-4)
         r3 = btl.fit_btl(i, j, y, n_items=m, lam="r3")
         assert 1.0 < r3.lam < 1.3 and kendalltau(r3.theta, f.theta)[0] < 0.99  # (R3) reorders
-        c = btl.btl_aggregate_comparisons(i, j, y, n_items=m, privacy_unit="comparison")
+        c = btl.btl_aggregate(_rows(i, j, y), n_items=m, privacy_unit="comparison", ties=True)
         assert np.array_equal(c.order, f.order) and c.diagnostics["lam_rule"] == "mle"
     assert found >= 6
 
@@ -378,12 +403,12 @@ def test_mle_on_debiased_outcomes_refused_or_defined():
         lambda lam: btl.fit_btl([0, 1], [1, 0], [1, 1], n_items=2, lam=lam),
         lambda lam: btl.fit_btl_pairs(rr.pair_statistics([0], [1], [1], n_items=2), lam=lam),
         lambda lam: btl.private_btl([0, 1], [1, 0], [1, 0], [0, 1], n_items=2, epsilon=1, lam=lam),
-        lambda lam: btl.btl_aggregate([[0, 1], [1, 0]], lam=lam),
-        lambda lam: btl.dp_btl_aggregate([[0, 1], [1, 0]], epsilon=1.0, rng=0, lam=lam),
-        lambda lam: btl.btl_aggregate_comparisons([0], [1], [1], [0], n_items=2, lam=lam),
-        lambda lam: btl.dp_btl_aggregate_comparisons(
-            [0], [1], [1], [0], n_items=2, epsilon=1.0, rng=0, lam=lam
+        lambda lam: btl.btl_aggregate(btl.ranks_to_comparisons([[0, 1], [1, 0]]), lam=lam),
+        lambda lam: btl.dp_btl_aggregate(
+            btl.ranks_to_comparisons([[0, 1], [1, 0]]), epsilon=1.0, rng=0, lam=lam
         ),
+        lambda lam: btl.btl_aggregate([[0, 1, 0]], n_items=2, lam=lam),
+        lambda lam: btl.dp_btl_aggregate([[0, 1, 0]], n_items=2, epsilon=1.0, rng=0, lam=lam),
     ],
 )
 def test_auto_is_retired_everywhere_with_the_new_names(call):
@@ -394,11 +419,11 @@ def test_auto_is_retired_everywhere_with_the_new_names(call):
 def test_defaults_and_diagnostics_of_the_aggregators():
     import inspect
 
-    for f in (btl.fit_btl, btl.fit_btl_pairs, btl.btl_aggregate, btl.btl_aggregate_comparisons):
+    for f in (btl.fit_btl, btl.fit_btl_pairs, btl.btl_aggregate):
         assert inspect.signature(f).parameters["lam"].default == "mle", f.__name__
-    for f in (btl.private_btl, btl.dp_btl_aggregate, btl.dp_btl_aggregate_comparisons):
+    for f in (btl.private_btl, btl.dp_btl_aggregate):
         assert inspect.signature(f).parameters["lam"].default == "r3", f.__name__
-    R = np.array([[0, 1, 2], [1, 0, 2], [0, 2, 1], [2, 1, 0]])
+    R = btl.ranks_to_comparisons(np.array([[0, 1, 2], [1, 0, 2], [0, 2, 1], [2, 1, 0]]))
     c = btl.btl_aggregate(R)
     assert c.diagnostics["lam_rule"] == "mle" and c.diagnostics["lam"] == 0.0
     cp = btl.dp_btl_aggregate(R, epsilon=2.0, rng=0)
@@ -408,18 +433,16 @@ def test_defaults_and_diagnostics_of_the_aggregators():
 
 
 def test_privacy_unit_comparison():
-    i, j, y = [0, 1, 2, 0], [1, 2, 0, 2], [1, 0.5, 0, 1]
-    c = btl.btl_aggregate_comparisons(i, j, y, n_items=3, privacy_unit="comparison")
+    rows = _rows([0, 1, 2, 0], [1, 2, 0, 2], [1, 0.5, 0, 1])  # winner, loser, tie: no users
+    c = btl.btl_aggregate(rows, n_items=3, privacy_unit="comparison", ties=True)
     assert (c.privacy_unit, c.n_voters) == ("comparison", 4)
-    d = btl.dp_btl_aggregate_comparisons(
-        i, j, y, n_items=3, epsilon=1.0, rng=0, privacy_unit="comparison"
-    )
+    d = btl.dp_btl_aggregate(rows, n_items=3, epsilon=1.0, rng=0, privacy_unit="comparison",
+                             ties=True)  # fmt: skip
     assert (d.privacy_unit, d.n_voters, d.epsilon) == ("comparison", 4, 1.0)
     assert d.diagnostics["comparisons_per_unit_max"] == 1
     assert d.diagnostics["epsilon_per_comparison_max"] <= 1.0
-    for f in (btl.btl_aggregate_comparisons, btl.dp_btl_aggregate_comparisons):
-        kw = dict(epsilon=1.0, rng=0) if f is btl.dp_btl_aggregate_comparisons else {}
-        with pytest.raises(ValueError, match="`user` is needed"):
-            f(i, j, y, n_items=3, **kw)  # privacy_unit="user" needs ids
+    for f in (btl.btl_aggregate, lambda *a, **k: btl.dp_btl_aggregate(*a, epsilon=1.0, **k)):
+        with pytest.raises(ValueError, match="expected 4 columns"):
+            f(rows, n_items=3, ties=True)  # privacy_unit "user" needs a user column
         with pytest.raises(ValueError, match="`privacy_unit` must be"):
-            f(i, j, y, [0, 0, 1, 1], n_items=3, privacy_unit="row", **kw)
+            f(rows, n_items=3, privacy_unit="row", ties=True)

@@ -10,7 +10,6 @@ import shutil
 import signal
 import subprocess
 import sys
-from fractions import Fraction
 from pathlib import Path
 
 import numpy as np
@@ -194,14 +193,13 @@ def test_btl_epsilon_is_per_voter(monkeypatch):
     """--epsilon E for btl is E per voter: each of her 36 comparisons goes to randomized
     response at E/36 (rounded down)"""
     seen = {}
-    real = btl.private_btl
+    real = btl.fit_btl_counts
 
-    def spy(*a, **kw):
-        seen["epsilon"] = np.asarray(kw["epsilon"])
-        seen["user"] = np.asarray(a[3])
-        return real(*a, **kw)
+    def spy(counts, **kw):
+        seen["counts"], seen["epsilon"] = np.asarray(counts), np.asarray(kw["epsilon"])
+        return real(counts, **kw)
 
-    monkeypatch.setattr(btl, "private_btl", spy)
+    monkeypatch.setattr(btl, "fit_btl_counts", spy)
     d = strict_json(
         run_inproc(
             ["aggregate", DEMO, "--method", "btl", "--epsilon", "0.7", "--seed", "1", "--json"]
@@ -214,19 +212,9 @@ def test_btl_epsilon_is_per_voter(monkeypatch):
         True,
         "basic",
     )
-    eps = seen["epsilon"][seen["user"]]  # each comparison's epsilon
-    assert eps.shape == (146 * 36,) and np.all(eps == np.nextafter(0.7 / 36, 0))
-    assert all(
-        sum(Fraction(float(e)) for e in eps[seen["user"] == u]) <= Fraction(0.7)
-        for u in (0, 77, 145)
-    )  # exactly
-    assert d["epsilon_per_comparison"] == {"min": float(eps.min()), "max": float(eps.max())}
-    assert d["comparisons_per_voter"] == {"min": 36, "max": 36}
-    text = run_inproc(["aggregate", DEMO, "--method", "btl", "--epsilon", "0.7", "--seed", "1"])[1]
-    assert (
-        "epsilon = 0.7 per voter" in text
-        and "36 comparisons reported at epsilon/k = 0.0194444 each" in text
-    )
+    # one epsilon group: every voter's 36 comparisons, each released at 0.7 / 36 rounded down
+    assert seen["counts"].shape[0] == 1 and seen["counts"].sum() == 146 * 36
+    assert np.all(seen["epsilon"] == np.nextafter(0.7 / 36, 0))
 
 
 def test_btl_per_user_split_on_comparisons_file(tmp_path):
@@ -934,10 +922,7 @@ def test_file_without_user_column_is_one_unit_per_comparison(tmp_path):
         )[1]
     )
     assert d["privacy_unit"] == "comparison" and d["epsilon"] == 1.0
-    assert d["epsilon_per_comparison"] == {
-        "min": float(np.nextafter(1.0, 0)),
-        "max": float(np.nextafter(1.0, 0)),
-    }
+    assert d["epsilon_per_comparison"] == {"min": 1.0, "max": 1.0}  # each its own unit
     assert set(d["order"]) == {"x, 1", "y", "z"}
 
 
@@ -957,9 +942,7 @@ def test_chameleons_aggregate_as_they_are(shared_data):
     c = datasets.read_pairwise_csv(f, ignore=extra.split(","))
     assert (d["n_items"], d["n_voters"]) == (35, 106) and sorted(d["order"]) == c.item_ids.tolist()
     assert all(n.startswith("C") and '"' not in n for n in d["order"])
-    res = btl.btl_aggregate_comparisons(
-        c.winner, c.loser, c.outcome, c.user, n_items=c.n_items, privacy_unit="comparison"
-    )
+    res = btl.btl_aggregate(c)
     assert d["order"] == c.item_ids[res.order].tolist()
     code, text, err = run_exe("aggregate", str(f), "--method", "btl", *ig)
     assert code == 0 and "  1. " + d["order"][0] + " (id " + d["order"][0] + ")" in text

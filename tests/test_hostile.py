@@ -2326,13 +2326,7 @@ def test_private_results_record_the_noise_mode(mode):
             kemeny.bucketed_instance(r, epsilon=1.0, delta=0.0, rng=0),
             kemeny.clipped_noisy_instance(r, epsilon=1.0, delta=1e-6, rng=0),
             rr.privatize([0, 1], [1, 2], [1, 0], [0, 1], epsilon=[1.0, 2.0], rng=0),
-            btl.private_btl(
-                *btl.ranks_to_comparisons(r)[1:],
-                btl.ranks_to_comparisons(r)[0],
-                n_items=5,
-                epsilon=1.0,
-                rng=0,
-            ),
+            btl.dp_btl_aggregate(btl.ranks_to_comparisons(r), epsilon=1.0, rng=0),
         ]
     assert [x.noise for x in results] == [mode] * len(results)
     assert core.borda_aggregate(r).noise == "none"
@@ -2501,45 +2495,43 @@ HELPERS = [
     ),
     ("dp_footrule_from_costs", lambda: footrule.dp_footrule_from_costs(np.eye(3)), "costs"),
     (
-        "scale.dp_btl_aggregate_comparisons",
-        lambda: scale.dp_btl_aggregate_comparisons([[0, 0, 1]], n_items=2, epsilon=1),
+        "btl.dp_btl_aggregate",
+        lambda: btl.dp_btl_aggregate([[0, 0, 1]], n_items=2, epsilon=1),
         "comparisons",
     ),
     (
-        "scale.dp_btl_aggregate_comparisons",
-        lambda: scale.dp_btl_aggregate_comparisons([[0, 5, 1]], n_items=2, epsilon=1),
+        "btl.dp_btl_aggregate",
+        lambda: btl.dp_btl_aggregate([[0, 5, 1]], n_items=2, epsilon=1),
         "comparisons",
     ),
     (
-        "scale.dp_btl_aggregate_comparisons",
-        lambda: scale.dp_btl_aggregate_comparisons([[0.5, 1, 1]], n_items=2, epsilon=1),
+        "btl.dp_btl_aggregate",
+        lambda: btl.dp_btl_aggregate([[0.5, 1, 1]], n_items=2, epsilon=1),
         "comparisons",
     ),
     (
-        "scale.dp_btl_aggregate_comparisons",
-        lambda: scale.dp_btl_aggregate_comparisons([[0, 1]], n_items=2, epsilon=1),
+        "btl.dp_btl_aggregate",
+        lambda: btl.dp_btl_aggregate([[0, 1]], n_items=2, epsilon=1),
         "comparisons",
     ),
     (
-        "scale.dp_btl_aggregate_comparisons",
-        lambda: scale.dp_btl_aggregate_comparisons([[0, 1, NAN]], n_items=2, epsilon=1),
+        "btl.dp_btl_aggregate",
+        lambda: btl.dp_btl_aggregate([[0, 1, NAN]], n_items=2, epsilon=1),
         "comparisons",
     ),
     (
-        "scale.dp_btl_aggregate_comparisons",
-        lambda: scale.dp_btl_aggregate_comparisons([[0, 1, 1]], n_items=2, epsilon=NAN),
+        "btl.dp_btl_aggregate",
+        lambda: btl.dp_btl_aggregate([[0, 1, 1]], n_items=2, epsilon=NAN),
         "epsilon",
     ),
     (
-        "scale.dp_btl_aggregate_comparisons",
-        lambda: scale.dp_btl_aggregate_comparisons([[0, 1]], n_items=1, epsilon=1),
+        "btl.dp_btl_aggregate",
+        lambda: btl.dp_btl_aggregate([[0, 1]], n_items=1, epsilon=1),
         "n_items",
     ),
     (
-        "scale.dp_btl_aggregate_comparisons",
-        lambda: scale.dp_btl_aggregate_comparisons(
-            [[0, 1]], n_items=2, epsilon=1, privacy_unit="voter"
-        ),
+        "btl.dp_btl_aggregate",
+        lambda: btl.dp_btl_aggregate([[0, 1]], n_items=2, epsilon=1, privacy_unit="person"),
         "privacy_unit",
     ),
     ("fit_btl_counts", lambda: btl.fit_btl_counts(np.ones((1, 2, 2, 2)), epsilon=[1]), "counts"),
@@ -2678,13 +2670,6 @@ CALLS = {
             epsilon=1.0,
             delta=1e-6,
             n_items=2,
-            rng=0,
-            chunk_rows=2,
-        ),
-        "dp_btl_aggregate_comparisons": lambda a: scale.dp_btl_aggregate_comparisons(
-            a(np.array([[0, 1, 0], [1, 2, 0], [2, 0, 1], [0, 2, 1]])),
-            n_items=3,
-            epsilon=1.0,
             rng=0,
             chunk_rows=2,
         ),

@@ -332,6 +332,20 @@ REAL_BAD = [[0.0, NAN], [INF, 0.0], "ab", None, OBJ, RAGGED]
 # how an entry point reads its data (`sources.Source`): the valid defaults and hostile values
 SOURCE_OK = dict(columns=None, chunk_rows=None, client=None)
 SOURCE_BAD = dict(columns=["c0", [1], 3], chunk_rows=[0, -1, 1.5, "3"], client=["x", 3])
+# rows of comparisons (winner, loser, user, tie), and hostile ones
+GOOD_ROWS = [[0, 1, 0, 0], [1, 2, 0, 1], [0, 2, 1, 0]]
+ROWS_BAD = [
+    [[0, 0, 1, 0]],
+    [[0, 5, 1, 0]],
+    [[0.5, 1, 0, 0]],
+    [[0, 1, NAN, 0]],
+    [[0, 1, 0, 2]],
+    "012",
+    None,
+    np.zeros((0, 4), int),
+    [[0, 1]],
+    np.tile(np.arange(4), (3, 1)),  # rankings, not comparisons
+]
 IDS_BAD = [[0.5, 1.0], [-1, 0], None, "01", OBJ, [True, False], RAGGED, [10**12, 0]]
 Y01_BAD = [[0.5, 1.0], [0, 2], [-1, 0], "01", None, OBJ, RAGGED]
 SQ_BAD = [
@@ -605,69 +619,52 @@ SPEC = {
     ),
     "btl_aggregate": (
         btl.btl_aggregate,
-        dict(ranks=GOOD_R, lam="mle"),
-        dict(ranks=RANKS_BAD, lam=[-1.0, NAN, "auto", "x", None]),
+        dict(
+            comparisons=GOOD_ROWS,
+            lam="mle",
+            privacy_unit=None,
+            n_items=3,
+            items=None,
+            ties=True,
+            **SOURCE_OK,
+        ),  # fmt: skip
+        dict(
+            comparisons=ROWS_BAD,
+            lam=[-1.0, NAN, "auto", "x", None],
+            privacy_unit=["x", 1, ["user"]],
+            n_items=[v for v in INT_BAD if v is not None] + [0, 1, 2],  # None: the data's
+            items=[["a", "a", "b"], 5, ["x", "y"], [1.5, 2, 3], [None, 1, 2]],
+            ties=["yes", 1, None],
+            **SOURCE_BAD,
+        ),
     ),
     "dp_btl_aggregate": (
         btl.dp_btl_aggregate,
-        dict(ranks=GOOD_R, epsilon=1.0, delta=0.0, model="local", rng=0, lam="r3"),
         dict(
-            ranks=RANKS_BAD,
-            epsilon=EPS_BAD + [[1.0, 2.0]],
-            delta=[1e-6, -1.0, NAN, "0"],
-            model=["central", "joint", None, 1],
-            rng=RNG_BAD,
-            lam=[-1.0, NAN, "auto", "x", None],
-        ),
-    ),
-    "btl_aggregate_comparisons": (
-        btl.btl_aggregate_comparisons,
-        dict(
-            i=[0, 1, 2],
-            j=[1, 2, 0],
-            y=[1, 0.5, 0],
-            user=[0, 0, 1],
-            n_items=3,
-            privacy_unit="user",
-            lam="mle",
-        ),
-        dict(
-            i=IDS_BAD,
-            j=IDS_BAD,
-            y=[[1, NAN, 0], [1, 2, 0], None, "ab", OBJ],
-            user=IDS_BAD + [[0, 1]],
-            n_items=INT_BAD + [0],
-            privacy_unit=["x", None],
-            lam=[-1.0, NAN, "auto", "x", None],
-        ),
-    ),
-    "dp_btl_aggregate_comparisons": (
-        btl.dp_btl_aggregate_comparisons,
-        dict(
-            i=[0, 1, 2],
-            j=[1, 2, 0],
-            y=[1, 0.5, 0],
-            user=[0, 0, 1],
-            n_items=3,
+            comparisons=GOOD_ROWS,
             epsilon=1.0,
             delta=0.0,
             model="local",
             rng=0,
-            privacy_unit="user",
+            privacy_unit=None,
             lam="r3",
-        ),
+            n_items=3,
+            items=None,
+            ties=True,
+            **SOURCE_OK,
+        ),  # fmt: skip
         dict(
-            i=IDS_BAD,
-            j=IDS_BAD,
-            y=[[1, NAN, 0], [1, 2, 0], None, "ab", OBJ],
-            user=IDS_BAD + [[0, 1]],
-            n_items=INT_BAD + [0],
+            comparisons=ROWS_BAD,
             epsilon=EPS_BAD + [[1.0, 2.0]],
-            delta=[1e-6, -1.0, NAN],
-            model=["central", None],
+            delta=[1e-6, -1.0, NAN, "0"],
+            model=["central", "joint", None, 1],
             rng=RNG_BAD,
-            privacy_unit=["x", None],
+            privacy_unit=["x", 1, ["user"]],
             lam=[-1.0, NAN, "auto", "x", None],
+            n_items=[v for v in INT_BAD if v is not None] + [0, 1, 2],  # None: the data's
+            items=[["a", "a", "b"], 5, ["x", "y"], [1.5, 2, 3], [None, 1, 2]],
+            ties=["yes", 1, None],
+            **SOURCE_BAD,
         ),
     ),
     # tree
@@ -872,6 +869,10 @@ SPEC = {
     ),
 }
 ALSO = {  # a bad value of one argument may be reported through the argument it is checked against
+    ("btl_aggregate", "n_items"): ("n_items", "comparisons"),
+    ("dp_btl_aggregate", "n_items"): ("n_items", "comparisons"),
+    ("btl_aggregate", "items"): ("items", "comparisons"),
+    ("dp_btl_aggregate", "items"): ("items", "comparisons"),
     ("rr_output_probability", "out"): ("out", "y", "epsilon"),
     ("rr_output_probability", "epsilon"): ("epsilon", "out", "y"),
     ("epsilon_of_comparisons", "user"): ("user",),
@@ -884,12 +885,6 @@ ALSO = {  # a bad value of one argument may be reported through the argument it 
     ("pair_statistics", "n_items"): ("n_items", "i", "j"),
     ("composed_user_epsilon", "user"): ("user", "n_users"),
     ("composed_user_epsilon", "n_users"): ("n_users", "user"),
-    ("btl_aggregate_comparisons", "i"): ("i", "j"),
-    ("btl_aggregate_comparisons", "j"): ("j", "i"),
-    ("btl_aggregate_comparisons", "n_items"): ("n_items", "i", "j"),
-    ("dp_btl_aggregate_comparisons", "i"): ("i", "j"),
-    ("dp_btl_aggregate_comparisons", "j"): ("j", "i"),
-    ("dp_btl_aggregate_comparisons", "n_items"): ("n_items", "i", "j"),
     ("fit_btl", "n_items"): ("n_items", "i", "j"),
     ("fit_btl", "i"): ("i", "j"),
     ("fit_btl", "j"): ("j", "i"),
@@ -1189,6 +1184,8 @@ def _valid(name, a):
         a["x"],
     )
     pd_ = rr.pair_statistics(i, j, y, n_items=m)
+    won = np.asarray(y) != 0  # rows of comparisons: winner, loser, user, tie
+    rows = np.column_stack([np.where(won, i, j), np.where(won, j, i), u, np.asarray(y) == 0.5])
     t = tree.range_count_tree(x, m, epsilon=1.0, rng=0)
     law, sc = tree.level_noise_scales(
         *tree.tree_sensitivity(m, scope="value"), epsilon=1.0, delta=0.0
@@ -1247,10 +1244,8 @@ def _valid(name, a):
         "ranks_to_comparisons": dict(ranks=R),
         "btl_consensus": dict(fit=btl.fit_btl(i, j, y, n_items=m), n_voters=3),
         "per_comparison_epsilon": dict(counts=np.bincount(u) + 1, epsilon=1.0),
-        "btl_aggregate": dict(ranks=R),
-        "dp_btl_aggregate": dict(ranks=R, epsilon=1.0, rng=0),
-        "btl_aggregate_comparisons": dict(i=i, j=j, y=y, user=u, n_items=m),
-        "dp_btl_aggregate_comparisons": dict(i=i, j=j, y=y, user=u, n_items=m, epsilon=1.0, rng=0),
+        "btl_aggregate": dict(comparisons=rows, n_items=m, ties=True),
+        "dp_btl_aggregate": dict(comparisons=rows, n_items=m, ties=True, epsilon=1.0, rng=0),
         "tree_depth": dict(n_items=m),
         "position_histograms": dict(ranks=R),
         "costs_from_histograms": dict(H=H, n_voters=n),

@@ -92,3 +92,37 @@ def test_local_noise_is_each_voters_own_whatever_the_chunks():
         hers = core.release(5 - R[99:100], law, scale, rng=rows)[0]
     assert np.array_equal(whole.scores - shorter.scores, hers)
     assert not np.array_equal(hers, 5 - R[99])  # with noise
+
+
+VOTES = pr.ranks_to_comparisons(R[:200])  # 200 voters' 3,000 comparisons
+ROWS = np.column_stack([VOTES.winner, VOTES.loser, VOTES.user])
+
+
+@pytest.fixture(scope="module")
+def comparison_sources(tmp_path_factory):
+    d = tmp_path_factory.mktemp("one_source_btl")
+    names = ["winner", "loser", "user"]
+    pq.write_table(pa.table({c: ROWS[:, q] for q, c in enumerate(names)}), d / "c.parquet",
+                   row_group_size=250)  # fmt: skip
+    return {
+        "Comparisons table": VOTES,
+        "array": ROWS,
+        "pandas frame": pd.DataFrame(ROWS, columns=names),
+        "Parquet file": d / "c.parquet",
+        "chunks of 1, 7, 1000, 1992 rows": [ROWS[:1], ROWS[1:8], ROWS[8:1008], ROWS[1008:]],
+    }
+
+
+@pytest.mark.parametrize("noise", ["fast", "exact"])
+def test_private_btl_gives_the_same_release_from_every_source(comparison_sources, client, noise):
+    kw = dict(epsilon=4.0, rng=11, privacy_unit="voter", n_items=6)
+    with pr.use_noise(noise):
+        ref = pr.dp_btl_aggregate(VOTES, epsilon=4.0, rng=11)
+        assert ref.privacy_unit == "voter" and ref.n_voters == 200 and ref.noise == noise
+        for name, data in comparison_sources.items():
+            args = dict(epsilon=4.0, rng=11) if data is VOTES else kw  # a table knows its unit
+            _same(ref, pr.dp_btl_aggregate(data, **args), f"btl: {name}")
+        on_cluster = pr.dp_btl_aggregate(comparison_sources["Parquet file"], client=client, **kw)
+        _same(ref, on_cluster, "btl: two workers")
+        other = pr.dp_btl_aggregate(VOTES, epsilon=4.0, rng=12)
+        assert not np.array_equal(other.scores, ref.scores)

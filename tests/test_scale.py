@@ -153,12 +153,12 @@ def test_btl_from_a_file_on_the_cluster_is_the_streamed_answer(tmp_path, client)
     t = pa.table({"winner": np.where(won, i, j), "loser": np.where(won, j, i), "user": users})
     pq.write_table(t, tmp_path / "c.parquet", row_group_size=4_000)
     kw = dict(n_items=6, epsilon=1.5, rng=2)
-    here = scale.dp_btl_aggregate_comparisons(tmp_path / "c.parquet", chunk_rows=4_000, **kw)
-    there = scale.dp_btl_aggregate_comparisons(tmp_path / "c.parquet", client=client, **kw)
+    here = pr.dp_btl_aggregate(tmp_path / "c.parquet", chunk_rows=4_000, **kw)
+    there = pr.dp_btl_aggregate(tmp_path / "c.parquet", client=client, **kw)
     assert (here.scores == there.scores).all()  # one seed and partition (the row groups)
     assert here.n_voters == len(np.unique(users)) and here.model == "local"
     assert here.diagnostics["n_comparisons"] == n
-    per_comp = scale.dp_btl_aggregate_comparisons(
+    per_comp = pr.dp_btl_aggregate(
         t.select(["winner", "loser"]).to_pandas().to_numpy(), privacy_unit="comparison", **kw
     )
     assert per_comp.n_voters == n and per_comp.privacy_unit == "comparison"
@@ -168,11 +168,11 @@ def test_btl_from_a_file_on_the_cluster_is_the_streamed_answer(tmp_path, client)
                   "user": [f"u{u}" for u in users]})  # fmt: skip
     pq.write_table(t, tmp_path / "named.parquet", row_group_size=4_000)
     kw = dict(epsilon=1.5, rng=2)
-    named = scale.dp_btl_aggregate_comparisons(tmp_path / "named.parquet", client=client, **kw)
+    named = pr.dp_btl_aggregate(tmp_path / "named.parquet", client=client, **kw)
     assert (named.scores == here.scores).all() and named.diagnostics["items"] == names.tolist()
     code, out, err = _cli("aggregate", str(tmp_path / "named.parquet"), "--epsilon", "1.5",
                           "--seed", "2", "--json")  # fmt: skip
-    api = scale.dp_btl_aggregate_comparisons(tmp_path / "named.parquet", **kw)
+    api = pr.dp_btl_aggregate(tmp_path / "named.parquet", **kw)
     assert code == 0, err
     assert __import__("json").loads(out)["order"] == names[api.order].tolist()
 
@@ -241,7 +241,7 @@ def test_the_command_aggregates_parquet_files(files, tmp_path):
     pq.write_table(t, tmp_path / "ties.parquet")
     code, out, err = _cli("aggregate", str(tmp_path / "ties.parquet"), "--epsilon", "2", "--json",
                           "--seed", "1")  # fmt: skip
-    api = scale.dp_btl_aggregate_comparisons(tmp_path / "ties.parquet", n_items=5, epsilon=2.0,
+    api = pr.dp_btl_aggregate(tmp_path / "ties.parquet", n_items=5, epsilon=2.0,
                                              ties=True, rng=1)  # fmt: skip
     d = json.loads(out)
     assert code == 0 and d["picked"] == "btl" and d["epsilon"] == 2.0, err
@@ -517,7 +517,7 @@ def test_named_users_on_two_worker_processes_are_the_numbered_fit(client, tmp_pa
 # the user label of its row as the chunk held it, and sums each true user's epsilon exactly. The
 # true user is the label's value (int(label): the attack's own rule, not privrank's).
 _COIN_LOCK, _LOCAL, _DRAWN = threading.Lock(), threading.local(), []
-_BTL_CHUNK, _RR_FLIPS = scale._btl_chunk, scale.rr_flips
+_BTL_CHUNK, _RR_FLIPS = pr.btl._btl_chunk, pr.btl.rr_flips
 
 
 def _recording_chunk(x, *args):
@@ -534,8 +534,8 @@ def _recording_flips(n, *, epsilon, **kw):
 @pytest.fixture
 def coins(monkeypatch):
     "The coins drawn while the test runs: (labels of the chunk's rows, each row's epsilon)"
-    monkeypatch.setattr(scale, "_btl_chunk", _recording_chunk)
-    monkeypatch.setattr(scale, "rr_flips", _recording_flips)
+    monkeypatch.setattr(pr.btl, "_btl_chunk", _recording_chunk)
+    monkeypatch.setattr(pr.btl, "rr_flips", _recording_flips)
     _DRAWN.clear()
     yield _DRAWN
     _DRAWN.clear()
@@ -582,12 +582,12 @@ def test_one_user_is_one_user_on_every_path(source, n_items, coins, tmp_path):
     true_users = set(A29[:, 2].tolist())
     kw = dict(n_items=n_items, epsilon=1.0, rng=0)
     if source == "array":
-        res = scale.dp_btl_aggregate_comparisons(A29, **kw)
+        res = pr.dp_btl_aggregate(A29, **kw)
     elif source == "typed chunks":
-        res = scale.dp_btl_aggregate_comparisons(_typed_chunks(), **kw)
+        res = pr.dp_btl_aggregate(_typed_chunks(), **kw)
     elif source == "typed arrays":  # each chunk one numpy array: the float chunk is all float
         parts = np.array_split(A29, 3)
-        res = scale.dp_btl_aggregate_comparisons(
+        res = pr.dp_btl_aggregate(
             [parts[0], parts[1].astype(float), parts[2].astype(np.uint64)], **kw
         )
     elif source == "parquet files":  # one file per user-column type
@@ -598,13 +598,13 @@ def test_one_user_is_one_user_on_every_path(source, n_items, coins, tmp_path):
             files.append(tmp_path / f"c{k}.parquet")
             pq.write_table(pa.table({"winner": c[:, 0], "loser": c[:, 1],
                                      "user": pa.array(c[:, 2]).cast(t)}), files[-1])  # fmt: skip
-        res = scale.dp_btl_aggregate_comparisons(files, **kw)
+        res = pr.dp_btl_aggregate(files, **kw)
     elif source == "uint64 parquet":  # users uint64 beside int64 items: one file, two types
         path = tmp_path / "u.parquet"
         pq.write_table(pa.table({"winner": A29[:, 0], "loser": A29[:, 1],
                                  "user": A29[:, 2].astype(np.uint64)}), path,
                        row_group_size=100)  # fmt: skip
-        res = scale.dp_btl_aggregate_comparisons(path, **kw, chunk_rows=70)
+        res = pr.dp_btl_aggregate(path, **kw, chunk_rows=70)
     else:  # two workers (threads, so that the recording sees their coins); frames typed apart
         import dask
 
@@ -622,10 +622,10 @@ def test_one_user_is_one_user_on_every_path(source, n_items, coins, tmp_path):
             pq.write_table(pa.table({"winner": A29[:, 0], "loser": A29[:, 1],
                                      "user": A29[:, 2].astype(np.uint64)}), path,
                            row_group_size=100)  # fmt: skip
-            res = scale.dp_btl_aggregate_comparisons(path, **kw, client=c)
+            res = pr.dp_btl_aggregate(path, **kw, client=c)
             _check_spent(res, coins, true_users)
             coins.clear()
-            res = scale.dp_btl_aggregate_comparisons(frame, **kw, client=c)
+            res = pr.dp_btl_aggregate(frame, **kw, client=c)
             kinds = {str(part["user"].dtype) for part in dask.compute(*frame.to_delayed())}
             assert kinds == {"int64", "float64", "uint64", "object"}, kinds
     _check_spent(res, coins, true_users)
@@ -645,14 +645,12 @@ def test_one_user_is_one_user_through_pandas_chunked_reader(coins):
     )
     kinds = {str(c["user"].dtype) for c in pd.read_csv(io.StringIO(text), chunksize=100)}
     assert kinds == {"int64", "uint64"}, kinds
-    res = scale.dp_btl_aggregate_comparisons(
+    res = pr.dp_btl_aggregate(
         lambda: pd.read_csv(io.StringIO(text), chunksize=100), n_items=4, epsilon=1.0, rng=0
     )
     _check_spent(res, coins, set(ids[np.unique(users[keep])].tolist()))
     with pytest.raises(TypeError, match="one-shot iterator"):  # a second pass would find nothing
-        scale.dp_btl_aggregate_comparisons(
-            pd.read_csv(io.StringIO(text), chunksize=100), n_items=4, epsilon=1.0
-        )
+        pr.dp_btl_aggregate(pd.read_csv(io.StringIO(text), chunksize=100), n_items=4, epsilon=1.0)
 
 
 def test_completion_has_one_row_per_user_whatever_the_types():
@@ -686,9 +684,7 @@ def test_parquet_columns_are_matched_as_users_write_them(tmp_path):
     assert d["privacy_unit"] == "user" and d["n_voters"] == len(np.unique(u))
     lower = tmp_path / "lower.parquet"
     pq.write_table(pa.table({"winner": w, "loser": l, "user": u, "tie": t}), lower)
-    want = scale.dp_btl_aggregate_comparisons(
-        lower, n_items=4, epsilon=1.0, rng=0, ties=True, lam="r3"
-    )
+    want = pr.dp_btl_aggregate(lower, n_items=4, epsilon=1.0, rng=0, ties=True, lam="r3")
     assert d["order"] == want.order.tolist()  # the tie column honoured: the same release
     extra = tmp_path / "extra.parquet"
     pq.write_table(pa.table({"winner": w, "loser": l, "user_id": u}), extra)
@@ -723,7 +719,7 @@ def test_memory_grows_with_the_data_not_with_the_largest_id(tmp_path):
     pq.write_table(pa.table({"winner": w[keep], "loser": l[keep], "user": u}), path)
     tracemalloc.start()
     try:
-        res = scale.dp_btl_aggregate_comparisons(path, n_items=5, epsilon=1.0, rng=0)
+        res = pr.dp_btl_aggregate(path, n_items=5, epsilon=1.0, rng=0)
         peak = tracemalloc.get_traced_memory()[1]
     finally:
         tracemalloc.stop()
@@ -766,7 +762,7 @@ def test_issue_29_reproducers(coins, tmp_path):
     # an epsilon that underflows to 0 when split over a user's comparisons: refused before coins
     rows = np.array([[0, 1, 7]] * 5 + [[1, 0, 8]])
     with pytest.raises(ValueError, match="underflows to 0"):
-        scale.dp_btl_aggregate_comparisons(rows, n_items=2, epsilon=1e-323, rng=0)
+        pr.dp_btl_aggregate(rows, n_items=2, epsilon=1e-323, rng=0)
     assert coins == []
     # whole-number float item labels in a Parquet file: their integers (a false "user ids must be
     # integers" before)
@@ -841,7 +837,7 @@ def test_one_user_is_one_user_on_two_worker_processes(client, tmp_path):
         [dask.delayed(lambda f: f)(f) for f in typed], meta=typed[0], verify_meta=False
     )
     kw = dict(epsilon=1.0, rng=0)
-    there = scale.dp_btl_aggregate_comparisons(frame, **kw, client=client)
-    here = scale.dp_btl_aggregate_comparisons(frame, **kw)  # Dask's local scheduler
+    there = pr.dp_btl_aggregate(frame, **kw, client=client)
+    here = pr.dp_btl_aggregate(frame, **kw)  # Dask's local scheduler
     assert there.n_voters == here.n_voters == len(np.unique(A29[:, 2]))
     assert np.array_equal(there.scores, here.scores)
