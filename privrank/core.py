@@ -1356,7 +1356,9 @@ def rank_source(
     client: object,
 ) -> tuple:
     """(the `Source` of `ranks`, whether its rows are validated): an array or a (nested) list is
-    validated whole here (the messages name `ranks` alone); a list of 2-d arrays or of tables is
+    validated whole here (the messages name `ranks` alone); PrefLib orders (a
+    `datasets.Preferences`, or a path to a .soc / .soi / .toc / .toi file, gzip too) are their
+    voters' ranks, a chunk at a time (`preference_source`); a list of 2-d arrays or of tables is
     a list of chunks, and it and anything else are validated chunk by chunk"""
     from privrank.sources import Source  # the source layer is built on core's checks
 
@@ -1367,6 +1369,8 @@ def rank_source(
         if len(ranks) == 0:
             raise ValueError("`ranks` holds no rows")
         checked = True
+    elif is_preflib(ranks) or _is_preferences(ranks):
+        return preference_source(ranks, columns, chunk_rows, client), False
     else:
         checked = False
     src = Source(ranks, name="ranks", columns=columns, chunk_rows=chunk_rows, client=client)
@@ -1376,6 +1380,80 @@ def rank_source(
 def _is_table(x):
     "A data frame or table (pandas, polars, pyarrow): a chunk, not a row"
     return hasattr(x, "columns") or hasattr(x, "column_names")
+
+
+PREFLIB_SUFFIXES = (".soc", ".soi", ".toc", ".toi")  # PrefLib's kinds of orders (and + ".gz")
+
+
+def is_preflib(x: object) -> bool:
+    "Whether `x` is a path to a PrefLib file, by its suffix (any case; gzip: .soc.gz, ...)"
+    if not isinstance(x, (str, os.PathLike)) or isinstance(os.fspath(x), bytes):
+        return False
+    name = os.path.basename(os.fspath(x)).lower()
+    return name.removesuffix(".gz").endswith(PREFLIB_SUFFIXES)
+
+
+def _is_preferences(x):
+    "A `datasets.Preferences` table (datasets is built on core: imported here, when called)"
+    from privrank.datasets import Preferences
+
+    return isinstance(x, Preferences)
+
+
+def preference_source(
+    ranks: object,  # a `datasets.Preferences`, or a path to a PrefLib file
+    columns: list | None,
+    chunk_rows: int | None,
+    client: object,
+) -> object:
+    """The `Source` of the voters' ranks of PrefLib orders, complete and strict: each distinct
+    order's ranks, repeated for its voters in file order, `chunk_rows` rows at a time (the rows
+    of `Preferences.ranks`, and its chunks, without the voters' rows all in memory). Refuses,
+    naming `ranks`, an unreadable file and partial or tied orders (completing them is the
+    caller's choice, `Preferences.to_ranks`), and `columns` and `client`"""
+    from privrank.datasets import read_preflib
+    from privrank.sources import CHUNK_ENTRIES, Source
+
+    prefs = ranks
+    if not _is_preferences(ranks):
+        try:
+            prefs = read_preflib(ranks)
+        except (OSError, ValueError) as e:
+            raise ValueError(f"`ranks`: {e}") from None
+    where = prefs.source or "the table"
+    if columns is not None:
+        raise ValueError(
+            f"`columns` picks columns of a file or frame; the PrefLib orders of {where} have one "
+            "column per item: leave `columns` out"
+        )
+    if client is not None:
+        raise TypeError(
+            f"`ranks`: the PrefLib orders of {where} are read here, not by a cluster's workers: "
+            "leave `client` out, or pass the workers a Dask array or a Parquet file of the ranks"
+        )
+    tiers = np.array([len(o) for o in prefs.orders])  # one entry per distinct order
+    if (partial := tiers < prefs.n_items).any():
+        raise ValueError(
+            f"`ranks`: {where} ({prefs.data_type!r} data) holds orders with ties or unranked "
+            f"items ({int(prefs.counts[partial].sum()):,} of {prefs.n_voters:,} voters); the "
+            "rank aggregators need complete strict rankings. Complete each ballot first, "
+            "knowingly: `Preferences.to_ranks(tie_break='index' or 'random')` puts unranked "
+            "items last and breaks ties (lossy), and its array can be passed as `ranks`"
+        )
+    distinct = check_ranks(orders_to_ranks(np.stack([np.concatenate(o) for o in prefs.orders])))
+    m, ends = distinct.shape[1], np.cumsum(prefs.counts)
+    n = int(ends[-1])
+    step = (
+        max(1, CHUNK_ENTRIES // m)
+        if chunk_rows is None
+        else check_int(chunk_rows, name="chunk_rows", minimum=1)
+    )
+
+    def chunks():  # called afresh for each pass
+        for s in range(0, n, step):
+            yield distinct[np.searchsorted(ends, np.arange(s, min(s + step, n)), side="right")]
+
+    return Source(chunks, name="ranks", chunk_rows=chunk_rows)
 
 
 def rank_chunk(x: object, checked: bool, where: str) -> np.ndarray | None:

@@ -20,6 +20,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import numpy as np
+from scipy import sparse
 
 from . import core
 from .core import check_client, check_int
@@ -257,6 +258,9 @@ def _raw_chunks(source, chunk_rows, columns):
         for path in source:
             yield from _file_chunks(Path(path), chunk_rows, columns)
         return
+    if sparse.issparse(source):  # its stored entries as (row, column, value) rows
+        yield from _sparse_chunks(source, chunk_rows)
+        return
     if callable(source) and not isinstance(source, np.ndarray):  # a fresh iterable per pass
         source = source()
         if callable(source) or isinstance(source, (str, Path)):
@@ -280,8 +284,9 @@ def _raw_chunks(source, chunk_rows, columns):
         items = iter(source)
     except TypeError:
         raise TypeError(
-            "`source` must be an array, an iterable of arrays or tables, a function returning "
-            f"one, or a path to a .parquet or .csv file; got {type(source).__name__}"
+            "`source` must be an array, a scipy.sparse matrix, an iterable of arrays or tables, "
+            "a function returning one, or a path to a .parquet or .csv file; got "
+            f"{type(source).__name__}"
         ) from None
     rows = None if chunk_rows is None else _rows(chunk_rows, 1)
     for k, x in enumerate(items):
@@ -310,7 +315,7 @@ def _chunks(source, chunk_rows, columns, name):
 
 # %% ../nbs/00a_sources.ipynb #9e75a9b2
 def iter_chunks(
-    source: object,  # an array, an iterable of arrays or tables, .parquet / .csv path(s)
+    source: object,  # an array, a sparse matrix, iterable of arrays or tables, .parquet / .csv
     *,
     chunk_rows: int | None = None,  # rows per chunk; None: CHUNK_ENTRIES / columns
     columns: list | None = None,  # columns of a file to read (names in any case); None: all
@@ -319,12 +324,65 @@ def iter_chunks(
     rows or of one data frame or table, the items of an iterable (arrays, pandas or polars
     frames, pyarrow tables) or of what a function returns, the batches of a Parquet file or the
     blocks of a CSV file with a header row (a list of files: one after the other), each at most
-    `chunk_rows` rows (CSV: blocks of 256 x `chunk_rows` bytes, 16 MiB by default).
+    `chunk_rows` rows (CSV: blocks of 256 x `chunk_rows` bytes, 16 MiB by default). A
+    scipy.sparse matrix gives its stored entries as (row, column, value) rows, by row then
+    column (a CSR matrix's order), stored zeros included.
 
     Refuses, naming the parameter, a source of another kind, a missing or unreadable file (named),
     a column it does not have, an empty column value and a chunk that is not 2-d."""
     for c in _raw_chunks(source, chunk_rows, columns):
         yield c if isinstance(c, np.ndarray) else c.array()
+
+# %% ../nbs/00a_sources.ipynb #sparsecd1
+def _sparse_entries(m):
+    """(indptr, None, columns, values) of a CSR matrix whose columns are sorted in each row, else
+    (None, rows, columns, values) of its COO triples, sorted by row then column (stably)"""
+    if m.ndim != 2:
+        raise ValueError(f"`source`: a sparse matrix must be 2-d (rows x columns); got {m.shape}")
+    if m.dtype.kind not in "biuf":
+        raise TypeError(f"`source`: a sparse matrix must hold real numbers; got dtype {m.dtype}")
+    if m.format == "csr":  # sorted in each row: each fall of the column index starts a row
+        falls = np.flatnonzero(np.diff(m.indices) < 0) + 1
+        if np.isin(falls, m.indptr).all():
+            return m.indptr, None, m.indices, m.data
+    t = m.tocoo()
+    r, c = t.row, t.col
+    if len(r) > 1 and not ((r[1:] > r[:-1]) | ((r[1:] == r[:-1]) & (c[1:] >= c[:-1]))).all():
+        order = np.lexsort((c, r))  # row, then column; stable
+        r, c, v = r[order], c[order], t.data[order]
+        return None, r, c, v
+    return None, r, c, t.data
+
+
+def _csr_rows(indptr, s, e):
+    """The rows of entries s..e-1 of a CSR matrix: each row repeated for its entries among them,
+    or, where they span many more rows than entries (empty rows), each entry's row searched"""
+    if e <= s:
+        return np.zeros(0, np.int64)
+    lo, hi = np.searchsorted(indptr, [s, e - 1], side="right") - 1
+    if hi - lo > 4 * (e - s):
+        return np.searchsorted(indptr, np.arange(s, e), side="right") - 1
+    return np.repeat(np.arange(lo, hi + 1), np.diff(np.clip(indptr[lo : hi + 2], s, e)))
+
+
+def _sparse_chunks(m, chunk_rows):
+    """A sparse matrix's stored entries as `Chunk`s of (row, column, value): int64, int64,
+    float64, by row then column, at most `chunk_rows` entries each (None: CHUNK_ENTRIES / 3)"""
+    indptr, rows, cols, vals = _sparse_entries(m)
+    step, n = _rows(chunk_rows, 3), len(vals)
+    for s in range(0, max(n, 1), step):
+        e = min(s + step, n)
+        if indptr is not None:  # the row of entry k: the last row starting at or before k
+            r = _csr_rows(indptr, s, e)
+        else:
+            r = rows[s:e]
+        yield Chunk(
+            [
+                r.astype(np.int64, copy=False),
+                cols[s:e].astype(np.int64),
+                vals[s:e].astype(np.float64),
+            ]
+        )
 
 # %% ../nbs/00a_sources.ipynb #2e898ef7
 def add(a, b):
@@ -402,6 +460,7 @@ def _row_group(path, k, columns):
 def _dask_parts(source, columns):
     """The delayed partitions of a Dask collection, or of a file read on the workers (Parquet: one
     partition per row group, read by pyarrow; CSV: Dask's blocks)"""
+    _not_sparse(source)
     if isinstance(source, (str, Path)):
         p = Path(source)
         columns = _resolve(_file_names(p), columns, p.name)  # (no file: named)
@@ -421,6 +480,16 @@ def _dask_parts(source, columns):
         "`source` must be a 2-d Dask Array or a Dask DataFrame (or a file path) when a `client` "
         f"is given; got {type(source).__name__}"
     )
+
+
+def _not_sparse(source):
+    "TypeError for a scipy.sparse matrix on Dask: it is read here, chunk by chunk"
+    if sparse.issparse(source):
+        raise TypeError(
+            "`source`: a scipy.sparse matrix is read here, chunk by chunk, not by a cluster's "
+            "workers: leave `client` out, or pass the workers its (row, column, value) triples "
+            "as a Dask DataFrame or a Parquet file"
+        )
 
 
 def _block(path, groups, columns, fn, args, rows, exact):
@@ -445,10 +514,11 @@ def delayed_tree(parts):
 
 class Source:
     """Rows from wherever they are: an array, a list of rows or of chunks, a data frame or table, a
-    function returning chunks (called afresh for each pass), .parquet / .csv files, a Dask array
-    or data frame, and with a dask.distributed `client` the workers of its cluster. One
-    operation, `reduce`: the sum over the chunks (here) or the partitions (on Dask) of a
-    statistic of each. `name` is the parameter the rows were passed as, for the messages."""
+    function returning chunks (called afresh for each pass), .parquet / .csv files, a scipy.sparse
+    matrix (its stored (row, column, value) triples), a Dask array or data frame, and with a
+    dask.distributed `client` the workers of its cluster. One operation, `reduce`: the sum over
+    the chunks (here) or the partitions (on Dask) of a statistic of each. `name` is the
+    parameter the rows were passed as, for the messages."""
 
     def __init__(
         self,
@@ -539,6 +609,10 @@ class Source:
         return out
 
     def _reduce_dask(self, fn, args, rng, exact):
+        try:
+            _not_sparse(self.data)  # (before waiting for the workers)
+        except TypeError as e:
+            raise self._named(e) from None
         dask, client = need("dask"), self.client
         workers = self.workers()
         compute = (lambda t: client.gather(client.compute(t))) if client else dask.compute
