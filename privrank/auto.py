@@ -11,8 +11,6 @@ __all__ = ['KEMENY_BELOW', 'Choice', 'choose_aggregator', 'dp_aggregate']
 import math
 from dataclasses import dataclass, replace
 
-from numpy.typing import ArrayLike
-
 from privrank.core import (
     Consensus,
     RNGLike,
@@ -21,10 +19,11 @@ from privrank.core import (
     check_delta,
     check_epsilon,
     check_int,
-    check_ranks,
     check_rng,
     dp_borda_aggregate,
     noise_mode,
+    rank_shape,
+    rank_source,
     use_noise,
 )
 from .kemeny import dp_kemeny_aggregate, margin_sensitivity
@@ -128,12 +127,15 @@ def choose_aggregator(
 
 
 def dp_aggregate(
-    ranks: ArrayLike,  # (n, m) ranks: ranks[i, q] = position of candidate q for voter i
+    ranks: object,  # (n, m) ranks: an array, a frame, a .parquet / .csv path, chunks, Dask
     *,
     epsilon: float,  # privacy per voter
     delta: float = 0.0,  # the largest delta allowed; the result records the delta spent
     model: str = "central",  # "central" (a curator adds the noise) or "local" (each voter)
     rng: RNGLike = None,  # seed or generator of the noise
+    columns: list | None = None,  # the columns of a file or frame holding the ranks; None: all
+    chunk_rows: int | None = None,  # rows per chunk read at once; None: CHUNK_ENTRIES / m
+    client: object = None,  # a dask.distributed Client: the sums are taken on its workers
 ) -> Consensus:
     """The private consensus by the aggregator `choose_aggregator` picks from the public (n, m,
     epsilon, delta, model): the budget is spent once, by that aggregator alone; n is public
@@ -142,17 +144,19 @@ def dp_aggregate(
     Returns its `Consensus`, with the privacy it spent (delta = 0 when it used Laplace noise) and
     the choice in its diagnostics (`auto_method`, `auto_reason`, `auto_margin_sd`). Refuses,
     naming the parameter, what `choose_aggregator` and the chosen aggregator refuse."""
-    r = check_ranks(ranks)
-    n, m = r.shape
     rng = check_rng(rng)
+    src, checked = rank_source(ranks, columns, chunk_rows, client)
+    v = rank_shape(src, checked)  # n and m are public; one counting pass for a file
+    data = src.data if checked else ranks  # an array validated once, or the source as given
+    how = dict(rng=rng, columns=columns, chunk_rows=chunk_rows, client=client)
     with use_noise(noise_mode()):  # one noise path for the choice and the release
-        c = choose_aggregator(n, m, epsilon=epsilon, delta=delta, model=model)
+        c = choose_aggregator(v.n, v.m, epsilon=epsilon, delta=delta, model=model)
         if c.method == "kemeny":
             res = dp_kemeny_aggregate(
-                r, epsilon=c.epsilon, delta=c.delta, regime="large_n", rng=rng
+                data, epsilon=c.epsilon, delta=c.delta, regime="large_n", **how
             )
         else:
-            res = dp_borda_aggregate(r, epsilon=c.epsilon, delta=c.delta, model=c.model, rng=rng)
+            res = dp_borda_aggregate(data, epsilon=c.epsilon, delta=c.delta, model=c.model, **how)
     return replace(
         res,
         diagnostics=dict(

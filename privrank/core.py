@@ -16,7 +16,7 @@ import math
 import numbers
 import os
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -534,19 +534,197 @@ def _order_from_scores(scores):
     return np.argsort(-np.asarray(scores), kind="stable")
 
 
-def borda_aggregate(ranks: ArrayLike) -> Consensus:  # (n, m) ranks
-    "Non-private Borda consensus: candidates by total points, best first (ties to the lower index)"
-    r = check_ranks(ranks)
-    s = _borda_points(r)
+def borda_aggregate(
+    ranks: object,  # (n, m) ranks: an array, a frame, a .parquet / .csv path, chunks, Dask
+    *,
+    columns: list | None = None,  # the columns of a file or frame holding the ranks; None: all
+    chunk_rows: int | None = None,  # rows per chunk read at once; None: CHUNK_ENTRIES / m
+    client: object = None,  # a dask.distributed Client: the sums are taken on its workers
+) -> Consensus:
+    """Non-private Borda consensus: candidates by total points, best first (ties to the lower
+    index), from ranks wherever they are (`sources.Source`)"""
+    src, checked = rank_source(ranks, columns, chunk_rows, client)
+    v, s = src.reduce(_borda_chunk, checked, exact=True)
     return Consensus(
         order=_order_from_scores(s),
         method="borda",
         epsilon=math.inf,
         delta=0.0,
         model="none",
-        n_voters=r.shape[0],
+        n_voters=v.n,
         scores=s,
     )
+
+# %% ../nbs/00_core.ipynb #ranksrc1
+@dataclass(frozen=True)
+class Voters:
+    """The count of voters in some chunks of ranks and their width m: additive, refusing chunks
+    of different widths"""
+
+    n: int
+    m: int
+
+    def __add__(self, other):
+        if not isinstance(other, Voters):
+            return NotImplemented
+        if other.m != self.m:
+            raise ValueError(
+                f"`ranks`: chunks rank different numbers of candidates ({self.m} and {other.m})"
+            )
+        return Voters(self.n + other.n, self.m)
+
+
+def rank_source(
+    ranks: object,  # an array or list of rows, or anything `sources.Source` reads
+    columns: list | None,
+    chunk_rows: int | None,
+    client: object,
+) -> tuple:
+    """(the `Source` of `ranks`, whether its rows are validated): an array or a (nested) list is
+    validated whole here (the messages name `ranks` alone); PrefLib orders (a
+    `datasets.Preferences`, or a path to a .soc / .soi / .toc / .toi file, gzip too) are their
+    voters' ranks, a chunk at a time (`preference_source`); a list of 2-d arrays or of tables is
+    a list of chunks, and it and anything else are validated chunk by chunk"""
+    from privrank.sources import Source  # the source layer is built on core's checks
+
+    first = ranks[0] if isinstance(ranks, (list, tuple)) and len(ranks) else None
+    chunks = (isinstance(first, np.ndarray) and first.ndim == 2) or _is_table(first)
+    if isinstance(ranks, np.ndarray) or (isinstance(ranks, (list, tuple)) and not chunks):
+        ranks = check_ranks(ranks)
+        if len(ranks) == 0:
+            raise ValueError("`ranks` holds no rows")
+        checked = True
+    elif is_preflib(ranks) or _is_preferences(ranks):
+        return preference_source(ranks, columns, chunk_rows, client), False
+    else:
+        checked = False
+    src = Source(ranks, name="ranks", columns=columns, chunk_rows=chunk_rows, client=client)
+    return src, checked
+
+
+def _is_table(x):
+    "A data frame or table (pandas, polars, pyarrow): a chunk, not a row"
+    return hasattr(x, "columns") or hasattr(x, "column_names")
+
+
+PREFLIB_SUFFIXES = (".soc", ".soi", ".toc", ".toi")  # PrefLib's kinds of orders (and + ".gz")
+
+
+def is_preflib(x: object) -> bool:
+    "Whether `x` is a path to a PrefLib file, by its suffix (any case; gzip: .soc.gz, ...)"
+    if not isinstance(x, (str, os.PathLike)) or isinstance(os.fspath(x), bytes):
+        return False
+    name = os.path.basename(os.fspath(x)).lower()
+    return name.removesuffix(".gz").endswith(PREFLIB_SUFFIXES)
+
+
+def _is_preferences(x):
+    "A `datasets.Preferences` table (datasets is built on core: imported here, when called)"
+    from privrank.datasets import Preferences
+
+    return isinstance(x, Preferences)
+
+
+def preference_source(
+    ranks: object,  # a `datasets.Preferences`, or a path to a PrefLib file
+    columns: list | None,
+    chunk_rows: int | None,
+    client: object,
+) -> object:
+    """The `Source` of the voters' ranks of PrefLib orders, complete and strict: each distinct
+    order's ranks, repeated for its voters in file order, `chunk_rows` rows at a time (the rows
+    of `Preferences.ranks`, and its chunks, without the voters' rows all in memory). Refuses,
+    naming `ranks`, an unreadable file and partial or tied orders (completing them is the
+    caller's choice, `Preferences.to_ranks`), and `columns` and `client`"""
+    from privrank.datasets import read_preflib
+    from privrank.sources import CHUNK_ENTRIES, Source
+
+    prefs = ranks
+    if not _is_preferences(ranks):
+        try:
+            prefs = read_preflib(ranks)
+        except (OSError, ValueError) as e:
+            raise ValueError(f"`ranks`: {e}") from None
+    where = prefs.source or "the table"
+    if columns is not None:
+        raise ValueError(
+            f"`columns` picks columns of a file or frame; the PrefLib orders of {where} have one "
+            "column per item: leave `columns` out"
+        )
+    if client is not None:
+        raise TypeError(
+            f"`ranks`: the PrefLib orders of {where} are read here, not by a cluster's workers: "
+            "leave `client` out, or pass the workers a Dask array or a Parquet file of the ranks"
+        )
+    tiers = np.array([len(o) for o in prefs.orders])  # one entry per distinct order
+    if (partial := tiers < prefs.n_items).any():
+        raise ValueError(
+            f"`ranks`: {where} ({prefs.data_type!r} data) holds orders with ties or unranked "
+            f"items ({int(prefs.counts[partial].sum()):,} of {prefs.n_voters:,} voters); the "
+            "rank aggregators need complete strict rankings. Complete each ballot first, "
+            "knowingly: `Preferences.to_ranks(tie_break='index' or 'random')` puts unranked "
+            "items last and breaks ties (lossy), and its array can be passed as `ranks`"
+        )
+    distinct = check_ranks(orders_to_ranks(np.stack([np.concatenate(o) for o in prefs.orders])))
+    m, ends = distinct.shape[1], np.cumsum(prefs.counts)
+    n = int(ends[-1])
+    step = (
+        max(1, CHUNK_ENTRIES // m)
+        if chunk_rows is None
+        else check_int(chunk_rows, name="chunk_rows", minimum=1)
+    )
+
+    def chunks():  # called afresh for each pass
+        for s in range(0, n, step):
+            yield distinct[np.searchsorted(ends, np.arange(s, min(s + step, n)), side="right")]
+
+    return Source(chunks, name="ranks", chunk_rows=chunk_rows)
+
+
+def rank_chunk(x: object, checked: bool, where: str) -> np.ndarray | None:
+    "The validated ranks of one chunk (errors naming `ranks` and the chunk); None if empty"
+    from privrank.sources import as_array
+
+    a = x if checked else as_array(x, where, "ranks")
+    if len(a) == 0:
+        return None
+    if checked:
+        return a
+    try:
+        return check_ranks(a)
+    except (TypeError, ValueError) as e:
+        raise type(e)(f"`ranks`, {where}: {str(e).replace('`ranks` ', '')}") from None
+
+
+def _voters_chunk(x, checked, where):
+    "(Voters,) of one chunk of ranks; None if empty"
+    r = rank_chunk(x, checked, where)
+    return None if r is None else (Voters(*r.shape),)
+
+
+def rank_shape(src: object, checked: bool) -> Voters:
+    "(n, m) of the ranks of `rank_source`: an array's shape, else one pass counting the rows"
+    if checked:
+        return Voters(*src.data.shape)
+    return src.reduce(_voters_chunk, checked, exact=True)[0]
+
+
+def _borda_chunk(x, checked, where):
+    "(Voters, Borda points) of one chunk of ranks; None if empty"
+    r = rank_chunk(x, checked, where)
+    return None if r is None else (Voters(*r.shape), _borda_points(r))
+
+
+def _local_borda_chunk(x, epsilon, delta, mode, checked, rows, where):
+    """(Voters, the sum of the voters' own noisy Borda reports) of one chunk, each voter's noise
+    keyed by her row (`Rows`): the exact path of the local model"""
+    r = rank_chunk(x, checked, where)
+    if r is None:
+        return None
+    n, m = r.shape
+    law, scale = _borda_noise(m, epsilon, delta, mode)
+    check_memory(24 * n * m, name="ranks", what=f"the local model's {n:,} x {m:,} noisy reports")
+    return Voters(n, m), release(m - 1 - r, law, scale, rng=rows, noise=mode).sum(axis=0)
 
 # %% ../nbs/00_core.ipynb #7a63a16f
 def _check_sensitivity(x, name):
@@ -1330,164 +1508,6 @@ def _borda_noise(m, epsilon, delta, mode=None):
     l1, l2 = borda_sensitivity(m)
     return calibrate_noise(epsilon=epsilon, delta=delta, l1=l1, l2=l2, noise=mode)
 
-# %% ../nbs/00_core.ipynb #ranksrc1
-@dataclass(frozen=True)
-class Voters:
-    """The count of voters in some chunks of ranks and their width m: additive, refusing chunks
-    of different widths"""
-
-    n: int
-    m: int
-
-    def __add__(self, other):
-        if not isinstance(other, Voters):
-            return NotImplemented
-        if other.m != self.m:
-            raise ValueError(
-                f"`ranks`: chunks rank different numbers of candidates ({self.m} and {other.m})"
-            )
-        return Voters(self.n + other.n, self.m)
-
-
-def rank_source(
-    ranks: object,  # an array or list of rows, or anything `sources.Source` reads
-    columns: list | None,
-    chunk_rows: int | None,
-    client: object,
-) -> tuple:
-    """(the `Source` of `ranks`, whether its rows are validated): an array or a (nested) list is
-    validated whole here (the messages name `ranks` alone); PrefLib orders (a
-    `datasets.Preferences`, or a path to a .soc / .soi / .toc / .toi file, gzip too) are their
-    voters' ranks, a chunk at a time (`preference_source`); a list of 2-d arrays or of tables is
-    a list of chunks, and it and anything else are validated chunk by chunk"""
-    from privrank.sources import Source  # the source layer is built on core's checks
-
-    first = ranks[0] if isinstance(ranks, (list, tuple)) and len(ranks) else None
-    chunks = (isinstance(first, np.ndarray) and first.ndim == 2) or _is_table(first)
-    if isinstance(ranks, np.ndarray) or (isinstance(ranks, (list, tuple)) and not chunks):
-        ranks = check_ranks(ranks)
-        if len(ranks) == 0:
-            raise ValueError("`ranks` holds no rows")
-        checked = True
-    elif is_preflib(ranks) or _is_preferences(ranks):
-        return preference_source(ranks, columns, chunk_rows, client), False
-    else:
-        checked = False
-    src = Source(ranks, name="ranks", columns=columns, chunk_rows=chunk_rows, client=client)
-    return src, checked
-
-
-def _is_table(x):
-    "A data frame or table (pandas, polars, pyarrow): a chunk, not a row"
-    return hasattr(x, "columns") or hasattr(x, "column_names")
-
-
-PREFLIB_SUFFIXES = (".soc", ".soi", ".toc", ".toi")  # PrefLib's kinds of orders (and + ".gz")
-
-
-def is_preflib(x: object) -> bool:
-    "Whether `x` is a path to a PrefLib file, by its suffix (any case; gzip: .soc.gz, ...)"
-    if not isinstance(x, (str, os.PathLike)) or isinstance(os.fspath(x), bytes):
-        return False
-    name = os.path.basename(os.fspath(x)).lower()
-    return name.removesuffix(".gz").endswith(PREFLIB_SUFFIXES)
-
-
-def _is_preferences(x):
-    "A `datasets.Preferences` table (datasets is built on core: imported here, when called)"
-    from privrank.datasets import Preferences
-
-    return isinstance(x, Preferences)
-
-
-def preference_source(
-    ranks: object,  # a `datasets.Preferences`, or a path to a PrefLib file
-    columns: list | None,
-    chunk_rows: int | None,
-    client: object,
-) -> object:
-    """The `Source` of the voters' ranks of PrefLib orders, complete and strict: each distinct
-    order's ranks, repeated for its voters in file order, `chunk_rows` rows at a time (the rows
-    of `Preferences.ranks`, and its chunks, without the voters' rows all in memory). Refuses,
-    naming `ranks`, an unreadable file and partial or tied orders (completing them is the
-    caller's choice, `Preferences.to_ranks`), and `columns` and `client`"""
-    from privrank.datasets import read_preflib
-    from privrank.sources import CHUNK_ENTRIES, Source
-
-    prefs = ranks
-    if not _is_preferences(ranks):
-        try:
-            prefs = read_preflib(ranks)
-        except (OSError, ValueError) as e:
-            raise ValueError(f"`ranks`: {e}") from None
-    where = prefs.source or "the table"
-    if columns is not None:
-        raise ValueError(
-            f"`columns` picks columns of a file or frame; the PrefLib orders of {where} have one "
-            "column per item: leave `columns` out"
-        )
-    if client is not None:
-        raise TypeError(
-            f"`ranks`: the PrefLib orders of {where} are read here, not by a cluster's workers: "
-            "leave `client` out, or pass the workers a Dask array or a Parquet file of the ranks"
-        )
-    tiers = np.array([len(o) for o in prefs.orders])  # one entry per distinct order
-    if (partial := tiers < prefs.n_items).any():
-        raise ValueError(
-            f"`ranks`: {where} ({prefs.data_type!r} data) holds orders with ties or unranked "
-            f"items ({int(prefs.counts[partial].sum()):,} of {prefs.n_voters:,} voters); the "
-            "rank aggregators need complete strict rankings. Complete each ballot first, "
-            "knowingly: `Preferences.to_ranks(tie_break='index' or 'random')` puts unranked "
-            "items last and breaks ties (lossy), and its array can be passed as `ranks`"
-        )
-    distinct = check_ranks(orders_to_ranks(np.stack([np.concatenate(o) for o in prefs.orders])))
-    m, ends = distinct.shape[1], np.cumsum(prefs.counts)
-    n = int(ends[-1])
-    step = (
-        max(1, CHUNK_ENTRIES // m)
-        if chunk_rows is None
-        else check_int(chunk_rows, name="chunk_rows", minimum=1)
-    )
-
-    def chunks():  # called afresh for each pass
-        for s in range(0, n, step):
-            yield distinct[np.searchsorted(ends, np.arange(s, min(s + step, n)), side="right")]
-
-    return Source(chunks, name="ranks", chunk_rows=chunk_rows)
-
-
-def rank_chunk(x: object, checked: bool, where: str) -> np.ndarray | None:
-    "The validated ranks of one chunk (errors naming `ranks` and the chunk); None if empty"
-    from privrank.sources import as_array
-
-    a = x if checked else as_array(x, where, "ranks")
-    if len(a) == 0:
-        return None
-    if checked:
-        return a
-    try:
-        return check_ranks(a)
-    except (TypeError, ValueError) as e:
-        raise type(e)(f"`ranks`, {where}: {str(e).replace('`ranks` ', '')}") from None
-
-
-def _borda_chunk(x, checked, where):
-    "(Voters, Borda points) of one chunk of ranks; None if empty"
-    r = rank_chunk(x, checked, where)
-    return None if r is None else (Voters(*r.shape), _borda_points(r))
-
-
-def _local_borda_chunk(x, epsilon, delta, mode, checked, rows, where):
-    """(Voters, the sum of the voters' own noisy Borda reports) of one chunk, each voter's noise
-    keyed by her row (`Rows`): the exact path of the local model"""
-    r = rank_chunk(x, checked, where)
-    if r is None:
-        return None
-    n, m = r.shape
-    law, scale = _borda_noise(m, epsilon, delta, mode)
-    check_memory(24 * n * m, name="ranks", what=f"the local model's {n:,} x {m:,} noisy reports")
-    return Voters(n, m), release(m - 1 - r, law, scale, rng=rows, noise=mode).sum(axis=0)
-
 # %% ../nbs/00_core.ipynb #b7bb5054
 def dp_borda_aggregate(
     ranks: object,  # (n, m) ranks: an array, a frame, a .parquet / .csv path, chunks, Dask
@@ -1513,24 +1533,16 @@ def dp_borda_aggregate(
     if model not in ("central", "local"):
         raise ValueError(f"`model` must be 'central' or 'local'; got {model!r}")
     rng, mode = check_rng(rng), noise_mode()
+    if math.isinf(epsilon):
+        res = borda_aggregate(ranks, columns=columns, chunk_rows=chunk_rows, client=client)
+        return replace(res, diagnostics=dict(note="epsilon = inf: no noise, not private"))
     src, checked = rank_source(ranks, columns, chunk_rows, client)
-    if model == "local" and mode == "exact" and not math.isinf(epsilon):
+    if model == "local" and mode == "exact":
         # one integer draw per voter, keyed by her row: the same for any chunking
         v, noisy = src.reduce(_local_borda_chunk, epsilon, delta, mode, checked, rng=Rows.of(rng))
         law, scale = _borda_noise(v.m, epsilon, delta, mode)
         return _borda_consensus(noisy, law, scale, "local", epsilon, delta, v.n, mode)
     v, points = src.reduce(_borda_chunk, checked, exact=True)
-    if math.isinf(epsilon):
-        return Consensus(
-            order=_order_from_scores(points),
-            method="borda",
-            epsilon=math.inf,
-            delta=0.0,
-            model="none",
-            n_voters=v.n,
-            scores=points,
-            diagnostics=dict(note="epsilon = inf: no noise, not private"),
-        )
     if model == "central":
         return dp_borda_from_scores(points, n_voters=v.n, epsilon=epsilon, delta=delta, rng=rng)
     # local, fast path: the server sees only the sum of the n reports; its noise in one draw

@@ -25,6 +25,7 @@ from privrank.core import (
     check_rng,
     noise_mode,
     preference_counts,
+    rank_source,
     ranks_to_orders,
     release,
 )
@@ -38,6 +39,7 @@ from privrank.tree import (
     exact_position_costs,  # noqa: F401 (re-exported: privrank.audit reads it from here)
     finite_array,
     noise_bytes,
+    positions_chunk,
     private_position_costs,
     rank_histograms,
 )
@@ -121,16 +123,29 @@ def _cost(gamma, psi):
 
 # %% ../nbs/04_footrule.ipynb #3f546563
 def footrule_aggregate(
-    ranks: ArrayLike,  # (n, m) ranks: ranks[i, q] = position of candidate q for voter i
+    ranks: object,  # (n, m) ranks: an array, a frame, a .parquet / .csv path, chunks, Dask
+    *,
+    columns: list | None = None,  # the columns of a file or frame holding the ranks; None: all
+    chunk_rows: int | None = None,  # rows per chunk read at once; None: CHUNK_ENTRIES / m
+    client: object = None,  # a dask.distributed Client: the sums are taken on its workers
 ) -> Consensus:
-    """The optimal (non-private) footrule consensus: a min-cost matching of candidates to positions.
+    """The optimal (non-private) footrule consensus: a min-cost matching of candidates to
+    positions, from ranks wherever they are (the position histograms are a sum over the voters).
 
     Returns a `Consensus` (diagnostics: its `footrule_cost`, the mean footrule distance to the
     voters). Refuses, naming `ranks`, rows that are not permutations and more than
     `MAX_MATCHING_M` candidates."""
-    r = check_matching_size(ranks)
-    check_cost_memory(*r.shape, 16 * r.shape[1] ** 2)
-    gamma = cost_counts(rank_histograms(r)) / r.shape[0]  # exact_position_costs, validated once
+    if isinstance(ranks, np.ndarray):
+        ranks = _matching_m(ranks)  # refused before the m x m costs are built
+    src, checked = rank_source(ranks, columns, chunk_rows, client)
+    v, H = src.reduce(positions_chunk, checked, exact=True)
+    if v.m > MAX_MATCHING_M:
+        raise ValueError(
+            f"`ranks` has m = {v.m:,} candidates: the footrule matching handles"
+            f" m <= {MAX_MATCHING_M:,}"
+        )
+    check_cost_memory(v.n, v.m, 16 * v.m**2)
+    gamma = cost_counts(H) / v.n  # exact_position_costs
     psi = _min_matching(gamma)
     return Consensus(
         order=ranks_to_orders(psi[None])[0],
@@ -138,7 +153,7 @@ def footrule_aggregate(
         epsilon=math.inf,
         delta=0.0,
         model="none",
-        n_voters=r.shape[0],
+        n_voters=v.n,
         diagnostics=dict(footrule_cost=_cost(gamma, psi)),
     )
 

@@ -435,22 +435,33 @@ def solver_guarantee(
     raise ValueError(f"`solver` must be one of {', '.join(map(repr, SOLVERS[1:]))}; got {solver!r}")
 
 
+def _counts_chunk(x, checked, where):
+    "(Voters, preference counts C[u, v] = voters placing u before v) of one chunk; None if empty"
+    r = rank_chunk(x, checked, where)
+    return None if r is None else (Voters(*r.shape), preference_counts(r))
+
+
 def kemeny_aggregate(
-    ranks: ArrayLike,  # (n, m) ranks: ranks[i, q] = position of candidate q for voter i
+    ranks: object,  # (n, m) ranks: an array, a frame, a .parquet / .csv path, chunks, Dask
     *,
     solver: str = "auto",  # one of SOLVERS; "auto": "exact" for m <= 16, else "ptas"
     rng: int | np.random.Generator | None = None,  # only KwikSort and the PTAS stand-in use it
+    columns: list | None = None,  # the columns of a file or frame holding the ranks; None: all
+    chunk_rows: int | None = None,  # rows per chunk read at once; None: CHUNK_ENTRIES / m
+    client: object = None,  # a dask.distributed Client: the sums are taken on its workers
 ) -> Consensus:
-    """The non-private Kemeny consensus of `ranks` by the chosen WFAS solver.
+    """The non-private Kemeny consensus of `ranks` (wherever they are: the preference counts are
+    a sum over the voters) by the chosen WFAS solver.
 
     Returns a `Consensus` (diagnostics: the solver used, the Kemeny cost, whether it is optimal,
     and the guarantee of the solver that ran, in words and as a factor or None).
     Refuses, naming the parameter, rows that are not permutations, an unknown `solver` and what the
     solver refuses (m > 20 for "exact")."""
-    r = check_ranks(ranks)
     _check_solver(solver)
     rng = check_rng(rng)
-    w = preference_matrix(r)
+    src, checked = rank_source(ranks, columns, chunk_rows, client)
+    v, C = src.reduce(_counts_chunk, checked, exact=True)
+    w = C / v.n  # preference_matrix: the fraction of voters placing u before v
     order, used = _solve(w, solver, rng)
     return Consensus(
         order=order,
@@ -458,7 +469,7 @@ def kemeny_aggregate(
         epsilon=math.inf,
         delta=0.0,
         model="none",
-        n_voters=r.shape[0],
+        n_voters=v.n,
         diagnostics=dict(
             solver=used,
             kemeny_cost=kemeny_cost(w, order),
@@ -971,12 +982,6 @@ def _bucketed(margins, counts, n, m, B, epsilon, delta, rng, projection, mode):
     )
 
 # %% ../nbs/05_kemeny.ipynb #f3ff4471
-def _margins_chunk(x, checked, where):
-    "(Voters, integer margins C - C^T) of one chunk of ranks; None if empty"
-    r = rank_chunk(x, checked, where)
-    return None if r is None else (Voters(*r.shape), margin_counts(r))
-
-
 def _buckets_chunk(x, B, checked, where):
     "(same-bucket counts S, two-way marginal counts G) of one chunk of ranks; None if empty"
     r = rank_chunk(x, checked, where)
@@ -1015,7 +1020,8 @@ def dp_kemeny_aggregate(
         raise ValueError(f"`regime` must be 'auto', 'large_n' or 'small_n'; got {regime!r}")
     src, checked = rank_source(ranks, columns, chunk_rows, client)
     with use_noise(noise_mode()) as mode:  # one noise path for every release of this call
-        v, c = src.reduce(_margins_chunk, checked, exact=True)  # the first pass: n, m, margins
+        v, C = src.reduce(_counts_chunk, checked, exact=True)  # the first pass: n, m, counts
+        c = C - C.T  # the margins
         n, m = v.n, v.m
         paper = "large_n" if large_n_ok(n, m, epsilon=epsilon, delta=delta) else "small_n"
         B = _check_buckets(_resolve_buckets(n_buckets, n, m, epsilon, delta), m)

@@ -29,6 +29,7 @@ from privrank.core import (
     check_rng,
     noise_mode,
     rank_chunk,
+    rank_shape,
     rank_source,
     release,
     summed_noise,
@@ -756,10 +757,10 @@ def private_position_costs(
             check_cost_memory(
                 n, m, 32 * m * m + noise_bytes(m * m, mode), "the released trees and position costs"
             )
-        v, H = src.reduce(_positions_chunk, checked, exact=True)
+        v, H = src.reduce(positions_chunk, checked, exact=True)
         return _central_costs(H, v.n, epsilon, delta, kappa, rng, mode)
     # local: each voter releases her own one-value tree plus noise; the server sums per group
-    v = Voters(*src.data.shape) if checked else src.reduce(_voters_chunk, exact=True)[0]
+    v = rank_shape(src, checked)
     n, m = v.n, v.m
     if n < m:
         raise ValueError(
@@ -787,22 +788,6 @@ def private_position_costs(
         )
         sums, sizes = [(out[2 * l], out[2 * l + 1]) for l in range(len(scales))], out[-1]
     return _local_costs(sums, sizes, n, epsilon, delta, law, scales, mode)
-
-
-def _positions_chunk(x, checked, where):
-    "(Voters, position histograms H[q, j]) of one chunk of ranks; None if empty"
-    r = rank_chunk(x, checked, where)
-    if r is None:
-        return None
-    m = r.shape[1]
-    check_memory(8 * m * m, name="ranks", what=f"the {m:,} x {m:,} position histograms")
-    return Voters(*r.shape), rank_histograms(r)
-
-
-def _voters_chunk(x, where):
-    "(Voters,) of one chunk of ranks (validated); None if empty"
-    r = rank_chunk(x, False, where)
-    return None if r is None else (Voters(*r.shape),)
 
 
 def _group_values_chunk(x, groups, checked, rows, where):
@@ -926,6 +911,16 @@ def private_position_costs_from_histograms(
         )
     epsilon, delta, rng = check_epsilon(epsilon, scalar=True), check_delta(delta), check_rng(rng)
     return _central_costs(H, n, epsilon, delta, kappa, rng, noise_mode())
+
+# %% ../nbs/03_tree_mechanism.ipynb #poschunk
+def positions_chunk(x, checked, where):
+    "(Voters, position histograms H[q, j]) of one chunk of ranks; None if empty"
+    r = rank_chunk(x, checked, where)
+    if r is None:
+        return None
+    m = r.shape[1]
+    check_memory(8 * m * m, name="ranks", what=f"the {m:,} x {m:,} position histograms")
+    return Voters(*r.shape), rank_histograms(r)
 
 # %% ../nbs/03_tree_mechanism.ipynb #6c104609
 @dataclass(frozen=True, eq=False)

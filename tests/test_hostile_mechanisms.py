@@ -820,7 +820,11 @@ SPEC = {
         dict(ranks=GOOD_R),
         dict(ranks=RANKS_BAD),
     ),
-    "footrule_aggregate": (footrule.footrule_aggregate, dict(ranks=GOOD_R), dict(ranks=RANKS_BAD)),
+    "footrule_aggregate": (
+        footrule.footrule_aggregate,
+        dict(ranks=GOOD_R, **SOURCE_OK),
+        dict(ranks=RANKS_BAD, **SOURCE_BAD),
+    ),
     "kemeny_cost": (
         kemeny.kemeny_cost,
         dict(w=np.zeros((3, 3)), ranks=[0, 1, 2]),

@@ -126,3 +126,37 @@ def test_private_btl_gives_the_same_release_from_every_source(comparison_sources
         _same(ref, on_cluster, "btl: two workers")
         other = pr.dp_btl_aggregate(VOTES, epsilon=4.0, rng=12)
         assert not np.array_equal(other.scores, ref.scores)
+
+
+NON_PRIVATE = {
+    "borda": core.borda_aggregate,
+    "kemeny": kemeny.kemeny_aggregate,
+    "footrule": footrule.footrule_aggregate,
+}
+
+
+@pytest.mark.parametrize("method", list(NON_PRIVATE))
+def test_the_non_private_consensus_is_the_same_from_every_source(sources, client, method):
+    f = NON_PRIVATE[method]
+    ref = f(R)
+    for name, data in [*sources.items(), ("13-row chunks", R)]:
+        res = f(data, chunk_rows=13) if name == "13-row chunks" else f(data)
+        _same(ref, res, f"{method}: {name}")
+        assert res.diagnostics == ref.diagnostics
+    _same(ref, f(sources["Parquet file"], client=client), f"{method}: two workers")
+
+
+@pytest.mark.parametrize("model", ["central", "local"])
+def test_the_measured_choice_is_the_same_from_every_source(sources, client, model):
+    "dp_aggregate counts n and m (public) in a first pass, then releases from the same source"
+    from privrank import auto
+
+    ref = auto.dp_aggregate(R, epsilon=0.5, delta=1e-6, model=model, rng=5)
+    for name, data in sources.items():
+        res = auto.dp_aggregate(data, epsilon=0.5, delta=1e-6, model=model, rng=5)
+        _same(ref, res, f"auto: {name}")
+        assert res.diagnostics["auto_method"] == ref.diagnostics["auto_method"]
+    on_cluster = auto.dp_aggregate(
+        sources["Parquet file"], epsilon=0.5, delta=1e-6, model=model, rng=5, client=client
+    )
+    _same(ref, on_cluster, "auto: two workers")
