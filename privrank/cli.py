@@ -802,22 +802,18 @@ def _aggregate_parquet(args, path):
                     "on a Parquet file of rankings, --method is borda, kemeny, footrule or auto; "
                     f"got {method}"
                 )
-            if method == "footrule" and eps is None:
-                raise CLIError("footrule on a Parquet file is private: give --epsilon")
-            if method == "footrule":
-                res = dp_footrule_aggregate(
-                    path, epsilon=eps, delta=delta, model=model, rng=rng, client=client,
-                    columns=names,
-                )  # fmt: skip
-            elif eps is None:
-                st = scale.rank_statistics(path, client=client, columns=names)
-                if method == "borda":
-                    order = np.argsort(-st.borda, kind="stable")
+            how = dict(client=client, columns=names)
+            if eps is None:  # the non-private consensus of the in-memory methods
+                if method == "kemeny":
+                    res = kemeny_aggregate(path, solver="exact" if m <= 20 else "auto", **how)
                 else:
-                    w = st.counts / st.n_voters
-                    order = _kemeny_of_weights(w, rng)
-                res = Consensus(order=order, method=method, epsilon=math.inf, delta=0.0,
-                                model="none", n_voters=st.n_voters)  # fmt: skip
+                    res = (borda_aggregate if method == "borda" else footrule_aggregate)(
+                        path, **how
+                    )
+            elif method == "footrule":
+                res = dp_footrule_aggregate(
+                    path, epsilon=eps, delta=delta, model=model, rng=rng, **how
+                )
             elif method == "borda":
                 res = core.dp_borda_aggregate(
                     path, epsilon=eps, delta=delta, model=model, rng=rng, client=client,
@@ -839,13 +835,6 @@ def _aggregate_parquet(args, path):
     )
     d = _result_dict(res, profile, sec, seed=args.seed, method=args.method, noise=core.noise_mode())
     return _json(d) if args.json else _format_result(d, profile.title)
-
-
-def _kemeny_of_weights(w, rng):
-    "The Kemeny consensus of weights w[u, v] = fraction of voters placing u before v"
-    from .kemeny import EXACT_MAX_M, kemeny_exact, kemeny_ptas
-
-    return kemeny_exact(w) if len(w) <= EXACT_MAX_M else kemeny_ptas(w, rng=rng)
 
 
 def _rating_range_arg(s):

@@ -2654,7 +2654,6 @@ CALLS = {
         "iter_chunks": lambda a: list(sources.iter_chunks(a(RO_R), chunk_rows=5)),
     },
     scale: {
-        "rank_statistics": lambda a: scale.rank_statistics(a(RO_R), chunk_rows=5),
         "private_frank_wolfe": lambda a: scale.private_frank_wolfe(
             a(np.array([[0, 0, 1.0], [0, 1, 2.0], [1, 1, 3.0], [2, 0, -1.0]])),
             epsilon=1.0,

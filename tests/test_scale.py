@@ -115,26 +115,27 @@ def test_the_local_model_is_one_answer_per_seed_whatever_the_partition():
 def test_statistics_of_any_partition_are_those_of_the_profile(sizes, dtype):
     prof = pr.sample_mallows(6, 41, 0.7, rng=len(sizes))
     cuts = np.minimum(np.cumsum(sizes), 41)
-    st_ = scale.rank_statistics(np.split(prof.astype(dtype), cuts))
-    c = core.preference_counts(prof)
-    assert st_.n_voters == 41 and (st_.counts == c).all() and (st_.margin_counts == c - c.T).all()
-    assert (st_.borda == core.borda_scores(prof)).all()
+    parts = np.split(prof.astype(dtype), cuts)
+    b = pr.borda_aggregate(parts)
+    assert b.n_voters == 41 and (b.scores == core.borda_scores(prof)).all()
+    for f in (pr.kemeny_aggregate, pr.footrule_aggregate):  # preference counts, histograms
+        assert f(parts).diagnostics == f(prof).diagnostics
 
 
 def test_bad_sources_are_refused_by_name(tmp_path):
     with pytest.raises(ValueError, match="`ranks`"):
-        scale.rank_statistics(tmp_path / "none.parquet")
+        pr.borda_aggregate(tmp_path / "none.parquet")
     (tmp_path / "r.txt").write_text("0,1\n")
     with pytest.raises(ValueError, match="`ranks`"):
         pr.dp_borda_aggregate(tmp_path / "r.txt", epsilon=1.0)
     t = pa.table({"a": pa.array([0, None, 1]), "b": pa.array([1, 0, 0])})
     pq.write_table(t, tmp_path / "null.parquet")
     with pytest.raises(ValueError, match="`ranks`.*empty values"):
-        scale.rank_statistics(tmp_path / "null.parquet")
+        pr.borda_aggregate(tmp_path / "null.parquet")
     with pytest.raises(TypeError, match="`ranks`"):
-        scale.rank_statistics(object())
+        pr.borda_aggregate(object())
     with pytest.raises(ValueError, match="`ranks`.*chunk 1"):
-        scale.rank_statistics([R[:3], R[:3] * 0])
+        pr.borda_aggregate([R[:3], R[:3] * 0])
     with pytest.raises(TypeError, match="`columns`"):
         list(sources.iter_chunks(R, columns="c0"))
     with pytest.raises(TypeError, match="`source`"):
