@@ -9,13 +9,12 @@ __all__ = ['__version__', 'audit', 'auto', 'btl', 'completion', 'core', 'dataset
            'sources', 'tree', 'dp_aggregate', 'choose_aggregator', 'Consensus', 'borda_aggregate', 'dp_borda_aggregate',
            'kendall_tau_distance', 'footrule_distance', 'ranks_to_orders', 'orders_to_ranks', 'sample_plackett_luce',
            'sample_mallows', 'set_noise', 'use_noise', 'noise_mode', 'set_memory_limit', 'privacy_record',
-           'randomized_response', 'debias', 'privatize', 'fit_btl', 'private_btl', 'btl_aggregate', 'dp_btl_aggregate',
-           'ranks_to_comparisons', 'BTLFit', 'PrivateBTL', 'range_count_tree', 'private_position_costs',
-           'private_apxmed', 'footrule_aggregate', 'dp_footrule_aggregate', 'naive_dp_footrule_aggregate',
-           'kemeny_exact', 'kemeny_aggregate', 'dp_kemeny_aggregate', 'noisy_margins_instance', 'complete',
-           'private_subspace', 'private_als', 'Completion', 'frank_wolfe', 'private_frank_wolfe', 'private_pgd',
-           'private_svd_cleansing', 'load_demo', 'read_preflib', 'read_pairwise_csv', 'read_movielens', 'read_jester',
-           'read_ratings', 'audit_epsilon', 'audit_table']
+           'randomized_response', 'debias', 'btl_aggregate', 'dp_btl_aggregate', 'ranks_to_comparisons', 'BTLFit',
+           'PrivateBTL', 'range_count_tree', 'private_position_costs', 'private_apxmed', 'footrule_aggregate',
+           'dp_footrule_aggregate', 'naive_dp_footrule_aggregate', 'kemeny_exact', 'kemeny_aggregate',
+           'dp_kemeny_aggregate', 'noisy_margins_instance', 'complete', 'private_subspace', 'private_als', 'Completion',
+           'frank_wolfe', 'private_frank_wolfe', 'private_pgd', 'private_svd_cleansing', 'load_demo', 'read_preflib',
+           'read_pairwise_csv', 'read_movielens', 'read_jester', 'read_ratings', 'audit_epsilon', 'audit_table']
 
 # %% ../nbs/10_api.ipynb #8b513538
 __version__ = "0.1.0"
@@ -42,8 +41,6 @@ from privrank.btl import (
     PrivateBTL,
     btl_aggregate,
     dp_btl_aggregate,
-    fit_btl,
-    private_btl,
     ranks_to_comparisons,
 )
 from .completion import complete, private_als, private_subspace
@@ -89,7 +86,7 @@ from privrank.mc import (
     private_pgd,
     private_svd_cleansing,
 )
-from .rr import debias, privatize, randomized_response
+from .rr import debias, randomized_response
 from .tree import private_apxmed, private_position_costs, range_count_tree
 
 _all_ = [
@@ -105,8 +102,8 @@ _all_ = [
     "sample_mallows",
     "set_noise", "use_noise", "noise_mode", "set_memory_limit", "privacy_record",
     # randomized response and BTL
-    "randomized_response", "debias", "privatize",
-    "fit_btl", "private_btl", "btl_aggregate", "dp_btl_aggregate", "ranks_to_comparisons",
+    "randomized_response", "debias",
+    "btl_aggregate", "dp_btl_aggregate", "ranks_to_comparisons",
     "BTLFit", "PrivateBTL",
     # tree, footrule, Kemeny
     "range_count_tree", "private_position_costs", "private_apxmed",

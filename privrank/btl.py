@@ -49,8 +49,7 @@ from privrank.sources import (
 )
 
 # %% auto #0
-__all__ = ['win_probability', 'simulate_btl', 'btl_loss', 'btl_grad', 'btl_hessian', 'BTLFit', 'default_lambda', 'fit_btl_pairs',
-           'fit_btl', 'PrivateBTL', 'private_btl', 'fit_btl_counts', 'ranks_to_comparisons', 'btl_consensus',
+__all__ = ['BTLFit', 'default_lambda', 'fit_btl_pairs', 'PrivateBTL', 'fit_btl_counts', 'ranks_to_comparisons', 'btl_consensus',
            'per_comparison_epsilon', 'btl_aggregate', 'dp_btl_aggregate']
 
 # %% ../nbs/02_btl.ipynb #62aeb53b
@@ -632,7 +631,7 @@ def _debiased_pairs(s: rr.PairStats, epsilon):
         sum_w2_v=s.n_comparisons * (z1 - z0) ** 2,
     )
 
-# %% ../nbs/02_btl.ipynb #f344cb78
+# %% ../nbs/02_btl.ipynb #privbtl1
 def private_btl(
     i: np.ndarray,  # (n,) first item of each comparison
     j: np.ndarray,  # (n,) second item
@@ -723,6 +722,7 @@ def private_btl(
     )
 
 
+# %% ../nbs/02_btl.ipynb #f344cb78
 def fit_btl_counts(
     counts: np.ndarray,  # (G, m, m, 2) ints: [g, a, b, t] = comparisons of group g listed (a, b)
     # whose released (randomized) outcome "a beat b" is t

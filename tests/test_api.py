@@ -391,7 +391,6 @@ def test_the_package_namespace_holds_every_piece():
     main = [
         "dp_borda_aggregate",
         "dp_btl_aggregate",
-        "private_btl",
         "range_count_tree",
         "private_position_costs",
         "dp_footrule_aggregate",

@@ -931,6 +931,18 @@ CASES = [
 
 # in the table but not in `__all__`: internal exports of tree and footrule, kemeny's cost
 INTERNAL = {
+    # the derivation's positional (i, j, y, user) building blocks of 01 and 02: internal, tested
+    "win_probability",
+    "simulate_btl",
+    "btl_loss",
+    "btl_grad",
+    "btl_hessian",
+    "fit_btl",
+    "private_btl",
+    "pair_statistics",
+    "privatize",
+    "complete_design",
+    "sparse_design",
     "tree_depth",
     "tree_node_counts",
     "tree_node_values",
