@@ -721,7 +721,6 @@ def private_btl(
         noise=mode,
     )
 
-
 # %% ../nbs/02_btl.ipynb #f344cb78
 def fit_btl_counts(
     counts: np.ndarray,  # (G, m, m, 2) ints: [g, a, b, t] = comparisons of group g listed (a, b)
