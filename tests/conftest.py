@@ -107,3 +107,16 @@ def stable_id(val) -> str:
 def pytest_make_parametrize_id(config, val, argname):
     "pytest's own ids, made stable where they would hold a memory address (`stable_id`)"
     return type(val).__name__ if " at 0x" in repr(val) else None
+
+
+@pytest.fixture(scope="module")
+def client():
+    "A dask.distributed cluster of two worker processes, one per test module that asks for it"
+    distributed = pytest.importorskip("distributed")
+    with (
+        distributed.LocalCluster(
+            n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0"
+        ) as cluster,
+        distributed.Client(cluster) as c,
+    ):
+        yield c

@@ -7,6 +7,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+from rank_entry_points import CALLS
 
 import privrank as pr
 from privrank import core, footrule, kemeny
@@ -30,27 +31,6 @@ def sources(tmp_path_factory):
         "Parquet file": d / "r.parquet",
         "chunks of 1, 7, 1000 rows": [R[:1], R[1:8], R[8:]],
     }
-
-
-@pytest.fixture(scope="module")
-def client():
-    with (
-        distributed.LocalCluster(
-            n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0"
-        ) as cluster,
-        distributed.Client(cluster) as c,
-    ):
-        yield c
-
-
-CALLS = {
-    "borda, central": lambda d, **kw: core.dp_borda_aggregate(d, **kw),
-    "borda, local": lambda d, **kw: core.dp_borda_aggregate(d, model="local", **kw),
-    "kemeny": lambda d, **kw: kemeny.dp_kemeny_aggregate(d, **kw),
-    "kemeny, small n": lambda d, **kw: kemeny.dp_kemeny_aggregate(d, regime="small_n", **kw),
-    "footrule, central": lambda d, **kw: footrule.dp_footrule_aggregate(d, **kw),
-    "footrule, local": lambda d, **kw: footrule.dp_footrule_aggregate(d, model="local", **kw),
-}
 
 
 def _same(a, b, what):

@@ -42,17 +42,6 @@ def files(tmp_path_factory):
     return d
 
 
-@pytest.fixture(scope="module")
-def client():
-    with (
-        distributed.LocalCluster(
-            n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0"
-        ) as cluster,
-        distributed.Client(cluster) as c,
-    ):
-        yield c
-
-
 def central(src, **kw):
     return (
         pr.dp_borda_aggregate(src, epsilon=0.3, rng=11, **kw),

@@ -9,6 +9,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+from rank_entry_points import CALLS as RANK_CALLS
 from scipy import sparse
 
 import privrank as pr
@@ -64,12 +65,7 @@ def files(tmp_path_factory):
 
 
 CALLS = {
-    "borda, central": lambda d, **kw: core.dp_borda_aggregate(d, **kw),
-    "borda, local": lambda d, **kw: core.dp_borda_aggregate(d, model="local", **kw),
-    "kemeny": lambda d, **kw: kemeny.dp_kemeny_aggregate(d, **kw),
-    "kemeny, small n": lambda d, **kw: kemeny.dp_kemeny_aggregate(d, regime="small_n", **kw),
-    "footrule, central": lambda d, **kw: footrule.dp_footrule_aggregate(d, **kw),
-    "footrule, local": lambda d, **kw: footrule.dp_footrule_aggregate(d, model="local", **kw),
+    **RANK_CALLS,
     "position costs, central": lambda d, **kw: tree.private_position_costs(d, **kw),
     "position costs, local": lambda d, **kw: tree.private_position_costs(d, model="local", **kw),
 }
