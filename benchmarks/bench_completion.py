@@ -56,14 +56,17 @@ def main(quick=False):
     cand = C._candidates(n, "auto", "auto")
     val = C._validators(m, gen)  # the validating users, as in `complete`
     Yv = sparse.csr_array((y, Rt.indices, Rt.indptr), shape=Rt.shape)[val]
+    u = C.keyed_uniforms(7, C.HOLDOUT_COINS, C._rows(Yv).astype(np.uint64), Yv.indices)
     times[f"subspace: private validation ({len(cand)} candidates, {val.sum():,} users)"] = best_of(
-        lambda: C._validation(Yv, C._rows(Yv), Yv.data, c, V, cand, gen)
+        lambda: C._validation(Yv, C._rows(Yv), Yv.data, c, V, cand, u)
     )[0]
     times["subspace: the users' final local fits (rank 1)"] = best_of(
         lambda: C._local_fit(Rt, y - c[Rt.indices], V[:, :1], 0.03)
     )[0]
     times["private ALS: one round (rank 1)"] = best_of(
-        lambda: C._als_step(Rt, rows, y, V[:, :1], c, 0.03, z[5], gen, "fast")
+        lambda: C._als_release(
+            *C._als_stats(Rt, rows, y, V[:, :1], c, 0.03), 1, m, z[5], gen, "fast"
+        )
     )[0]
     floor = times["floor: private FW, one streaming Oja pass"]
     print(f"m={m:,} users x n={n} items, nnz={Rt.nnz:,}, epsilon=1, delta=1e-6")

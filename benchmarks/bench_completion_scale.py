@@ -1,22 +1,21 @@
-"""Private Frank-Wolfe past one machine: `privrank.scale.private_frank_wolfe` on a Parquet file of
-(user, item, rating) rows, with the users' rows in partitions here, in files of a spill folder (out
-of core: one partition in memory at a time) and persisted on a local Dask cluster, against the
-in-memory `mc.private_frank_wolfe` on the same ratings (the floor), with the peak memory of each
-run.
+"""Matrix completion past one machine: `pr.complete` on a Parquet file of (user, item, rating) rows,
+with the users' rows in partitions here, in files of a spill folder (out of core: one partition in
+memory at a time) and persisted on a local Dask cluster, against the in-memory floor on the same
+ratings, with the peak memory of each run.
 
 python benchmarks/bench_completion_scale.py [--users 5e6] [--items 400] [--per-user 20]
     [--n-iter 4] [--workers 2] [--estimator frank-wolfe|subspace|pgd|cleansing]
 
-With `--estimator subspace` (or `pgd`, `cleansing`) it times the whole completion with that
-estimator instead: `scale.complete` (prepared where the rows live) against `completion.complete` in
-memory, each with a held-out 1% and its test RMSE (their random draws differ, so the factors are
-not compared).
+The floor: for private Frank-Wolfe (the default; its bounds given, every rating kept), 06's
+`mc.private_frank_wolfe` on the centred CSR matrix in one process, with the same noise; for the
+other estimators, `pr.complete` on the CSR matrix. Each completion holds out 1% (keyed by user and
+item, so every path holds out the same ratings) and reports its test RMSE.
 
 Writes the ratings (rank 3 plus noise, `--per-user` items per user; user int32, item int16,
 rating float32) to a temporary folder, then runs each path in a fresh process (its peak
 resident memory is that process's high-water mark; on Dask the largest worker's too) and prints
-the seconds of each path, their ratio to the in-memory path, and the largest difference of the
-released item factors (|V V^T| to the in-memory one: equal up to the order of float sums).
+the seconds of each path, their ratio to the floor, and for Frank-Wolfe the largest difference of
+the released item factors (|V V^T| to the floor's: equal up to the order of float sums).
 Shared machines are noisy: read the ratios.
 """
 
@@ -37,12 +36,11 @@ import numpy as np
 import pyarrow.parquet as pq
 from scipy import sparse
 import privrank as pr
-from privrank import scale
 how, path, n_users, n_items, n_iter, workers = sys.argv[1], sys.argv[2], *map(int, sys.argv[3:7])
 estimator = sys.argv[7]
 subspace = estimator != "frank-wolfe"  # the whole completion, `complete`, with this estimator
-kw = dict(epsilon=1.0, delta=1e-6, nuclear_norm=float(n_users), n_iter=n_iter, row_norm=20.0,
-          rng=0)
+kw = dict(epsilon=1.0, delta=1e-6, nuclear_norm=float(n_users), n_iter=n_iter, row_norm=20.0)
+fk = dict(kw, estimator="frank-wolfe", max_per_user=n_items, rng=0)  # every rating kept
 ck = dict(epsilon=1.0, delta=1e-6, evaluate=True, rng=0, estimator=estimator)
 
 
@@ -54,9 +52,7 @@ def hwm():
 
 def run(**where):
     "The partitioned path, its rows held as `where` says (a client, a spill folder or here)"
-    if subspace:
-        return scale.complete(path, **ck, n_items=n_items, **where)
-    return scale.private_frank_wolfe(path, **kw, n_items=n_items, **where)
+    return pr.complete(path, **(ck if subspace else fk), n_items=n_items, **where)
 
 
 t0 = time.perf_counter()
@@ -67,7 +63,13 @@ if how == "memory":
     del t
     R = sparse.csr_array((r.astype(float), (u, i)), shape=(n_users, n_items))
     del u, i, r
-    res = pr.completion.complete(R, **ck) if subspace else pr.mc.private_frank_wolfe(R, **kw)
+    if subspace:  # `complete` on the CSR matrix
+        res = pr.complete(R, **ck)
+    else:  # the floor: 06's private Frank-Wolfe on the centred CSR matrix, the same noise
+        g = np.random.default_rng(0)
+        pr.completion.coin_key(g)  # `complete` draws its coins' key first
+        sp = pr.mc.split_ratings(R, test_fraction=0.0, max_per_user=n_items, rng=1)
+        res = pr.mc.private_frank_wolfe(sp.train, **kw, user_mean=sp.user_mean, rng=g)
 elif how == "dask":
     from distributed import Client, LocalCluster
     cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,

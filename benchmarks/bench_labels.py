@@ -13,7 +13,6 @@ import numpy as np
 from _timing import best_of
 
 import privrank as pr
-from privrank import scale
 
 
 def main():
@@ -39,9 +38,7 @@ def main():
     }
     chunk = 1 << 20
     kw = dict(n_items=m, epsilon=2.0, rng=0)
-    floor, ref = best_of(
-        lambda: pr.btl.dp_btl_aggregate_comparisons(w, l, np.ones(n, np.int8), u, **kw), a.runs
-    )
+    floor, ref = best_of(lambda: pr.dp_btl_aggregate(np.column_stack([w, l, u]), **kw), a.runs)
     print(f"{n:,} comparisons, {users:,} users, {m} items; chunks of {chunk:,} rows")
     print(f"  in memory, int64 ids (floor)  {floor:7.3f} s   {ref.n_voters:,} users")
     for name, col in columns.items():
@@ -50,7 +47,7 @@ def main():
             for s in range(0, n, chunk)
         ]
         src = [pa_table(f) for f in frames]
-        t, res = best_of(lambda: scale.dp_btl_aggregate_comparisons(src, **kw), a.runs)
+        t, res = best_of(lambda: pr.dp_btl_aggregate(src, **kw), a.runs)
         assert res.n_voters == ref.n_voters, (name, res.n_voters)
         print(f"  chunks, {name:<22} {t:7.3f} s   {t / floor:5.2f}x the floor")
 

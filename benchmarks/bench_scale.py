@@ -1,6 +1,6 @@
-"""Private BTL on comparisons that do not fit in memory: `privrank.scale` out of core (Parquet read
-in chunks) and on a local Dask cluster, against the in-memory pipeline where it fits (the floor),
-with the peak memory of each run.
+"""Private BTL on comparisons that do not fit in memory: `pr.dp_btl_aggregate` out of core
+(Parquet read in chunks) and on a local Dask cluster, against the in-memory pipeline where it
+fits (the floor), with the peak memory of each run.
 
 python benchmarks/bench_scale.py [--n 1e9] [--n-memory 1e8] [--workers 2] [--items 100]
 
@@ -25,26 +25,21 @@ import sys, time, json
 import numpy as np
 import pyarrow.parquet as pq
 import privrank as pr
-from privrank import scale
 how, path, n_items, workers = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
 t0 = time.perf_counter()
 if how == "memory":
     t = pq.read_table(path)
     w, l, u = (t.column(c).to_numpy() for c in ("winner", "loser", "user"))
     del t
-    res = pr.btl.dp_btl_aggregate_comparisons(
-        w.astype(np.int64), l.astype(np.int64), np.ones(len(w), np.int8), u,
-        n_items=n_items, epsilon=2.0, rng=0,
-    )
+    res = pr.dp_btl_aggregate(np.column_stack([w, l, u]), n_items=n_items, epsilon=2.0, rng=0)
 elif how == "chunks":
-    res = scale.dp_btl_aggregate_comparisons(path, n_items=n_items, epsilon=2.0, rng=0)
+    res = pr.dp_btl_aggregate(path, n_items=n_items, epsilon=2.0, rng=0)
 else:
     from distributed import Client, LocalCluster
     with LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
                       dashboard_address=":0") as cluster, Client(cluster) as client:
         t0 = time.perf_counter()  # the cluster's start is not the pipeline's time
-        res = scale.dp_btl_aggregate_comparisons(path, n_items=n_items, epsilon=2.0, rng=0,
-                                                 client=client)
+        res = pr.dp_btl_aggregate(path, n_items=n_items, epsilon=2.0, rng=0, client=client)
         def hwm():
             line = [x for x in open("/proc/self/status") if x.startswith("VmHWM")][0]
             return int(line.split()[1]) * 1024

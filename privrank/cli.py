@@ -28,7 +28,7 @@ from typing import TextIO
 
 import numpy as np
 
-from . import __version__, auto, btl, completion, core, datasets, mc, scale
+from . import __version__, auto, btl, completion, core, datasets, mc
 from privrank.core import (
     Consensus,
     RNGLike,
@@ -749,7 +749,7 @@ def _file_roles(path, names, kind, ignore):
 def _aggregate_parquet(args, path):
     """privrank aggregate FILE.parquet: rankings (a column per candidate, positions 0 = best) by
     Borda, Kemeny or the footrule, or comparisons (columns winner, loser[, user][, tie]: integer
-    ids or labels) by BTL, read in chunks (privrank.scale), here or on a Dask cluster"""
+    ids or labels) by BTL, read in chunks (the source layer), here or on a Dask cluster"""
     names, n_rows, f = _parquet_meta(path)
     if n_rows == 0:
         raise CLIError(f"{printable(path.name)} holds no rows")
@@ -881,7 +881,7 @@ def _reach(address, timeout, box, lock):
             what = reply.get("type") if isinstance(reply, dict) else type(reply).__name__
             raise _NotScheduler(f"it answered as {printable(str(what))!r}, not as a scheduler")
         left = max(timeout - (time.monotonic() - t0), 0.1)
-        client = Client(address, timeout=left)  # the default client, as scale.complete needs
+        client = Client(address, timeout=left)  # the default client, as `complete` on Dask needs
     except BaseException as e:  # any: MemoryError, struct.error are what a stranger's bytes give
         box["error"] = e
         return
@@ -1078,10 +1078,10 @@ def _csv_schema(path):
         ) from None
 
 
-def _complete_distributed(args, n_items, rating_range, rng, mode, options):
-    """privrank complete FILE.parquet --workers N / --scheduler ADDRESS / --spill DIR: (the fit,
-    user ids, item ids) of `scale.complete`, the users' rows held on the cluster's workers or in
-    files in DIR"""
+def _rating_file(args):
+    """privrank complete FILE --workers N / --scheduler ADDRESS / --spill DIR: the columns
+    (user, item, rating) of the .parquet or .csv FILE, read by the source layer where the rows
+    are to live (the cluster's workers, or files in DIR)"""
     import pyarrow as pa  # present: the file's schema has been read
 
     path = Path(args.file)
@@ -1101,27 +1101,7 @@ def _complete_distributed(args, n_items, rating_range, rng, mode, options):
                 f"{printable(cols[role])!r} must hold {what}; it holds {kind} (map labels to "
                 "ids first, or run without --workers)"
             )
-    with _cluster(args) as client:
-        out = scale.complete(
-            str(path),
-            epsilon=args.epsilon,
-            delta=args.delta,
-            n_items=n_items,
-            estimator=args.method,
-            rating_range=rating_range,
-            max_per_user=args.max_per_user,
-            evaluate=args.evaluate,
-            test_fraction=0.01 if args.test_fraction is None else args.test_fraction,
-            first_item=1,
-            progress=_Progress(getattr(args, "err", None)),
-            noise=mode,
-            rng=rng,
-            columns=[cols["user"], cols["item"], cols["rating"]],
-            client=client,
-            spill=args.spill,
-            **options,
-        )
-    return out, out.diagnostics["user_ids"], np.arange(1, n_items + 1)
+    return [cols["user"], cols["item"], cols["rating"]]
 
 
 _COMPLETE_FLAGS = dict(
@@ -1342,15 +1322,18 @@ def _cmd_complete(args):
         )
         stated, scale_from = _rating_range(args)
         rng, mode, t0 = check_rng(args.seed), core.noise_mode(), time.perf_counter()
-        if spread:
-            out, user_ids, item_ids = _complete_distributed(
-                args, n_items, stated, rng, mode, options
+        if spread:  # the rows read where they are to live: ids 1..n_items of the universe
+            data = args.file
+            where = dict(
+                columns=_rating_file(args), n_items=n_items, first_item=1, spill=args.spill
             )
-        else:
-            r = load_ratings(args.file, n_items=n_items, ignore=_ignored(args))
-            user_ids, item_ids = np.asarray(r.user_ids), np.asarray(r.item_ids)
+            item_ids = np.arange(1, n_items + 1)
+        else:  # a `Ratings` table: any file format, users and items by the file's ids
+            data = load_ratings(args.file, n_items=n_items, ignore=_ignored(args))
+            where, item_ids = {}, np.asarray(data.item_ids)
+        with _cluster(args) as client:
             out = completion.complete(
-                r.ratings,
+                data,
                 epsilon=args.epsilon,
                 delta=args.delta,
                 estimator=args.method,
@@ -1361,9 +1344,11 @@ def _cmd_complete(args):
                 progress=_Progress(getattr(args, "err", None)),
                 noise=mode,
                 rng=rng,
+                client=client,
+                **where,
                 **options,
             )
-        ev = out.evaluation
+        user_ids, ev = out.diagnostics["user_ids"], out.evaluation
     except (ValueError, TypeError) as e:
         raise _flag_names(e, _COMPLETE_FLAGS) from None
     ledger = [

@@ -9,16 +9,19 @@ __all__ = ['ESTIMATORS', 'DEFAULT_ESTIMATOR', 'SubspaceRows', 'private_subspace'
            'check_estimator', 'complete', 'fit']
 
 # %% ../nbs/06a_completion.ipynb #8763a12b2bbd4a93a75aff182afb95dc
+import contextlib
 import math
 import numbers
 import time
 from collections.abc import Callable
 from dataclasses import replace
+from pathlib import Path
 
 import numpy as np  # noqa: F811 (also imported by the example above)
 from numpy.typing import ArrayLike
 from scipy import optimize, sparse  # noqa: F811
 
+from . import rr
 from privrank.core import (
     check_delta,
     check_epsilon,
@@ -46,7 +49,25 @@ from privrank.mc import (
     private_frank_wolfe,
     private_pgd,
     private_svd_cleansing,
-    split_ratings,
+    split_by,
+)
+from privrank.sources import (
+    CHUNK_ENTRIES,
+    Chunk,
+    Items,
+    Source,
+    Spilled,
+    Users,
+    broadcast,
+    canonical,
+    chunk_of,
+    held,
+    int_ids,
+    map_reduce,
+    need,
+    object_numbers,
+    plain,
+    spilling,
 )
 from .tree import range_count_tree, range_counts
 
@@ -98,6 +119,39 @@ def gaussian_release(
     g = snap_grid(l2, k)
     s = z * snapped_sensitivity(0.0, l2, k, g, error=float_sum_error(n_users + 1, magnitude))[1]
     return release(snap(x, g), "gaussian", s, rng=rng, denom=1 / g, noise="exact"), s
+
+# %% ../nbs/06a_completion.ipynb #keyed02
+_MIX1, _MIX2 = np.uint64(0xBF58476D1CE4E5B9), np.uint64(0x94D049BB133111EB)
+_PHI = np.uint64(0x9E3779B97F4A7C15)  # 2^64 / golden ratio, odd
+ORDER_COINS, TEST_COINS, HOLDOUT_COINS = 1, 2, 3  # purposes s: kept first, held out, validation
+
+
+def _mix(x):
+    "SplitMix64's finalizer on uint64 arrays (wrapping arithmetic)"
+    x = x ^ (x >> np.uint64(30))
+    x = x * _MIX1
+    x = x ^ (x >> np.uint64(27))
+    x = x * _MIX2
+    return x ^ (x >> np.uint64(31))
+
+
+def coin_key(rng: np.random.Generator) -> int:
+    "A key of coins, drawn once from `rng` (63 bits)"
+    return int(rng.integers(0, 2**63))
+
+
+def keyed_uniforms(
+    key: int,  # `coin_key`
+    purpose: int,  # s: coins of another purpose are independent of these
+    users: np.ndarray,  # uint64 key of each pair's user; with `rows`: of each user
+    items: np.ndarray,  # item id of each pair (non-negative integers)
+    rows: np.ndarray | None = None,  # each pair's user, a position in `users` (hashed once each)
+) -> np.ndarray:
+    "Uniforms in [0, 1) (multiples of 2^-53) keyed by (key, purpose, user, item): one per pair"
+    b = _mix(np.array([key ^ (purpose * int(_PHI)) % 2**64], np.uint64))
+    u = _mix(np.asarray(users, np.uint64) ^ b)
+    h = _mix((u if rows is None else u[rows]) + np.asarray(items).astype(np.uint64) * _PHI)
+    return (h >> np.uint64(11)).astype(np.float64) * 2.0**-53
 
 # %% ../nbs/06a_completion.ipynb #b43b363d81ae4b689946ece5c682cd59
 QUANTILE_SHARE = 0.05  # share of epsilon spent on a private rating bound when none is stated
@@ -284,10 +338,11 @@ def _validators(m, rng):
     return val
 
 
-def _holdout(R, rows, rng):
-    "Which stored ratings each user holds out (local): max(1, round(HOLDOUT k_i)) if k_i >= 2"
+def _holdout(R, rows, u):
+    """Which stored ratings each user holds out (local): max(1, round(HOLDOUT k_i)) if k_i >= 2,
+    those first in the order of their uniforms u (keyed by user and item: `keyed_uniforms`)"""
     k = np.diff(R.indptr)
-    order = np.argsort(rows + rng.random(R.nnz))  # rows in order, a random order within each
+    order = np.argsort(rows + u)  # rows in order, a random order within each
     pos = np.empty(R.nnz, dtype=np.int64)
     pos[order] = np.arange(R.nnz) - R.indptr[rows[order]]
     h = np.where(k >= 2, np.maximum(1, np.rint(HOLDOUT * k)), 0)
@@ -303,11 +358,11 @@ def _candidates(n, rank, ridge):
     ]
 
 
-def _validation(R, rows, y, c, V, cand, rng):
+def _validation(R, rows, y, c, V, cand, u):
     """Each candidate's sum of the (validating) users' relative held-out errors. The designs are
     computed once at the largest rank: a lower rank's are their corners"""
     m = R.shape[0]
-    ho = _holdout(R, rows, rng)
+    ho = _holdout(R, rows, u)
     hc = np.bincount(rows[ho], minlength=m)
     has = hc > 0
     var = np.bincount(rows[ho], y[ho] ** 2, minlength=m)[has] / hc[has]
@@ -341,15 +396,17 @@ def _choose(cand, En, sE):
 class SubspaceRows:
     """Users' rows (centred, sampled) as a source of the sums the private subspace releases, each
     computed from the rows and public values only: `private_subspace` runs on one, and
-    `privrank.scale` on partitions of them (where each method's result is summed, or, for
+    `complete` on partitions of them (where each method's result is summed, or, for
     `abs_max` and `local_fits`, concatenated, over the partitions)"""
 
     def __init__(
         self,
         ratings: sparse.sparray,  # users x items, centred (`split_ratings`), a rating in every row
+        user_keys: np.ndarray | None = None,  # (users,) uint64 keys of their coins; None: rows
     ):
         R = check_ratings(ratings)
         self.R, self.shape, self.nnz = R, R.shape, R.nnz
+        self.keys = np.arange(R.shape[0], dtype=np.uint64) if user_keys is None else user_keys
         self.rows, self.k = _rows(R), np.diff(R.indptr)
 
     def held_bytes(self) -> int:
@@ -411,13 +468,15 @@ class SubspaceRows:
         cand: list,  # the candidates (effects?, rank, ridge)
         val: np.ndarray,  # (users,) bool: who validates
         *,
-        rng: np.random.Generator,  # the validating users' hold-outs
+        key: int,  # the key of the validating users' hold-outs (`keyed_uniforms`)
     ) -> np.ndarray:
         "Each candidate's sum of the validating users' relative held-out errors (Result 3)"
         _, Yv = self._split(bound, val)
         if Yv.shape[0] == 0:
             return np.zeros(len(cand))
-        return _validation(Yv, _rows(Yv), Yv.data, c, V, cand, rng)
+        rows = _rows(Yv)
+        u = keyed_uniforms(key, HOLDOUT_COINS, self.keys[val], Yv.indices, rows)
+        return _validation(Yv, rows, Yv.data, c, V, cand, u)
 
     def local_fits(
         self,
@@ -548,7 +607,7 @@ def _fit_subspace(
     ledger.append(_entry("item Gram matrix", "gaussian", math.sqrt(2), z[3], sG))
     _tick(progress, "private validation", 0.6)
     cand = _candidates(n, rank, ridge)
-    E = src.validation(B, c, V, cand, val, rng=rng)
+    E = src.validation(B, c, V, cand, val, key=coin_key(rng))  # the hold-outs' coins
     En, sE = gaussian_release(
         E, l2=math.sqrt(len(cand)), z=z[4], rng=rng, mode=mode, n_users=m, magnitude=m
     )
@@ -606,9 +665,9 @@ def private_subspace(
 ) -> Completion:  # item effects and factors, each user's coefficients, the privacy record
     """The one-shot private subspace: item effects, one Gram matrix of unit residual rows and the
     private validation (Results 1-3), each user fitting herself locally; (epsilon, delta)-joint DP
-    per user. `ratings` may also be a row source held elsewhere (`privrank.scale`), with `shape`,
-    `nnz` and the methods of `SubspaceRows`. Refuses what `private_frank_wolfe` refuses, bad
-    `rating_bound`, `rank`, `ridge`."""
+    per user. `ratings` may also be a row source held elsewhere (`complete`'s partitions), with
+    `shape`, `nnz` and the methods of `SubspaceRows`. Refuses what `private_frank_wolfe` refuses,
+    bad `rating_bound`, `rank`, `ridge`."""
     epsilon, delta, rng, mode = (
         check_epsilon(epsilon, scalar=True),
         check_delta(delta, positive=True),
@@ -723,7 +782,7 @@ def private_als(
         check_rng(rng),
         noise_mode(noise),
     )
-    held = hasattr(ratings, "als_stats")  # a row source (`SubspaceRows`, `privrank.scale`)
+    held = hasattr(ratings, "als_stats")  # a row source (`SubspaceRows`, `complete`'s partitions)
     src = ratings if held else SubspaceRows(ratings)
     B, um = _check_bound(rating_bound), _user_mean(user_mean, src.shape[0])
     _check_config(rank, ridge)
@@ -873,25 +932,22 @@ DEFAULT_REASON = (
 OPTIONS = {
     "subspace": ("rank", "ridge"),
     "als": ("n_iter", "rank", "ridge"),
-    "frank-wolfe": ("nuclear_norm", "n_iter", "row_norm", "solver"),
+    "frank-wolfe": (
+        "nuclear_norm",
+        "n_iter",
+        "row_norm",
+        "solver",
+        "oja_iter",
+        "oja_blocks",
+        "accountant",
+        "schedule",
+        "step",
+    ),
     "pgd": ("nuclear_norm", "n_iter", "row_norm", "step"),
     "cleansing": ("rank", "row_norm"),
 }  # the keyword options each estimator takes through `complete`
 EVALUATION_NOTE = "non-private: computed without noise from the raw held-out ratings"
 BOUND_SHARE = 0.05  # share of epsilon spent on each private bound of FW and PGD (L, then k)
-
-
-def _check_range(rating_range, R):
-    """(R with every rating clamped into a stated scale (lo, hi), the scale's width); (R, None)
-    without one. Clamped, never refused: whether one user's rating lies in the range must not
-    decide what is released, and the clamped ratings satisfy the bound the noise assumes"""
-    if rating_range is None:
-        return R, None
-    lo, hi = check_rating_range(rating_range)
-    if R.data.size and (R.data.min() < lo or R.data.max() > hi):
-        R = R.copy()
-        np.clip(R.data, lo, hi, out=R.data)
-    return R, hi - lo
 
 
 def _fw_bounds(norms, gram_at, nnz, n, *, epsilon, delta, max_per_user, L, need_k, rng, mode):
@@ -949,28 +1005,573 @@ def _row_norms(R):
     "Each user's observed row norm ||R_i||_2"
     return np.sqrt(np.bincount(_rows(R), R.data**2, minlength=R.shape[0]))
 
+# %% ../nbs/06a_completion.ipynb #where02
+def _ratings(col, where):
+    "A column of ratings as finite float64; TypeError for text, ValueError for NaN or infinity"
+    col = np.asarray(col)
+    r = None
+    if col.dtype.kind in "iubf":
+        r = col.astype(np.float64, copy=False)
+    elif col.dtype == object:
+        r = object_numbers(col, np.float64)
+    if r is None:
+        raise TypeError(f"`ratings` {where}: ratings must be numbers; got dtype {col.dtype}")
+    if not np.isfinite(r).all():
+        raise ValueError(f"`ratings` {where}: {(~np.isfinite(r)).sum()} NaN or infinite ratings")
+    return r
+
+
+def _rating_chunk(x, where, n_items=None, first_item=0, users=None, items=None):
+    """(user, item, rating) of one chunk of ratings, checked, each column read with its own type:
+    users as canonical labels (`canonical`), or with `users` (a `UserIndex`) as their rows;
+    items numbered from `first_item` as 0.., or labels as their positions in `items` (an
+    `Items`); ratings as float64"""
+    a = chunk_of(x, where, "ratings")
+    if a.width != 3:
+        raise ValueError(
+            f"`ratings` {where}: expected 3 columns (user, item, rating); got {a.width}"
+        )
+    u = canonical(a[0], where, "ratings", "user labels")
+    if users is not None:
+        u = users.rows(u, where, "ratings")
+    if items is not None:
+        i = items.ids(a[1], where, "ratings")
+    else:
+        i = int_ids(a[1], where, "item ids", "ratings") - first_item
+    r = _ratings(a[2], where)
+    top = rr.MAX_ITEMS if n_items is None else n_items
+    if len(i) and (i.min() < 0 or i.max() >= top):
+        raise ValueError(
+            f"`ratings` {where}: item ids must be in {first_item}..{top - 1 + first_item}"
+        )
+    return u, i, r
+
+
+def _rating_counts(x, first_item, items, where):
+    "(ratings per user, per item id) of one chunk, counted by label (`Users`)"
+    u, i, _ = _rating_chunk(x, where, first_item=first_item, items=items)
+    return None if len(u) == 0 else (Users.of(u), Users.of(i))
+
+
+def _check_counts(users, n_items):
+    """Refuse, before the ratings are read again, a user with more ratings than there are items
+    (one rating per user and item): the partitions' memory is then bounded by the data"""
+    k = int(np.argmax(users.counts))
+    if users.counts[k] > n_items:
+        raise ValueError(
+            f"`ratings`: user {plain(users.labels[k])!r} has {int(users.counts[k]):,} ratings of "
+            f"{n_items:,} items (keep one rating per user and item)"
+        )
+
+
+def _route(x, bounds, n_items, first_item, where, users=None, items=None):
+    """One chunk's ratings split by partition: the users in [bounds[p], bounds[p + 1]) go to part
+    p (users: their rows in `users`, a `UserIndex`; items: ids, or labels of `items`)"""
+    u, i, r = _rating_chunk(x, where, n_items, first_item, users, items)
+    p = np.searchsorted(bounds, u, side="right") - 1
+    order = np.argsort(p, kind="stable")
+    cuts = np.searchsorted(p[order], np.arange(len(bounds)))
+    u, i, r = u[order], i[order], r[order]
+    return [(u[s:e], i[s:e], r[s:e]) for s, e in zip(cuts[:-1], cuts[1:])]
+
+
+class _Duplicate(ValueError):
+    "A user (her row) rated an item (its label) twice: named by the caller, who has the labels"
+
+    def __init__(self, row, item):
+        super().__init__(row, item)
+        self.row, self.item = row, item
+
+    def __str__(self):
+        return f"`ratings`: the user of row {self.row} rated item {self.item} more than once"
+
+
+@contextlib.contextmanager
+def _named_duplicates(users):
+    "A `_Duplicate` raised inside as a ValueError naming the user's label"
+    try:
+        yield
+    except _Duplicate as e:
+        raise ValueError(
+            f"`ratings`: user {plain(users.labels[e.row])!r} rated item {e.item!r} more than "
+            "once (keep one rating per user and item)"
+        ) from None
+
+
+def _csr(pieces, n_items, first_item):
+    """(R, user rows) of one partition's pieces: the users who rated, in order, and their rows
+    (sorted; a repeated (user, item) refused)"""
+    u = np.concatenate([q[0] for q in pieces])
+    i = np.concatenate([q[1] for q in pieces])
+    r = np.concatenate([q[2] for q in pieces])
+    key = (u - (u.min() if len(u) else 0)).astype(np.int64) * n_items + i  # (user, item) in order
+    if len(key) > 1 and not (key[1:] > key[:-1]).all():  # else sorted already (a CSR matrix's)
+        order = np.argsort(key)
+        u, i, r = u[order], i[order], r[order]
+    dup = (u[1:] == u[:-1]) & (i[1:] == i[:-1])
+    if dup.any():
+        k = np.flatnonzero(dup)[0]
+        raise _Duplicate(int(u[k]), int(i[k]) + first_item)
+    new = np.r_[True, u[1:] != u[:-1]] if len(u) else np.zeros(0, bool)
+    ids = u[new]
+    indptr = np.r_[np.flatnonzero(new), len(u)].astype(np.int64)
+    R = sparse.csr_array((r, i.astype(np.int32), indptr), shape=(len(ids), n_items))
+    return R, ids
+
+
+def _part(pieces, lo, hi, n_items, first_item, n_users, n_iter, row_norm):
+    "The FrankWolfeRows of users lo..hi-1 (each with a rating) from their pieces"
+    R, _ = _csr(pieces, n_items, first_item)
+    return FrankWolfeRows(R, n_iter=n_iter, row_norm=row_norm, first_user=lo, n_users=n_users)
+
+
+def _p_gram(p):
+    return (p.gram(),)
+
+
+def _p_products(p, v, block, n_blocks):
+    return (p.products(v, block, n_blocks),)
+
+
+def _p_sq_norm(p, v):
+    return (p.sq_norm(v),)
+
+
+def _p_step(p, *args):
+    p.step(*args)
+    p.residual()
+    return p
+
+
+def _p_result(p):
+    return p.result()
+
+
+class _Partitions:
+    """Users' rows in partitions of consecutive users, each a `FrankWolfeRows`: here, or held
+    (persisted) on Dask workers; every statistic a sum over partitions, in `tree_sum`'s tree"""
+
+    def __init__(self, parts, shape, nnz, n_iter, row_norm, client):
+        self.parts, self.shape, self.nnz = parts, shape, nnz
+        self.n_iter, self.row_norm, self.client = n_iter, row_norm, client
+
+    def _reduce(self, fn, *args):
+        return map_reduce(self.parts, self.client, fn, *args)[0]
+
+    def residual(self):
+        return self
+
+    def gram(self):
+        return self._reduce(_p_gram)
+
+    def products(self, v, block=0, n_blocks=1):
+        return self._reduce(_p_products, v, block, n_blocks)
+
+    def sq_norm(self, v):
+        return self._reduce(_p_sq_norm, v)
+
+    def step(self, t, v, lam, eta, nuclear_norm, row_norm=1.0):
+        args = (t, v, lam, eta, nuclear_norm, row_norm)
+        if self.client is None:
+            for p in self.parts:
+                q = held(p)
+                _p_step(q, *args)
+                if q is not p:
+                    p.put(q)  # a spilled partition is written back
+        else:
+            c = self.client
+            vf = broadcast(c, v)  # the public direction, once to each worker
+            n = len(self.parts)
+            self.parts = c.map(
+                _p_step,
+                self.parts,
+                *[[a] * n for a in (t, vf, lam, eta, nuclear_norm, row_norm)],
+                pure=False,
+            )
+
+    def result(self):
+        outs = (
+            [_p_result(held(p)) for p in self.parts]
+            if self.client is None
+            else self.client.gather(self.client.map(_p_result, self.parts, pure=False))
+        )
+        return (
+            np.concatenate([o[0] for o in outs]),
+            sum(o[1] for o in outs),
+            sum(o[2] for o in outs),
+        )
+
+
+def _check_part_memory(counts, bounds, nnz, per_rating, src, folder):
+    """Refuse, before the second pass, partitions that would not fit: all of them held here, or
+    with `spill` the largest (one at a time), at `per_rating` bytes a rating"""
+    if src.spread:
+        return
+    if folder is None:
+        check_memory(per_rating * nnz, name="ratings", what=f"the partitions of {nnz:,} ratings")
+        return
+    big = int(np.add.reduceat(counts, bounds[:-1]).max())
+    check_memory(
+        per_rating * big, name="part_ratings", what=f"the largest partition ({big:,} ratings)"
+    )
+
+
+def _user_bounds(counts, per_part):
+    "Starts of consecutive user ranges of about `per_part` ratings each (and the end)"
+    cum, n = np.cumsum(counts), len(counts)
+    k = max(1, math.ceil(int(cum[-1]) / per_part))
+    cuts = np.searchsorted(cum, np.arange(1, k) * (cum[-1] / k)) + 1
+    return np.unique(np.concatenate([[0], np.minimum(cuts, n), [n]])).astype(np.int64)
+
+
+def _build_parts(src, bounds, n_items, first_item, make, args, *, spill=None, users, items=None):
+    """The partitions make(pieces, lo, hi, *args[p]) of the users in [lo, hi) = bounds[p:p + 2]
+    of the ratings `src` (a `sources.Source`), built here chunk by chunk (in the folder `spill`,
+    if given), or on the workers (persisted). Users are looked up in `users` (a `UserIndex`);
+    items are ids, or labels of `items`."""
+    spans = list(zip(bounds[:-1].tolist(), bounds[1:].tolist()))
+    if spill is not None:
+        return _spilled_parts(src, bounds, n_items, first_item, make, args, spill, users, items)
+    if not src.spread:
+        buffers = [[] for _ in spans]
+        for k, chunk in enumerate(src.chunks()):
+            route = _route(chunk, bounds, n_items, first_item, f"chunk {k}", users, items)
+            for p, piece in enumerate(route):
+                if len(piece[0]):
+                    buffers[p].append(piece)
+        parts = []
+        for p, (lo, hi) in enumerate(spans):
+            parts.append(make(buffers[p], lo, hi, *args[p]))
+            buffers[p] = None  # the pieces are freed as their partition is built
+        return parts
+    dask, client = need("dask"), src.client
+    src.workers()  # waits for a worker, bounded
+    inputs = src.parts()
+    keys = None if users is None else dask.delayed(users, pure=True)  # sent once
+    routed = [
+        dask.delayed(_route)(q, bounds, n_items, first_item, f"partition {k}", keys, items)
+        for k, q in enumerate(inputs)
+    ]
+    parts = [
+        dask.delayed(make)([r[p] for r in routed], lo, hi, *args[p])
+        for p, (lo, hi) in enumerate(spans)
+    ]
+    if client is None:
+        return list(dask.compute(*parts))
+    futures = client.compute(parts)  # held on the workers across the global steps
+    need("dask.distributed").wait(futures)
+    for f in futures:
+        if f.status == "error":
+            f.result()  # raises the partition's error here
+    return futures
+
+
+def _spilled_parts(src, bounds, n_items, first_item, make, args, spill, users, items=None):
+    """`_build_parts` through files: each chunk's pieces are written per partition, then each
+    partition is built from its pieces and written, one at a time (memory: a chunk, a partition)"""
+    files = [[] for _ in range(len(bounds) - 1)]
+    for k, chunk in enumerate(src.chunks()):
+        route = _route(chunk, bounds, n_items, first_item, f"chunk {k}", users, items)
+        for p, piece in enumerate(route):
+            if len(piece[0]):
+                files[p].append(spill / f"piece-{p}-{k}.npy")
+                np.save(files[p][-1], np.column_stack(piece))  # ids exact in float64 (< 2^53)
+    parts = []
+    for p, (lo, hi) in enumerate(zip(bounds[:-1].tolist(), bounds[1:].tolist())):
+        pieces = []
+        for f in files[p]:
+            a = np.load(f)
+            pieces.append((a[:, 0].astype(np.int64), a[:, 1].astype(np.int64), a[:, 2]))
+            f.unlink()
+        parts.append(Spilled(spill / f"part-{p}.pkl", make(pieces, lo, hi, *args[p])))
+    return parts
+
+# %% ../nbs/06a_completion.ipynb #where03
+def _prepared(pieces, lo, hi, first, n_items, first_item, n_users, xi, test_fraction, scale, c):
+    """One partition of `complete`: its users' rows (first.. of n_users) prepared where they live:
+    a `test_fraction` held out, at most `xi` kept, centred (`mc.split_ratings`' rule), by coins
+    keyed by user and item (`keyed_uniforms`; c: the key and the users' keys), so that any
+    partitioning holds out the same ratings. Ratings off the stated `scale` are clamped into it"""
+    R, ids = _csr(pieces, n_items, first_item)
+    if scale is not None:
+        np.clip(R.data, scale[0], scale[1], out=R.data)
+    key, keys = c[0], c[1][ids - first]
+    rows = _rows(R)
+    u = keyed_uniforms(key, ORDER_COINS, keys, R.indices, rows)
+    t = keyed_uniforms(key, TEST_COINS, keys, R.indices, rows)
+    sp = split_by(R, lambda k, order=None: u if order is None else t[order], test_fraction, xi)
+    return _Prepared(sp, ids, first, n_users, keys)
+
+
+class _Prepared:
+    """One partition's prepared rows (`_prepared`): the training rows, the means, the held out;
+    the sums of the private subspace over its users (`SubspaceRows`, their coins keyed by the
+    users' keys); the sums and local steps of PGD and SVD after cleansing (`BaselineRows`,
+    holding PGD's state)"""
+
+    def __init__(self, sp, ids, first, n_users, keys):
+        self.sp, self.ids, self.first, self.n_users, self.keys = sp, ids, first, n_users, keys
+        self.sub = self.base = None
+
+    def _rows(self):
+        if self.sub is None:
+            self.sub = SubspaceRows(self.sp.train, user_keys=self.keys)
+        return self.sub
+
+    def _base(self):
+        if self.base is None:
+            T = self.sp.train
+            self.base = BaselineRows(T, first_user=self.first, n_users=self.n_users)
+        return self.base
+
+    def _val(self, val):
+        return val[self.first : self.first + self.sp.train.shape[0]]
+
+    def abs_max(self):
+        T = self.sp.train  # each user's largest |rating| (as `SubspaceRows.abs_max`)
+        return np.maximum.reduceat(np.abs(T.data), T.indptr[:-1])
+
+    def mean_square(self, B):
+        return self._rows().mean_square(B)
+
+    def item_sums(self, B, rms, val):
+        return self._rows().item_sums(B, rms, self._val(val))
+
+    def unit_gram(self, B, c, val):
+        return self._rows().unit_gram(B, c, self._val(val))
+
+    def validation(self, B, c, V, cand, val, key):
+        return self._rows().validation(B, c, V, cand, self._val(val), key=key)
+
+    def local_fits(self, B, c, V, rho, rms=None):
+        return self._rows().local_fits(B, c, V, rho, rms=rms)
+
+    def als_stats(self, B, rms, V, c, rho):
+        return self._rows().als_stats(B, rms, V, c, rho)
+
+    def scaled_gram(self, L):
+        return self._base().scaled_gram(L)
+
+    def pgd_clip(self, step, L):
+        self._base().pgd_clip(step, L)
+
+    def pgd_gram(self):
+        return self._base().pgd_gram()
+
+    def pgd_step(self, Q, scale):
+        self._base().pgd_step(Q, scale)
+
+    def coefficients(self):
+        return self._base().coefficients()
+
+    def cleansing_sums(self, B):
+        return self._base().cleansing_sums(B)
+
+    def cleansing_grams(self, b, B):
+        return self._base().cleansing_grams(b, B)
+
+    def cleansing_fits(self, b, V, ridge):
+        return self._base().cleansing_fits(b, V, ridge)
+
+    def side(self):
+        "(user ids, means, held-out (global user, item, rating), training ratings)"
+        sp = self.sp
+        return (
+            self.ids,
+            sp.user_mean,
+            sp.test_user + self.first,
+            sp.test_item,
+            sp.test_value,
+            (sp.train.nnz),
+        )
+
+    def norms(self):
+        "Each user's training row norm"
+        T = self.sp.train
+        rows = np.repeat(np.arange(T.shape[0]), np.diff(T.indptr))
+        return np.sqrt(np.bincount(rows, T.data**2, minlength=T.shape[0]))
+
+    def held(self, L, n_iter):
+        "Her training rows as `FrankWolfeRows` scaled by L"
+        return FrankWolfeRows(
+            self.sp.train, n_iter=n_iter, row_norm=L, first_user=self.first, n_users=self.n_users
+        )
+
+
+def _q_side(q):
+    return q.side()
+
+
+def _q_call(q, name, *args):
+    "Partition q's `name`(*args), as a tuple of additive parts"
+    out = getattr(q, name)(*args)
+    return out if isinstance(out, tuple) else (out,)
+
+
+def _q_apply(q, name, *args):
+    "Partition q after its local step `name`(*args), which changes its state"
+    getattr(q, name)(*args)
+    return q
+
+
+def _q_norms(q):
+    return q.norms()
+
+
+def _q_held(q, L, n_iter):
+    return q.held(L, n_iter)
+
+
+class _HeldRows:
+    """The prepared partitions, here or on the workers, as a row source of `fit`: the
+    sums of the private subspace and ALS; for Frank-Wolfe the row norms, then the rows scaled by
+    the bound L (once); the sums and local steps of PGD and SVD after cleansing"""
+
+    def __init__(self, parts, shape, client):
+        self.parts, self.shape, self.client = parts, shape, client
+        side = self._map(_q_side)
+        self.user_ids, self.user_mean = (np.concatenate([s[k] for s in side]) for k in (0, 1))
+        self.test = tuple(np.concatenate([s[k] for s in side]) for k in (2, 3, 4))
+        self.nnz = sum(s[5] for s in side)
+
+    def _map(self, fn, *args):
+        if self.client is None:
+            return [fn(held(p), *args) for p in self.parts]
+        c, n = self.client, len(self.parts)
+        args = [broadcast(c, a) for a in args]
+        return c.gather(c.map(fn, self.parts, *[[a] * n for a in args], pure=False))
+
+    def _total(self, name, *args):
+        "The sum over the partitions of each one's `name`(*args), in `tree_sum`'s tree"
+        out = map_reduce(self.parts, self.client, _q_call, name, *args)
+        return out if len(out) > 1 else out[0]
+
+    def _joined(self, name, *args):
+        "Each partition's `name`(*args), one row per user, in the users' order"
+        return np.concatenate([o[0] for o in self._map(_q_call, name, *args)])
+
+    def _apply(self, name, *args):
+        """Each partition's local step `name`(*args), which changes its state: here (a spilled
+        partition written back) or on the workers, whose futures then hold the stepped partitions"""
+        if self.client is None:
+            for p in self.parts:
+                q = _q_apply(held(p), name, *args)
+                if q is not p:
+                    p.put(q)
+            return
+        c, n = self.client, len(self.parts)
+        args = [broadcast(c, a) for a in args]
+        self.parts = c.map(_q_apply, self.parts, *[[a] * n for a in (name, *args)], pure=False)
+
+    # the sums of the private subspace (`SubspaceRows`), over the partitions
+    def held_bytes(self):
+        return 8 * self.shape[0] * (max(RANKS) + 2)  # the users' fits, gathered here
+
+    def abs_max(self):
+        return self._joined("abs_max")
+
+    def mean_square(self, B):
+        return self._total("mean_square", B)
+
+    def item_sums(self, B, rms, val):
+        return self._total("item_sums", B, rms, val)
+
+    def unit_gram(self, B, c, val):
+        return self._total("unit_gram", B, c, val)
+
+    def validation(self, B, c, V, cand, val, *, key):
+        return self._total("validation", B, c, V, cand, val, key)
+
+    def local_fits(self, B, c, V, rho, rms=None):
+        return self._joined("local_fits", B, c, V, rho, rms)
+
+    def als_stats(self, B, rms, V, c, rho):
+        return self._total("als_stats", B, rms, V, c, rho)
+
+    def row_norms(self):
+        return np.concatenate(self._map(_q_norms))
+
+    # PGD and SVD after cleansing (`BaselineRows`), over the partitions
+    def scaled_gram(self, row_norm):
+        return self._total("scaled_gram", row_norm)
+
+    def pgd_clip(self, step, row_norm):
+        self._apply("pgd_clip", step, row_norm)
+
+    def pgd_gram(self):
+        return self._total("pgd_gram")
+
+    def pgd_step(self, Q, scale):
+        self._apply("pgd_step", Q, scale)
+
+    def coefficients(self):
+        return self._joined("coefficients")
+
+    def cleansing_sums(self, row_norm):
+        return self._total("cleansing_sums", row_norm)
+
+    def cleansing_grams(self, b, row_norm):
+        return self._total("cleansing_grams", b, row_norm)
+
+    def cleansing_fits(self, b, V, ridge):
+        return self._joined("cleansing_fits", b, V, ridge)
+
+    def held(self, row_norm, n_iter):
+        if self.parts is None:
+            raise RuntimeError("the prepared rows were scaled once already")
+        L, n = float(row_norm), len(self.parts)
+        if self.client is None:
+            parts = [_q_held(held(p), L, n_iter) for p in self.parts]
+            for k, p in enumerate(self.parts):
+                if isinstance(p, Spilled):  # the scaled rows replace the prepared ones
+                    parts[k] = Spilled(p.path.with_suffix(".rows"), parts[k])
+                    p.path.unlink()
+        else:
+            parts = self.client.map(_q_held, self.parts, [L] * n, [n_iter] * n, pure=False)
+            need("dask.distributed").wait(parts)
+        self.parts = None  # the prepared rows are freed (on the workers too)
+        return _Partitions(parts, self.shape, self.nnz, n_iter, L, self.client)
+
 # %% ../nbs/06a_completion.ipynb #bd7c096f4dcf400fbdceb075ef31fca3
 def complete(
-    ratings: sparse.sparray,  # users x items, scipy.sparse (raw); columns: the item universe
+    ratings: object,  # users x items scipy.sparse, a `Ratings` table, or (user, item, rating) rows
     *,
-    epsilon: float,  # joint-DP epsilon, per user (whole row)
-    delta: float,  # joint-DP delta, in (0, 1)
+    epsilon: float,  # joint-DP epsilon, per user (whole row), in total
+    delta: float,  # joint-DP delta, in (0, 1), in total
     estimator: str = "auto",  # "auto" (DEFAULT_ESTIMATOR) or one of ESTIMATORS
     rating_range: tuple[float, float] | None = None,  # (lo, hi) of the scale; None: private bound
     max_per_user: int = 80,  # xi: training ratings kept per user
     evaluate: bool = False,  # also hold out ratings and report a (non-private) test RMSE
     test_fraction: float = 0.01,  # with `evaluate`: the fraction of ratings held out
+    n_items: int | None = None,  # rows: the item universe (public), ids first_item..
+    items: object = None,  # rows: or the item labels (public), in id order
+    first_item: int = 0,  # rows: the id of the first item (1 for MovieLens' files)
     progress: Callable[[str, float], None] | None = None,  # progress(stage, fraction done)
     noise: str | None = None,  # "fast", "exact" or None (`privrank.core.noise_mode()`)
-    rng: np.random.Generator | int | None = None,
+    rng: np.random.Generator | int | None = None,  # the central noise and the keyed coins
+    columns: list | None = None,  # columns of a file: user, item, rating; None: all
+    chunk_rows: int | None = None,  # rows per chunk read here; None: CHUNK_ENTRIES / 3
+    client: object = None,  # a dask.distributed Client: the rows live on its workers
+    spill: str | Path | None = None,  # a folder: the partitions live in files there
+    part_ratings: int | None = None,  # ratings per partition; None: CHUNK_ENTRIES
     **options: object,  # the estimator's own settings (OPTIONS); those not given: chosen privately
 ) -> Completion:  # the private fit; `diagnostics` hold the estimator's reason and the ledger
-    """Private matrix completion in one call: centre each user's ratings, keep at most
-    `max_per_user`, choose every bound privately (or from `rating_range`) and fit `estimator`;
-    (epsilon, delta)-joint DP per user, in total. With `evaluate=True` ratings are held out first
-    and `evaluation` holds the (non-private) test RMSE. Ratings outside `rating_range` are
-    clamped into it. Refuses an unknown estimator, options it does not take, and what the
-    estimator refuses."""
+    """Private matrix completion in one call, from ratings wherever they are: centre each user's
+    ratings, keep at most `max_per_user`, choose every bound privately (or from `rating_range`)
+    and fit `estimator`; (epsilon, delta)-joint DP per user, in total. With `evaluate=True`
+    ratings are held out first and `evaluation` holds the (non-private) test RMSE.
+
+    `ratings` is a users x items scipy.sparse matrix (every row a user with a rating; the
+    columns the item universe), a `Ratings` table, or (user, item, rating) rows from any source:
+    an array, a data frame, a .csv or .parquet path, a list of chunks, a Dask collection, or the
+    rows of a cluster's workers with `client`. Rows name users by any labels and items by ids of
+    the public universe `n_items` (from `first_item`) or by labels of the catalogue `items`; one
+    rating per (user, item). The users' rows are prepared where they live, in partitions of
+    consecutive users (in files with `spill`, one at a time in memory; on the workers with a
+    client); the coins that hold ratings out are keyed by user and item, so every source of the
+    same ratings gives the same release for the same seed. Ratings outside `rating_range` are
+    clamped into it. Refuses an unknown estimator, options it does not take, a user with more
+    ratings than items (before reading the ratings again), and what the estimator refuses."""
     epsilon, delta, rng, mode = (
         check_epsilon(epsilon, scalar=True),
         check_delta(delta, positive=True),
@@ -984,50 +1585,150 @@ def complete(
         )
     if not (_is_real(test_fraction) and 0 <= test_fraction < 1):
         raise ValueError(f"`test_fraction` must be a number in [0, 1); got {test_fraction!r}")
+    scale = check_rating_range(rating_range)
     xi = check_int(max_per_user, name="max_per_user", minimum=1)
-    ratings, width = _check_range(rating_range, check_ratings(ratings))
     t0 = time.perf_counter()
-    sp = split_ratings(
-        ratings, test_fraction=test_fraction if evaluate else 0.0, max_per_user=xi, rng=rng
+    data, vocab, n_items, first_item = _rating_source(ratings, n_items, items, first_item, client)
+    per_part = (
+        CHUNK_ENTRIES
+        if part_ratings is None
+        else check_int(part_ratings, name="part_ratings", minimum=1)
     )
-    m, nnz = sp.train.shape[0], sp.train.nnz + len(sp.test_value)
-    if evaluate and len(sp.test_value) == 0:
+    source = Source(data, name="ratings", columns=columns, chunk_rows=chunk_rows, client=client)
+    _tick(progress, "counting", 0.0)
+    uc, ic = source.reduce(_rating_counts, first_item, vocab, exact=True)
+    top = int(ic.index().keys[-1])
+    if top >= n_items:
         raise ValueError(
-            f"`test_fraction` = {test_fraction} held out none of the {nnz} ratings of {m} "
-            f"users (a user's only training rating is never held out, so at most {nnz - m} can "
-            "be); the test RMSE needs a held-out rating: raise `test_fraction` or use more ratings"
+            f"`ratings`: item ids must be in {first_item}..{first_item + n_items - 1}; got "
+            f"{top + first_item}"
         )
-    res = fit(
-        sp.train,
-        estimator=name,
-        epsilon=epsilon,
-        delta=delta,
-        max_per_user=xi,
-        rating_bound=width,
-        user_mean=sp.user_mean,
-        noise=mode,
-        rng=rng,
-        progress=progress,
-        **options,
-    )
+    users = uc.index()  # the rows: the users in the order of their ids, else of their keys
+    _check_counts(users, n_items)
+    counts = users.counts
+    n_users, nnz = len(users), int(counts.sum())
+    key, ukeys = coin_key(rng), np.concatenate([users.keys.astype(np.uint64), users.big])
+    with spilling(spill, client, ratings) as folder:
+        bounds = _user_bounds(counts, per_part)
+        _check_part_memory(counts, bounds, nnz, 64, source, folder)
+        tf = float(test_fraction) if evaluate else 0.0
+        args = [
+            (int(lo), n_items, first_item, n_users, xi, tf, scale, (key, ukeys[lo:hi]))
+            for lo, hi in zip(bounds[:-1], bounds[1:])
+        ]  # each partition: its users' keys
+        _tick(progress, "partitions", 0.02)
+        with _named_duplicates(users):
+            parts = _build_parts(
+                source,
+                bounds,
+                n_items,
+                first_item,
+                _prepared,
+                args,
+                spill=folder,
+                users=users,
+                items=vocab,
+            )
+        src = _HeldRows(parts, (n_users, n_items), client)
+        if evaluate and len(src.test[2]) == 0:
+            raise ValueError(
+                f"`test_fraction` = {test_fraction} held out none of the {nnz} ratings of "
+                f"{n_users} users (a user's only training rating is never held out, so at most "
+                f"{nnz - n_users} can be); the test RMSE needs a held-out rating: raise "
+                "`test_fraction` or use more ratings"
+            )
+        res = fit(
+            src,
+            estimator=name,
+            epsilon=epsilon,
+            delta=delta,
+            max_per_user=xi,
+            rating_bound=None if scale is None else scale[1] - scale[0],
+            user_mean=src.user_mean,
+            noise=mode,
+            rng=rng,
+            progress=progress,
+            **options,
+        )
     _tick(progress, "done", 1.0)
-    reason = DEFAULT_REASON if estimator == "auto" else f"estimator {name!r} was asked for"
-    diag = dict(res.diagnostics, estimator=name, reason=reason, seconds=time.perf_counter() - t0)
+    diag = dict(
+        res.diagnostics,
+        estimator=name,
+        reason=DEFAULT_REASON if estimator == "auto" else f"estimator {name!r} was asked for",
+        partitions=len(bounds) - 1,
+        user_ids=users.labels[src.user_ids],
+        seconds=time.perf_counter() - t0,
+    )
     out = replace(
         res, params=res.params | dict(max_per_user=xi, rating_range=rating_range), diagnostics=diag
     )
     if not evaluate:
         return out
-    base = float(np.sqrt(np.mean((sp.user_mean[sp.test_user] - sp.test_value) ** 2)))
+    tu, ti, tv = src.test
     ev = dict(
         private=False,
         note=EVALUATION_NOTE,
-        test_rmse=out.rmse(sp),
-        baseline_rmse_user_mean=base,
-        n_test=int(len(sp.test_value)),
+        test_rmse=float(np.sqrt(np.mean((out.predict_entries(tu, ti) - tv) ** 2))),
+        baseline_rmse_user_mean=float(np.sqrt(np.mean((src.user_mean[tu] - tv) ** 2))),
+        n_test=int(len(tv)),
         test_fraction=float(test_fraction),
     )
     return replace(out, evaluation=ev)
+
+
+def _rating_source(ratings, n_items, items, first_item, client=None):
+    """(rows for `Source`, the item catalogue or None, n_items, first_item) of what `complete`
+    takes: a sparse matrix (checked: its rows the users, its columns the items), a `Ratings`
+    table (its users' labels, its columns the items), else rows with `n_items` or `items`"""
+    first_item = check_int(first_item, name="first_item", minimum=0)
+    table = hasattr(ratings, "item_ids") and hasattr(ratings, "user_ids")
+    if (sparse.issparse(ratings) or table) and client is not None:
+        raise TypeError(
+            "`ratings`: a scipy.sparse matrix is read here, chunk by chunk, not by a cluster's "
+            "workers: leave `client` out, or pass the workers its (user, item, rating) rows"
+        )
+    if sparse.issparse(ratings) or table:
+        R = check_ratings(ratings.ratings if table else ratings)
+        if items is not None or first_item or n_items not in (None, R.shape[1]):
+            raise TypeError(
+                "`ratings` is a matrix: its columns are the items (leave out `items`, "
+                f"`first_item`, and `n_items` or give its {R.shape[1]} columns)"
+            )
+        labels = np.asarray(ratings.user_ids) if table else None
+        return _matrix_rows(R, labels), None, R.shape[1], 0
+    vocab = None if items is None else Items(items)
+    if (
+        vocab is not None
+        and n_items is not None
+        and check_int(n_items, name="n_items") != len(vocab)
+    ):
+        raise ValueError(
+            f"`n_items` ({n_items}) must be len(items) ({len(vocab)}) when both are given"
+        )
+    if vocab is None and n_items is None:
+        raise TypeError(
+            "`ratings` as (user, item, rating) rows need the public item universe: give "
+            "`n_items` (ids) or `items` (labels); or pass a users x items scipy.sparse matrix"
+        )
+    n = len(vocab) if vocab is not None else n_items
+    n = check_int(n, name="n_items", minimum=1, maximum=rr.MAX_ITEMS)
+    return ratings, vocab, n, 0 if vocab is not None else first_item
+
+
+def _matrix_rows(R, labels=None):
+    """A checked CSR matrix as (user, item, rating) rows, read in chunks: users its rows, or
+    their `labels`"""
+    if labels is None:
+        return R
+    rows = np.repeat(np.arange(R.shape[0]), np.diff(R.indptr))
+
+    def chunks():
+        step = CHUNK_ENTRIES // 3
+        for s in range(0, max(R.nnz, 1), step):
+            e = min(s + step, R.nnz)
+            yield Chunk([labels[rows[s:e]], R.indices[s:e].astype(np.int64), R.data[s:e]])
+
+    return chunks
 
 
 def _fw_ledger(res, label):
@@ -1068,8 +1769,8 @@ def fit(
     """`complete`'s fitting step on its own: `estimator` on training rows already centred and
     sampled (`split_ratings`), each bound it is not given chosen privately first, inside the
     budget; (epsilon, delta)-joint DP per user in total, by basic composition. `train` is a
-    scipy.sparse matrix or a row source held elsewhere (`privrank.scale`): for the subspace and
-    ALS an object with `SubspaceRows`' methods, for Frank-Wolfe one with `shape`, `nnz`,
+    scipy.sparse matrix or a row source held elsewhere (`complete`'s partitions): for the subspace
+    and ALS an object with `SubspaceRows`' methods, for Frank-Wolfe one with `shape`, `nnz`,
     `row_norms()` and `held(row_norm, n_iter)` (rows as `mc.private_frank_wolfe` takes them), for
     PGD and cleansing one with `mc.BaselineRows`' methods. Refuses an unknown estimator, options it
     does not take, and what the estimator refuses."""
@@ -1158,6 +1859,11 @@ def _fit_frank_wolfe(
     row_norm=None,
     n_iter=10,
     solver=None,
+    oja_iter=30,
+    oja_blocks=1,
+    accountant="auto",
+    schedule="constant",
+    step="1/T",
     user_mean,
     noise,
     rng,
@@ -1182,6 +1888,8 @@ def _fit_frank_wolfe(
         return store[L]
 
     o = dict(nuclear_norm=nuclear_norm, row_norm=row_norm, n_iter=n_iter, solver=solver)
+    o |= dict(oja_iter=oja_iter, oja_blocks=oja_blocks, accountant=accountant)
+    o |= dict(schedule=schedule, step=step)
     led, e_used, d_used = [], 0.0, 0.0
     if row_norm is None or nuclear_norm is None:
         _tick(progress, "private bounds", 0.05)

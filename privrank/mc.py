@@ -467,10 +467,17 @@ def split_ratings(
         raise TypeError(f"`center` must be True or False; got {type(center).__name__} {center!r}")
     if not (_is_real(test_fraction) and 0 <= test_fraction < 1):
         raise ValueError(f"`test_fraction` must be a number in [0, 1); got {test_fraction!r}")
+    return split_by(R, lambda k, order=None: rng.random(k), test_fraction, xi, center)
+
+# %% ../nbs/06_private_fw.ipynb #splitby1
+def split_by(R, uniforms, test_fraction, xi, center=True):
+    """`split_ratings` of checked CSR rows R, its coins from uniforms(k, order): first the
+    entries' own uniforms (k = 0, order None: a random order within each row), then the hold-out
+    coins of the entries in that order (k = 1)"""
     rows = _row_ids(R)  # non-decreasing (CSR)
-    order = _row_order(rows, rng.random(R.nnz), R.shape[0])  # a random order within each row
+    order = _row_order(rows, uniforms(R.nnz), R.shape[0])  # a random order within each row
     start = R.indptr[rows]  # rows[order] == rows
-    test = (np.arange(R.nnz) > start) & (rng.random(R.nnz) < test_fraction)
+    test = (np.arange(R.nnz) > start) & (uniforms(R.nnz, order) < test_fraction)
     before = np.cumsum(~test) - ~test  # training entries before this one (in row order)
     train = ~test & (before - before[start] < xi)
     cnt = np.bincount(rows[train], minlength=R.shape[0])
@@ -654,7 +661,7 @@ def _is_baseline(A):
 
 def _is_rows(A):
     """Whether A is users' rows behind the operations of a global step (`FrankWolfeRows`, or
-    `privrank.scale`'s partitions of them) rather than a sparse matrix"""
+    `complete`'s partitions of them (06a)) rather than a sparse matrix"""
     return hasattr(A, "gram") and hasattr(A, "products") and hasattr(A, "sq_norm")
 
 
@@ -1012,7 +1019,7 @@ class FrankWolfeRows:
     methods are the only ways a global step touches the data: the Gram matrix of the residuals,
     the products A_B^T (A_B v) of a row block B, ||A v||^2 (each a sum over users, so blocks
     add), and the users' local update from a public direction. `private_frank_wolfe` runs one
-    over all users; `privrank.scale` one per partition, on the workers."""
+    over all users; `complete` one per partition, on the workers (06a)."""
 
     def __init__(
         self,
@@ -1739,7 +1746,7 @@ class BaselineRows:
     send them) and their local state in the two baselines, private PGD and SVD after cleansing.
     Its methods are the only ways a release touches the data: each statistic a sum over the
     block's users (so blocks add), each local step a user's own, from public values.
-    `private_pgd` and `private_svd_cleansing` run on one over all users; `privrank.scale` on one
+    `private_pgd` and `private_svd_cleansing` run on one over all users; `complete` (06a) on one
     per partition, on the workers."""
 
     def __init__(
@@ -1945,7 +1952,7 @@ def _pgd(
 # %% ../nbs/06_private_fw.ipynb #6020c3ef
 def private_pgd(
     ratings: object,  # users x items, scipy.sparse (rows as the users send them, centred) or rows
-    # held elsewhere (`BaselineRows`' operations: one per partition in `privrank.scale`)
+    # held elsewhere (`BaselineRows`' operations: one per partition in `complete`, 06a)
     *,
     epsilon: float,  # joint-DP epsilon, per user (whole row)
     delta: float,  # joint-DP delta, in (0, 1)
@@ -2087,7 +2094,7 @@ def _cleansing_releases(R, row_norm, sig, beta_items, rng, mode="fast", grids=(N
 # %% ../nbs/06_private_fw.ipynb #171a29fb
 def private_svd_cleansing(
     ratings: object,  # users x items, scipy.sparse (rows centred by their users) or rows held
-    # elsewhere (`BaselineRows`' operations: one per partition in `privrank.scale`)
+    # elsewhere (`BaselineRows`' operations: one per partition in `complete`, 06a)
     *,
     epsilon: float,  # joint-DP epsilon, per user (whole row)
     delta: float,  # joint-DP delta, in (0, 1)

@@ -249,7 +249,7 @@ def _raw_chunks(source, chunk_rows, columns):
     if is_dask(source):
         raise TypeError(
             "`source`: a Dask collection is read by its partitions; pass it as is to "
-            "the functions of privrank.scale"
+            "an entry point (`dp_borda_aggregate`, `complete`, ...)"
         )
     if isinstance(source, (str, Path)):
         yield from _file_chunks(Path(source), chunk_rows, columns)

@@ -26,7 +26,6 @@ from privrank import (  # noqa: E402
     kemeny,
     mc,
     rr,
-    scale,
     sources,
     tree,
 )
@@ -86,15 +85,6 @@ RECORDS = {
             tree.position_histograms(R), n_voters=len(R), epsilon=1.0, rng=0
         )
     ),
-    "scale.private_frank_wolfe": lambda: scale.private_frank_wolfe(
-        np.column_stack([RAT.tocoo().row, RAT.tocoo().col, RAT.tocoo().data]),
-        epsilon=1.0,
-        delta=1e-6,
-        nuclear_norm=1.0,
-        n_iter=2,
-        row_norm=1.0,
-        rng=0,
-    ),
     "btl.dp_btl_aggregate, rows": lambda: btl.dp_btl_aggregate(
         np.column_stack([I, J, USER]), n_items=5, epsilon=1.0, rng=0
     ),
@@ -124,7 +114,7 @@ RECORDS = {
     "completion.fit(pgd)": lambda: completion.fit(
         RAT, estimator="pgd", epsilon=1.0, delta=1e-6, rng=0
     ),
-    "scale.complete": lambda: scale.complete(
+    "complete, rows": lambda: completion.complete(
         np.column_stack([RAT.tocoo().row, RAT.tocoo().col, RAT.tocoo().data]),
         epsilon=1.0,
         delta=1e-6,
@@ -140,7 +130,7 @@ RAW = {  # spend privacy but return the raw draws (arrays) a mechanism is built 
 def _spenders():
     "Public callables of every module whose signature takes `epsilon` and `rng`"
     out = set()
-    for mod in (core, rr, btl, tree, footrule, kemeny, mc, datasets, audit, scale, cli):
+    for mod in (core, rr, btl, tree, footrule, kemeny, mc, datasets, audit, cli):
         for name in mod.__all__:
             f = getattr(mod, name)
             if not callable(f) or inspect.isclass(f):
@@ -191,7 +181,6 @@ MODULES = (
     datasets,
     audit,
     auto,
-    scale,
     cli,
 )
 # parameter names that the rule replaced: old name -> the name to use
@@ -215,15 +204,6 @@ NEEDS_DELTA = {
     "mc.private_frank_wolfe": lambda d: mc.private_frank_wolfe(
         RAT, epsilon=1.0, delta=d, nuclear_norm=1.0, n_iter=2, row_norm=1.0, rng=0
     ),
-    "scale.private_frank_wolfe": lambda d: scale.private_frank_wolfe(
-        np.column_stack([RAT.tocoo().row, RAT.tocoo().col, RAT.tocoo().data]),
-        epsilon=1.0,
-        delta=d,
-        nuclear_norm=1.0,
-        n_iter=2,
-        row_norm=1.0,
-        rng=0,
-    ),
     "mc.private_pgd": lambda d: mc.private_pgd(
         RAT, epsilon=1.0, delta=d, nuclear_norm=1.0, n_iter=2, row_norm=1.0, rng=0
     ),
@@ -237,13 +217,6 @@ NEEDS_DELTA = {
     "completion.complete": lambda d: completion.complete(RAT, epsilon=1.0, delta=d, rng=0),
     "completion.fit": lambda d: completion.fit(
         RAT, estimator="frank-wolfe", epsilon=1.0, delta=d, rng=0
-    ),
-    "scale.complete": lambda d: scale.complete(
-        np.column_stack([RAT.tocoo().row, RAT.tocoo().col, RAT.tocoo().data]),
-        epsilon=1.0,
-        delta=d,
-        n_items=RAT.shape[1],
-        rng=0,
     ),
 }
 # every `<method>_aggregate(ranks)` runs on R, BTL's on the comparisons R implies

@@ -49,7 +49,6 @@ from privrank import (
     kemeny,
     mc,
     rr,
-    scale,
     sources,
     tree,
 )
@@ -2653,26 +2652,6 @@ CALLS = {
     sources: {
         "iter_chunks": lambda a: list(sources.iter_chunks(a(RO_R), chunk_rows=5)),
     },
-    scale: {
-        "private_frank_wolfe": lambda a: scale.private_frank_wolfe(
-            a(np.array([[0, 0, 1.0], [0, 1, 2.0], [1, 1, 3.0], [2, 0, -1.0]])),
-            epsilon=1.0,
-            delta=1e-6,
-            nuclear_norm=1.0,
-            n_iter=2,
-            row_norm=1.0,
-            rng=0,
-            chunk_rows=2,
-        ),
-        "complete": lambda a: scale.complete(
-            a(np.array([[0, 0, 1.0], [0, 1, 2.0], [1, 1, 3.0], [2, 0, -1.0]])),
-            epsilon=1.0,
-            delta=1e-6,
-            n_items=2,
-            rng=0,
-            chunk_rows=2,
-        ),
-    },
     auto: {
         "dp_aggregate": lambda a: auto.dp_aggregate(a(RO_R), epsilon=1.0, rng=0),
     },
@@ -2800,7 +2779,6 @@ CALLS = {
 }
 NO_ARRAYS = {  # public functions that take no array argument (nothing to modify)
     sources: set(),
-    scale: {"RankStatistics"},
     auto: {"choose_aggregator", "Choice"},
     core: {
         "check_delta",

@@ -170,6 +170,8 @@ def _calls(R):
         sp.train, epsilon=1.0, delta=1e-6, nuclear_norm=2.0, n_iter=2, row_norm=2.0, rng=0
     )
     users, items = np.array([0, 1]), np.array([1, 0])
+    coo = sparse.coo_array(R)
+    rows = np.column_stack([coo.row, coo.col, coo.data])  # the same ratings as (u, i, r) rows
     kw = dict(epsilon=1.0, delta=1e-6)
     fw, pgd, cl = (
         dict(nuclear_norm=2.0, n_iter=2, row_norm=2.0),
@@ -231,6 +233,11 @@ def _calls(R):
             "complete/evaluate",
             lambda: completion.complete(R, **kw, evaluate=True, test_fraction=0.3, rng=0),
             (R,),
+        ),
+        (
+            "complete/rows",
+            lambda: completion.complete(rows, **kw, n_items=R.shape[1], spill=None, rng=0),
+            (rows,),
         ),
         ("truncated_svd", lambda: mc.truncated_svd(R, 1, user_mean=um), (R, um)),
         (

@@ -18,7 +18,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import privrank as pr
-from privrank import completion, core, mc, scale, sources
+from privrank import core, sources
 
 pa = pytest.importorskip("pyarrow")
 pq = pytest.importorskip("pyarrow.parquet")
@@ -290,45 +290,47 @@ FW = dict(epsilon=1.0, delta=1e-6, nuclear_norm=1_500.0, n_iter=4, row_norm=8.0)
 def test_completion_on_two_worker_processes_is_the_in_memory_answer(solver, client, tmp_path):
     t = _ratings()
     R = sp.csr_array((t[:, 2], (t[:, 0].astype(int), t[:, 1].astype(int))), shape=(1_500, 30))
-    kw = dict(FW, solver=solver, oja_iter=3, oja_blocks=2)
-    g_mem, g_one, g_dask = (np.random.default_rng(5) for _ in range(3))
-    mem = pr.mc.private_frank_wolfe(R, **kw, rng=g_mem)
-    one = scale.private_frank_wolfe(np.array_split(t, 4), **kw, rng=g_one)
+    kw = dict(FW, estimator="frank-wolfe", solver=solver, oja_iter=3, oja_blocks=2, rng=5)
+    kw |= dict(max_per_user=30, evaluate=True, test_fraction=0.05)
+    mem = pr.complete(R, **kw)
+    one = pr.complete(np.array_split(t, 4), **kw, n_items=30)
     path = tmp_path / "ratings.parquet"
     pq.write_table(
         pa.table({"u": t[:, 0].astype(np.int32), "i": t[:, 1], "r": t[:, 2]}),
         path,
         row_group_size=2_000,
     )
-    many = scale.private_frank_wolfe(path, **kw, part_ratings=2_500, rng=6)
-    there = scale.private_frank_wolfe(path, **kw, part_ratings=2_500, rng=6, client=client)
-    dask_one = scale.private_frank_wolfe(path, **kw, rng=g_dask, client=client)
-    # one partition: 06's floats; on the workers: the same partitioning's floats
+    many = pr.complete(path, **kw, n_items=30, part_ratings=2_500)
+    there = pr.complete(path, **kw, n_items=30, part_ratings=2_500, client=client)
+    dask_one = pr.complete(path, **kw, n_items=30, client=client)
+    # one partition: the sparse matrix's floats; on the workers: the same partitioning's floats
     assert np.array_equal(one.coef, mem.coef) and np.array_equal(one.factors, mem.factors)
     assert np.array_equal(dask_one.coef, mem.coef) and np.array_equal(dask_one.factors, mem.factors)
     assert many.diagnostics["partitions"] == 5
     assert np.array_equal(there.coef, many.coef) and np.array_equal(there.factors, many.factors)
+    # five partitions: the same held-out ratings (keyed coins), the fit to rounding
+    assert abs(many.evaluation["test_rmse"] - mem.evaluation["test_rmse"]) <= 1e-9
+    assert many.evaluation["n_test"] == mem.evaluation["n_test"]
     # the accounting is unchanged: the same record, noise std and number of draws
     for r in (one, dask_one, there):
         assert (r.epsilon, r.delta, r.privacy_unit, r.model) == (1.0, 1e-6, "user", "joint")
         np.testing.assert_array_equal(r.sigma, mem.sigma)
         np.testing.assert_array_equal(r.noise_multiplier, mem.noise_multiplier)
-    assert g_mem.bit_generator.state == g_one.bit_generator.state == g_dask.bit_generator.state
 
 
 def test_completion_refuses_bad_ratings_by_name():
     t = _ratings(200, 10, 3)
+    fw = dict(FW, estimator="frank-wolfe", n_items=10)
     for bad, text in [
         (t[:, :2], "3 columns"),
-        (t + [0.5, 0, 0], "integers or text; got"),
-        (t[t[:, 0] != 7], "no rating"),
+        (t + [0, 0.5, 0], "item ids"),
         (np.vstack([t, t[:1]]), "more than once"),
         (np.where(np.arange(3) == 2, np.nan, t), "NaN"),
     ]:
         with pytest.raises((TypeError, ValueError), match="ratings"):
-            scale.private_frank_wolfe(bad, **FW)
+            pr.complete(bad, **fw)
         with pytest.raises((TypeError, ValueError), match=text):
-            scale.private_frank_wolfe(bad, **FW)
+            pr.complete(bad, **fw)
 
 
 # completion in one call: prepared where the rows live, the bounds private, on the workers
@@ -353,10 +355,10 @@ def test_complete_on_two_worker_processes_is_the_local_answer(how, client, tmp_p
     )
     kw = dict(epsilon=2.0, delta=1e-6, n_items=25, first_item=1, max_per_user=6, **how)
     kw |= dict(evaluate=True, test_fraction=0.1, part_ratings=2_000, rng=3)
-    here = scale.complete(path, **kw)
-    there = scale.complete(path, **kw, client=client)
+    here = pr.complete(path, **kw)
+    there = pr.complete(path, **kw, client=client)
     frame = dd.from_pandas(pd.DataFrame(t + [0, 1, 0], columns=["u", "i", "r"]), npartitions=3)
-    framed = scale.complete(frame, **kw, client=client)
+    framed = pr.complete(frame, **kw, client=client)
     for r in (there, framed):
         assert np.array_equal(r.coef, here.coef) and np.array_equal(r.factors, here.factors)
         assert (
@@ -375,8 +377,8 @@ def test_complete_on_two_worker_processes_is_the_local_answer(how, client, tmp_p
         row_group_size=1_500,
     )
     assert (np.abs(t[:, 2]) > 1).mean() > 0.2
-    off = scale.complete(path, **kw, rating_range=(-1, 1), client=client)
-    on = scale.complete(clamped, **kw, rating_range=(-1, 1))
+    off = pr.complete(path, **kw, rating_range=(-1, 1), client=client)
+    on = pr.complete(clamped, **kw, rating_range=(-1, 1))
     assert np.array_equal(off.coef, on.coef) and np.array_equal(off.factors, on.factors)
 
 
@@ -391,35 +393,37 @@ def _assert_params_close(a, b, rtol=1e-9):
 
 
 @pytest.mark.parametrize(
-    "how", [{"estimator": "pgd", "n_iter": 4, "step": 1.0}, {"estimator": "cleansing", "rank": 2}]
+    "how",
+    [
+        {"estimator": "pgd", "n_iter": 4, "step": 1.0, "row_norm": 10.0, "nuclear_norm": 3e3},
+        {"estimator": "cleansing", "rank": 2},
+    ],
 )
 @pytest.mark.parametrize("noise", ["fast", "exact"])
 def test_pgd_and_cleansing_over_partitions_are_the_in_memory_fit(how, noise, tmp_path):
     t = _ratings(1_500, 20, 8, seed=6)
     R = sp.csr_array((t[:, 2], (t[:, 0].astype(int), t[:, 1].astype(int))), shape=(1_500, 20))
     kw = dict(epsilon=4.0, delta=1e-6, max_per_user=8, noise=noise, **how)
-    g = np.random.default_rng(2)  # one partition: the in-memory pipeline, bit for bit
-    split = mc.split_ratings(R, test_fraction=0.1, max_per_user=8, rng=g.spawn(1)[0])
-    mem = completion.fit(split.train, **kw, user_mean=split.user_mean, rng=g)
-    one = scale.complete(t, **kw, n_items=20, evaluate=True, test_fraction=0.1, rng=2)
+    # one partition: the sparse matrix's fit, bit for bit
+    mem = pr.complete(R, **kw, evaluate=True, test_fraction=0.1, rng=2)
+    one = pr.complete(t, **kw, n_items=20, evaluate=True, test_fraction=0.1, rng=2)
     assert np.array_equal(one.coef, mem.coef) and np.array_equal(one.factors, mem.factors)
     assert one.diagnostics["ledger"] == mem.diagnostics["ledger"]
-    assert one.evaluation["test_rmse"] == mem.rmse(split)
-    full = mc.split_ratings(R, test_fraction=0.0, max_per_user=8, rng=0)  # every rating kept
-    mem = completion.fit(full.train, **kw, user_mean=full.user_mean, rng=5)
-    parts = scale.complete(t, **kw, n_items=20, part_ratings=1_000, rng=5)
+    assert one.evaluation == mem.evaluation
+    mem = pr.complete(R, **kw, rng=5)
+    parts = pr.complete(t, **kw, n_items=20, part_ratings=1_000, rng=5)
     assert parts.diagnostics["partitions"] == 12
     # sums over 12 partitions in another order: the same numbers within 1e-9 (12's claim), not
     # bit for bit (BLAS kernels differ by CPU)
     assert np.allclose(parts.sigma, mem.sigma, rtol=1e-9, atol=0)
-    _assert_params_close(parts.params, {**mem.params, "max_per_user": 8, "rating_range": None})
+    _assert_params_close(parts.params, mem.params)
     u, i = t[:, 0].astype(int), t[:, 1].astype(int)
     fit_m, fit_p = (r.predict_entries(u, i) - r.user_mean[u] for r in (mem, parts))
     assert np.abs(fit_m).max() > 0.05  # the estimator moved off the users' means
     assert np.abs(fit_p - fit_m).max() <= 1e-9 * np.abs(fit_m).max()
     spill = tmp_path / "spill"
     spill.mkdir()
-    spilled = scale.complete(t, **kw, n_items=20, part_ratings=1_000, rng=5, spill=spill)
+    spilled = pr.complete(t, **kw, n_items=20, part_ratings=1_000, rng=5, spill=spill)
     assert np.array_equal(spilled.coef, parts.coef) and list(spill.iterdir()) == []
 
 
@@ -440,7 +444,7 @@ def test_the_command_completes_on_workers(tmp_path):
     assert code == 0, err
     assert (d["users"], d["items"], d["partitions"]) == (1_000, 20, 1)
     assert d["estimator"] == "private-subspace" and d["reason"] == pr.completion.DEFAULT_REASON
-    api = scale.complete(
+    api = pr.complete(
         path, epsilon=2.0, delta=1e-6, n_items=20, first_item=1, evaluate=True, rng=4,
         columns=["userId", "movieId", "rating"],
     )  # fmt: skip
@@ -478,24 +482,27 @@ def test_the_command_completes_on_workers(tmp_path):
         assert code == 2 and out == "" and text in err and err.count("\n") == 1, (bad, err)
 
 
-def test_named_users_on_two_worker_processes_are_the_numbered_fit(client, tmp_path):
-    # text user labels: the fit of integer ids numbered in their keys' order, bit for bit, here
-    # and on the cluster; the labels come back in row order
+def test_named_users_on_two_worker_processes_are_one_fit(client, tmp_path):
+    # text user labels: one fit, bit for bit, from the file here, on the cluster and from the
+    # rows in memory in another order (each user's coins keyed by her label); the labels come
+    # back in row order
     g = np.random.default_rng(5)
     who = np.repeat(np.arange(1_500), 6)
     what = np.concatenate([g.choice(25, 6, replace=False) for _ in range(1_500)])
     stars = np.clip(np.round(3 + g.normal(size=len(who))), 1, 5)
     labels = np.array([f"u{u}@example.org" for u in range(1_500)], dtype=object)
-    rank = np.argsort(np.argsort(sources.text_keys(labels)))
-    for name, col in (("named", labels[who]), ("numbered", rank[who])):
-        pq.write_table(pa.table({"user": col, "item": what + 1, "rating": stars}),
-                       tmp_path / f"{name}.parquet", row_group_size=2_000)  # fmt: skip
+    pq.write_table(pa.table({"user": labels[who], "item": what + 1, "rating": stars}),
+                   tmp_path / "named.parquet", row_group_size=2_000)  # fmt: skip
     kw = dict(epsilon=1.0, delta=1e-6, n_items=25, rating_range=(1, 5), rng=9, first_item=1,
-              part_ratings=3_000)  # fmt: skip
-    here = scale.complete(tmp_path / "numbered.parquet", **kw)
-    there = scale.complete(tmp_path / "named.parquet", client=client, **kw)
-    for a, b in zip(here.factors, there.factors):
-        assert (a == b).all()
+              part_ratings=3_000, evaluate=True, test_fraction=0.1)  # fmt: skip
+    here = pr.complete(tmp_path / "named.parquet", **kw)
+    there = pr.complete(tmp_path / "named.parquet", client=client, **kw)
+    rows = pd.DataFrame({"user": labels[who], "item": what + 1, "rating": stars})[::-1]
+    again = pr.complete(rows, **kw)
+    for other in (there, again):
+        for a, b in zip(here.factors, other.factors):
+            assert (a == b).all()
+        assert here.evaluation == other.evaluation
     assert (there.diagnostics["user_ids"] == labels[np.argsort(sources.text_keys(labels))]).all()
     argv = ["complete", str(tmp_path / "named.parquet"), "--epsilon", "1", "--delta", "1e-6"]
     code, out, err = _cli(*argv, "--items", "25", "--rating-range", "1,5", "--workers", "2")
@@ -651,7 +658,7 @@ def test_completion_has_one_row_per_user_whatever_the_types():
                                       "i": halves[1][:, 1].astype(np.int64),
                                       "r": halves[1][:, 2]})]  # fmt: skip
     kw = dict(epsilon=1.0, delta=1e-6, n_items=12, rating_range=(-6, 6), rng=1)
-    one, two = scale.complete(t, **kw), scale.complete(mixed, **kw)
+    one, two = pr.complete(t, **kw), pr.complete(mixed, **kw)
     assert one.n_users == two.n_users == 120
     assert np.array_equal(two.diagnostics["user_ids"], np.arange(120))
     assert np.array_equal(one.factors, two.factors)
@@ -719,7 +726,7 @@ def test_memory_grows_with_the_data_not_with_the_largest_id(tmp_path):
     assert users.dense.nbytes == 0 and users.index().counts.tolist() == [2, 1, 1]
     rows = np.column_stack([np.zeros(50_000), np.ones(50_000), np.full(50_000, 3.0)])
     with pytest.raises(ValueError, match="has 50,000 ratings of 10 items"):
-        scale.complete(rows, epsilon=1.0, delta=1e-6, n_items=10, rng=0)
+        pr.complete(rows, epsilon=1.0, delta=1e-6, n_items=10, rng=0)
 
 
 def test_a_cluster_without_workers_is_refused_in_bounded_time(monkeypatch):
@@ -736,7 +743,7 @@ def test_a_cluster_without_workers_is_refused_in_bounded_time(monkeypatch):
         for call in (
             lambda: pr.dp_borda_aggregate(R[:50], epsilon=1.0, client=c),
             lambda: pr.dp_footrule_aggregate(R[:50], epsilon=1.0, model="local", client=c),
-            lambda: scale.complete(t, epsilon=1.0, delta=1e-6, n_items=6, client=c),
+            lambda: pr.complete(t, epsilon=1.0, delta=1e-6, n_items=6, client=c),
         ):
             t0 = time.perf_counter()
             with pytest.raises(TimeoutError, match="`client` has no worker"):
@@ -778,13 +785,13 @@ def test_any_integer_user_ids_on_every_path(tmp_path):
     frame = pd.DataFrame({"u": t[:, 0].astype(np.int64), "i": t[:, 1].astype(np.int64),
                           "r": t[:, 2]})  # fmt: skip
     kw = dict(epsilon=1.0, delta=1e-6, n_items=12, rating_range=(-6, 6), rng=1, chunk_rows=100)
-    here = scale.complete(frame, **kw)
+    here = pr.complete(frame, **kw)
     spill = tmp_path / "spill"
     spill.mkdir()
-    spilled = scale.complete(frame, **kw, spill=spill)
+    spilled = pr.complete(frame, **kw, spill=spill)
     half = len(frame) // 2
     floats = [frame[:half], frame[half:].astype({"u": np.float64})]  # ids < 2^53: exact
-    mixed = scale.complete(floats, **kw)
+    mixed = pr.complete(floats, **kw)
     for r in (spilled, mixed):
         assert np.array_equal(r.factors, here.factors) and r.n_users == 120
     assert np.array_equal(here.diagnostics["user_ids"], np.sort(ids))

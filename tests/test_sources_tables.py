@@ -13,7 +13,7 @@ from rank_entry_points import CALLS as RANK_CALLS
 from scipy import sparse
 
 import privrank as pr
-from privrank import core, footrule, kemeny, scale, tree
+from privrank import core, footrule, kemeny, tree
 from privrank.datasets import read_preflib
 from privrank.sources import CHUNK_ENTRIES, Source, iter_chunks
 
@@ -272,9 +272,7 @@ def test_bad_sparse_inputs_are_refused_by_name():
     with pytest.raises(TypeError, match=r"^`ratings`: a scipy.sparse matrix is read here"):
         Source(M, name="ratings").parts()
     with pytest.raises(TypeError, match=r"^`ratings`: a scipy.sparse matrix is read here"):
-        scale.private_frank_wolfe(
-            M, epsilon=1.0, delta=1e-6, nuclear_norm=1.0, n_iter=2, row_norm=1.0, client=object()
-        )
+        pr.complete(M, epsilon=1.0, delta=1e-6, client=object())
 
 
 def test_a_sparse_matrix_of_ratings_gives_the_release_of_its_triples():
@@ -282,8 +280,9 @@ def test_a_sparse_matrix_of_ratings_gives_the_release_of_its_triples():
     M = _matrix(seed=1, shape=(40, 8), density=0.5)
     M = M[np.diff(M.indptr) > 0]  # every user with a rating
     kw = dict(epsilon=1.0, delta=1e-6, nuclear_norm=1.0, n_iter=2, row_norm=1.0, rng=0)
-    ref = scale.private_frank_wolfe(_triples(M), **kw)
+    kw |= dict(estimator="frank-wolfe", evaluate=True, test_fraction=0.2)
+    ref = pr.complete(_triples(M), n_items=8, **kw)
     for rows in (7, None):
-        got = scale.private_frank_wolfe(M, chunk_rows=rows, **kw)
+        got = pr.complete(M, chunk_rows=rows, **kw)
         assert core.privacy_record(got) == core.privacy_record(ref)
         assert np.array_equal(got.factors, ref.factors) and np.array_equal(got.coef, ref.coef)
