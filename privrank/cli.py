@@ -21,9 +21,8 @@ import threading
 import time
 import warnings
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
-from types import SimpleNamespace
 from typing import TextIO
 
 import numpy as np
@@ -126,12 +125,14 @@ register_method(
 )
 
 # %% ../nbs/09_cli.ipynb #ad9b9321
-def _kemeny(ranks):
-    return kemeny_aggregate(ranks, solver="exact" if ranks.shape[1] <= 20 else "auto")
+def _kemeny(ranks, **where):
+    "Kemeny: exact up to m = 20 (`where`: the source layer's keywords, its columns the candidates)"
+    m = len(where["columns"]) if where.get("columns") is not None else np.shape(ranks)[1]
+    return kemeny_aggregate(ranks, solver="exact" if m <= 20 else "auto", **where)
 
 
-def _dp_kemeny(ranks, *, epsilon, delta=0.0, model="central", rng=None):
-    return dp_kemeny_aggregate(ranks, epsilon=epsilon, delta=delta, rng=rng)
+def _dp_kemeny(ranks, *, epsilon, delta=0.0, model="central", rng=None, **where):
+    return dp_kemeny_aggregate(ranks, epsilon=epsilon, delta=delta, rng=rng, **where)
 
 
 register_method(
@@ -146,8 +147,8 @@ register_method(
 )
 
 
-def _dp_auto(ranks, *, epsilon, delta=0.0, model="central", rng=None):
-    return auto.dp_aggregate(ranks, epsilon=epsilon, delta=delta, model=model, rng=rng)
+def _dp_auto(ranks, *, epsilon, delta=0.0, model="central", rng=None, **where):
+    return auto.dp_aggregate(ranks, epsilon=epsilon, delta=delta, model=model, rng=rng, **where)
 
 
 register_method(
@@ -164,24 +165,32 @@ register_method(
 )
 
 # %% ../nbs/09_cli.ipynb #4c7379c7
-def _btl(pairs: Comparisons, *, lam: float | str = "mle") -> Consensus:
+def _btl(pairs: Comparisons | Path, *, lam: float | str = "mle", **where) -> Consensus:
     """BTL consensus of comparisons (`btl.btl_aggregate`); `lam`: "mle" (the maximum likelihood
-    estimate, or a stated ridge where it does not exist), "r3" or a number"""
-    return btl.btl_aggregate(_table(pairs), lam=lam)
+    estimate, or a stated ridge where it does not exist), "r3" or a number; `where`: the source
+    layer's keywords for a Parquet file"""
+    return btl.btl_aggregate(_table(pairs), lam=lam, **where)
 
 
 def _dp_btl(
-    pairs: Comparisons, *, epsilon, delta=0.0, model="local", rng=None, lam: float | str = "r3"
+    pairs: Comparisons | Path,
+    *,
+    epsilon,
+    delta=0.0,
+    model="local",
+    rng=None,
+    lam: float | str = "r3",
+    **where,
 ) -> Consensus:
     """Locally private BTL consensus of comparisons (`btl.dp_btl_aggregate`); `lam`: "r3"
     (equation (R3), for debiased private data) or a number"""
     return btl.dp_btl_aggregate(
-        _table(pairs), epsilon=epsilon, delta=delta, model=model, rng=rng, lam=lam
+        _table(pairs), epsilon=epsilon, delta=delta, model=model, rng=rng, lam=lam, **where
     )
 
 
 def _table(pairs):
-    if not isinstance(pairs, Comparisons):
+    if not isinstance(pairs, (Comparisons, Path)):
         raise TypeError(f"`pairs` must be a Comparisons table; got {type(pairs).__name__}")
     return pairs
 
@@ -225,59 +234,78 @@ def _suffix(path: Path) -> str:
 
 @dataclass(frozen=True)
 class Profile:
-    "What a file holds, in the shapes the methods read, with the file's candidate ids and names"
+    """What a file holds, in the shapes the methods read, with the file's candidate ids and names;
+    a Parquet file stays a path, read in chunks by the methods with the keywords `where`"""
 
-    ranks: np.ndarray | None  # (n, m) when the file holds rankings
-    # comparisons (a `datasets.Comparisons` table), when the file holds them (or derived from
-    # `ranks` on demand)
-    pairs: Comparisons | None
-    item_ids: np.ndarray
-    item_names: tuple
+    ranks: np.ndarray | Path | None  # (n, m) when the file holds rankings (a Parquet file: path)
+    # comparisons (a `datasets.Comparisons` table, or a Parquet file's path), when the file holds
+    # them (or derived from `ranks` on demand)
+    pairs: Comparisons | Path | None
+    item_ids: np.ndarray | None  # None: the labels the method found (`diagnostics["items"]`)
+    item_names: tuple | None
     title: str
     note: str | None = None
     source: str = ""  # the file's name, for messages
+    where: dict = field(default_factory=dict)  # the source layer's keywords (columns, client...)
 
     def __post_init__(self):
         if (self.ranks is None) == (self.pairs is None):
             raise ValueError("a Profile holds either `ranks` or `pairs`")
-        if self.ranks is not None:
+        if self.ranks is not None and not isinstance(self.ranks, Path):
             object.__setattr__(self, "ranks", core.check_ranks(self.ranks))
-        if self.pairs is not None and not isinstance(self.pairs, Comparisons):
+        if self.pairs is not None and not isinstance(self.pairs, (Comparisons, Path)):
             raise TypeError(f"`pairs` must be a Comparisons table; got {type(self.pairs).__name__}")
-        m = self.ranks.shape[1] if self.ranks is not None else self.pairs.n_items
-        if len(self.item_ids) != m or len(self.item_names) != m:
+        if not isinstance(self.where, dict):
+            raise TypeError(f"`where` must be a dict; got {type(self.where).__name__}")
+        data = self.ranks if self.ranks is not None else self.pairs
+        m = (
+            None
+            if isinstance(data, Path)
+            else data.n_items
+            if isinstance(data, Comparisons)
+            else data.shape[1]
+        )
+        if self.item_ids is None or self.item_names is None:
+            if m is not None:
+                raise ValueError("`item_ids` and `item_names` are needed for data in memory")
+        elif m is not None and (len(self.item_ids) != m or len(self.item_names) != m):
             raise ValueError(
                 f"`item_ids` and `item_names` must have one entry per candidate ({m}); got "
                 f"{len(self.item_ids)} and {len(self.item_names)}"
             )
         if not all(
-            isinstance(s, str) for s in (*self.item_names, self.title, self.source)
+            isinstance(s, str) for s in (*(self.item_names or ()), self.title, self.source)
         ) or not isinstance(self.note, (str, type(None))):
             raise TypeError("`item_names`, `title`, `source` (and `note`) must be strings")
 
 
 def load_profile(
-    path: str | os.PathLike,  # a PrefLib file or a pairwise CSV
+    path: str | os.PathLike,  # a PrefLib file, a pairwise CSV or a .parquet file
     *,
     rng: RNGLike = None,  # seed or generator: ties of partial orders broken at random
     ignore: list | tuple = (),  # a CSV's columns that are not read (any other unknown: refused)
+    client: object = None,  # a dask.distributed client: a Parquet file is read on its workers
 ) -> Profile:
-    "The rankings or comparisons in `path` (PrefLib or pairwise CSV)"
+    """The rankings or comparisons in `path` (PrefLib or pairwise CSV, read here; a Parquet file
+    is left to the methods, which read it in chunks, or on the workers of `client`)"""
     if not isinstance(path, (str, os.PathLike)) or isinstance(path, bytes):
         raise TypeError(f"`path` must be a file path; got {type(path).__name__}")
     path, rng = Path(path), check_rng(rng)
     suf = _suffix(path)
+    if suf in (".parquet", ".pq"):
+        return _parquet_profile(path, ignore, client)
+    if client is not None:
+        raise CLIError("--workers and --scheduler apply to .parquet files only")
     if suf == ".csv":
         c = datasets.read_pairwise_csv(path, ignore=list(ignore))
-        pairs = c
         return Profile(
-            None, pairs, c.item_ids, tuple(str(i) for i in c.item_ids), path.name, source=path.name
+            None, c, c.item_ids, tuple(str(i) for i in c.item_ids), path.name, source=path.name
         )
     if suf not in _RANKING_SUFFIXES:
         raise CLIError(
             f"cannot tell the format of {path.name}: expected a PrefLib "
             f"{'/'.join(_RANKING_SUFFIXES)} file "
-            f"(optionally .gz) or a pairwise .csv"
+            f"(optionally .gz), a pairwise .csv or a .parquet file"
         )
     prefs = datasets.read_preflib(path)
     if prefs.is_complete_strict:
@@ -296,6 +324,32 @@ def load_profile(
     )
 
 
+def _parquet_profile(path, ignore, client):
+    """A Parquet file's profile, left on disk: rankings (a column per candidate, positions 0 =
+    best, less the columns of `ignore`) or comparisons (columns winner, loser[, user][, tie]:
+    integer ids 0..m-1 or labels), with the keywords the methods read it with"""
+    names, n_rows, f = _parquet_meta(path)
+    if n_rows == 0:
+        raise CLIError(f"{printable(path.name)} holds no rows")
+    if not {"winner", "loser"} & {str(n).strip().lower() for n in names}:
+        names = [n for n in names if str(n).strip().lower() not in ignore]
+        ids = np.array(names)
+        return Profile(
+            path, None, ids, tuple(str(x) for x in ids), path.name, source=path.name,
+            where=dict(columns=names, client=client),
+        )  # fmt: skip
+    role = _file_roles(path, names, "comparisons", ignore)
+    cols = [role[r] for r in ("winner", "loser", "user", "tie") if r in role]
+    types = _pyarrow("types", path)  # integer ids: items 0..max; labels: the file's, sorted
+    ints = all(types.is_integer(f.schema_arrow.field(c).type) for c in cols[:2])
+    m = _id_range(f, cols[:2]) if ints else None
+    ids = np.arange(m) if ints else None
+    unit = "user" if "user" in role else "comparison"
+    where = dict(columns=cols, ties="tie" in role, n_items=m, privacy_unit=unit, client=client)
+    names = None if ids is None else tuple(str(x) for x in ids)
+    return Profile(None, path, ids, names, path.name, source=path.name, where=where)
+
+
 def _method_input(method: Method, profile: Profile):
     "The data `method` reads, from `profile`"
     if method.data == "rankings":
@@ -308,6 +362,11 @@ def _method_input(method: Method, profile: Profile):
         return profile.ranks
     if profile.pairs is not None:
         return profile.pairs
+    if isinstance(profile.ranks, Path):
+        raise CLIError(
+            f"on a Parquet file of rankings, --method is borda, kemeny, footrule or auto; got "
+            f"{method.name}"
+        )
     n, m = profile.ranks.shape
     k = n * (m * (m - 1) // 2)
     try:
@@ -369,7 +428,7 @@ def run_method(name, profile, *, epsilon=None, delta=None, model=None, rng=None,
             raise CLIError("--delta and --model need --epsilon")
         data = _method_input(m, profile)
         t0 = time.perf_counter()
-        res = m.aggregate(data, **options)
+        res = m.aggregate(data, **options, **profile.where)
     else:
         if m.private is None:
             raise CLIError(
@@ -390,6 +449,7 @@ def run_method(name, profile, *, epsilon=None, delta=None, model=None, rng=None,
             model=model,
             rng=rng,
             **options,
+            **profile.where,
         )
     return res, time.perf_counter() - t0
 
@@ -437,10 +497,13 @@ def _result_dict(res, profile, seconds, *, seed=None, method=None, noise=None):
     """The JSON-able record of an aggregation; `noise`: the mode in effect, for a result that
     does not record its own"""
     private = bool(res.private) and math.isfinite(res.epsilon)
-    ids = np.asarray(profile.item_ids)[res.order]
+    known = profile.item_ids is not None  # else the labels the method found in the file
+    all_ids = np.asarray(profile.item_ids if known else res.diagnostics["items"], dtype=object)
+    names = profile.item_names if known else tuple(str(x) for x in all_ids)
+    ids = all_ids[res.order] if not known else np.asarray(profile.item_ids)[res.order]
     d = dict(
         order=[_id(i) for i in ids],
-        names=[profile.item_names[q] for q in res.order],
+        names=[names[q] for q in res.order],
         method=method or res.method,
         private=private,
         epsilon=res.epsilon if private else None,
@@ -486,7 +549,8 @@ def _result_dict(res, profile, seconds, *, seed=None, method=None, noise=None):
         d["diagnostics"] = diag
     if profile.note:
         d["conversion"] = profile.note
-    if profile.pairs is not None and profile.pairs.privacy_unit == "comparison":
+    unit = profile.where.get("privacy_unit", getattr(profile.pairs, "privacy_unit", None))
+    if profile.pairs is not None and unit == "comparison":
         d["note"] = _NO_USERS
     return d
 
@@ -646,21 +710,18 @@ def _add_privacy_args(p, epsilon_default=None):
 
 def _cmd_aggregate(args):
     "privrank aggregate FILE --method M ...: the text to print"
-    if Path(args.file).suffix.lower() in (".parquet", ".pq"):
-        return _aggregate_parquet(args, Path(args.file))
-    if args.workers is not None or args.scheduler is not None:
-        raise CLIError("--workers and --scheduler apply to .parquet files only")
     rng = check_rng(args.seed)
-    profile = load_profile(args.file, rng=rng, ignore=_ignored(args))
-    res, sec = run_method(
-        args.method,
-        profile,
-        epsilon=args.epsilon,
-        delta=args.delta,
-        model=args.model,
-        rng=rng,
-        options=dict(lam=args.lam),
-    )
+    with _cluster(args) as client:
+        profile = load_profile(args.file, rng=rng, ignore=_ignored(args), client=client)
+        res, sec = run_method(
+            args.method,
+            profile,
+            epsilon=args.epsilon,
+            delta=args.delta,
+            model=args.model,
+            rng=rng,
+            options=dict(lam=args.lam),
+        )
     d = _result_dict(res, profile, sec, seed=args.seed, method=args.method, noise=core.noise_mode())
     return _json(d) if args.json else _format_result(d, profile.title)
 
@@ -744,97 +805,6 @@ def _file_roles(path, names, kind, ignore):
         return datasets.match_columns(names, kind=kind, where=path.name, ignore=list(ignore))
     except ValueError as e:
         raise CLIError(f"{printable(str(e))} (or name it in --ignore-columns)") from None
-
-
-def _aggregate_parquet(args, path):
-    """privrank aggregate FILE.parquet: rankings (a column per candidate, positions 0 = best) by
-    Borda, Kemeny or the footrule, or comparisons (columns winner, loser[, user][, tie]: integer
-    ids or labels) by BTL, read in chunks (the source layer), here or on a Dask cluster"""
-    names, n_rows, f = _parquet_meta(path)
-    if n_rows == 0:
-        raise CLIError(f"{printable(path.name)} holds no rows")
-    ignore = _ignored(args)
-    rng = check_rng(args.seed)
-    eps, delta, model = args.epsilon, args.delta or 0.0, args.model or "central"
-    method, why = args.method, None
-    with _cluster(args) as client:
-        t0 = time.perf_counter()
-        if {"winner", "loser"} & {str(n).strip().lower() for n in names}:
-            if method not in ("auto", "btl"):
-                raise CLIError(
-                    f"{path.name} holds pairwise comparisons: use --method btl (or auto)"
-                )
-            if eps is None:
-                raise CLIError(
-                    "a Parquet file of comparisons is aggregated privately: give --epsilon"
-                )
-            if args.delta or model != "local" and args.model is not None:
-                raise CLIError(
-                    "btl is pure epsilon-DP in the local model: no --delta, --model local"
-                )
-            role = _file_roles(path, names, "comparisons", ignore)
-            ties = "tie" in role
-            cols = [role[r] for r in ("winner", "loser", "user", "tie") if r in role]
-            # integer ids: items 0..max; labels (names): the file's distinct labels, sorted
-            types = _pyarrow("types", path)
-            ints = all(types.is_integer(f.schema_arrow.field(c).type) for c in cols[:2])
-            m = _id_range(f, cols[:2]) if ints else None
-            unit = "user" if "user" in role else "comparison"
-            res = btl.dp_btl_aggregate(
-                path, n_items=m, epsilon=eps, privacy_unit=unit, rng=rng, columns=cols,
-                lam=args.lam or "r3", ties=ties, client=client,
-            )  # fmt: skip
-            if method == "auto":
-                why = "the file holds pairwise comparisons: btl, the method for comparisons"
-            ids = np.arange(m) if ints else np.array(res.diagnostics["items"], dtype=object)
-            pairs = SimpleNamespace(privacy_unit=unit)
-        else:  # a column per candidate, less the columns named by --ignore-columns
-            names = [n for n in names if str(n).strip().lower() not in ignore]
-            ids, pairs, m = np.array(names), None, len(names)
-            if method == "auto" and eps is not None:
-                c = auto.choose_aggregator(n_rows, m, epsilon=eps, delta=delta, model=model)
-                method, delta, why = c.method, c.delta, c.reason
-            elif method == "auto":
-                method = "kemeny"
-                why = "not private (no --epsilon): the Kemeny consensus"
-            if method not in ("borda", "kemeny", "footrule"):
-                raise CLIError(
-                    "on a Parquet file of rankings, --method is borda, kemeny, footrule or auto; "
-                    f"got {method}"
-                )
-            how = dict(client=client, columns=names)
-            if eps is None:  # the non-private consensus of the in-memory methods
-                if method == "kemeny":
-                    res = kemeny_aggregate(path, solver="exact" if m <= 20 else "auto", **how)
-                else:
-                    res = (borda_aggregate if method == "borda" else footrule_aggregate)(
-                        path, **how
-                    )
-            elif method == "footrule":
-                res = dp_footrule_aggregate(
-                    path, epsilon=eps, delta=delta, model=model, rng=rng, **how
-                )
-            elif method == "borda":
-                res = core.dp_borda_aggregate(
-                    path, epsilon=eps, delta=delta, model=model, rng=rng, client=client,
-                    columns=names,
-                )  # fmt: skip
-            else:
-                if model != "central":
-                    raise CLIError("kemeny runs in the central model only (--model central)")
-                res = dp_kemeny_aggregate(
-                    path, epsilon=eps, delta=delta, rng=rng, client=client, columns=names
-                )
-        sec = time.perf_counter() - t0
-    if why is not None:
-        res = replace(
-            res, diagnostics=dict(res.diagnostics, auto_method=res.method, auto_reason=why)
-        )
-    profile = SimpleNamespace(
-        item_ids=ids, item_names=tuple(str(x) for x in ids), note=None, pairs=pairs, title=path.name
-    )
-    d = _result_dict(res, profile, sec, seed=args.seed, method=args.method, noise=core.noise_mode())
-    return _json(d) if args.json else _format_result(d, profile.title)
 
 
 def _rating_range_arg(s):

@@ -236,11 +236,14 @@ def test_the_command_aggregates_parquet_files(files, tmp_path):
     d = json.loads(out)
     assert code == 0 and d["picked"] == "btl" and d["epsilon"] == 2.0, err
     assert [str(x) for x in d["order"]] == [str(q) for q in api.order]
+    code, out, err = _cli("aggregate", str(tmp_path / "c.parquet"), "--json")  # not private
+    d, api = json.loads(out), pr.btl_aggregate(tmp_path / "c.parquet", n_items=5)
+    assert code == 0 and d["picked"] == "btl" and not d["private"], err
+    assert d["order"] == [int(q) for q in api.order]
     (tmp_path / "bad.parquet").write_bytes(b"not parquet at all")
     for argv in (
         ["aggregate", str(tmp_path / "bad.parquet"), "--epsilon", "1"],
         ["aggregate", str(tmp_path / "c.parquet"), "--method", "kemeny", "--epsilon", "1"],
-        ["aggregate", str(tmp_path / "c.parquet")],
         ["aggregate", p, "--method", "btl", "--epsilon", "1"],
         ["aggregate", p, "--workers", "2", "--scheduler", "tcp://127.0.0.1:1"],
         ["aggregate", DEMO_FILE, "--workers", "2"],
