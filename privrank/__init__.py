@@ -6,15 +6,15 @@ Docs: https://privrank.github.io/privrank/api.html.md"""
 
 # %% auto #0
 __all__ = ['__version__', 'audit', 'auto', 'btl', 'completion', 'core', 'datasets', 'footrule', 'kemeny', 'mc', 'rr', 'sources',
-           'tree', 'dp_aggregate', 'choose_aggregator', 'Consensus', 'borda_aggregate', 'dp_borda_aggregate',
-           'kendall_tau_distance', 'footrule_distance', 'ranks_to_orders', 'orders_to_ranks', 'sample_plackett_luce',
-           'sample_mallows', 'set_noise', 'use_noise', 'noise_mode', 'set_memory_limit', 'privacy_record',
-           'randomized_response', 'debias', 'btl_aggregate', 'dp_btl_aggregate', 'ranks_to_comparisons', 'BTLFit',
-           'PrivateBTL', 'range_count_tree', 'private_position_costs', 'private_apxmed', 'footrule_aggregate',
-           'dp_footrule_aggregate', 'naive_dp_footrule_aggregate', 'kemeny_exact', 'kemeny_aggregate',
-           'dp_kemeny_aggregate', 'noisy_margins_instance', 'complete', 'private_subspace', 'private_als', 'Completion',
-           'frank_wolfe', 'private_frank_wolfe', 'private_pgd', 'private_svd_cleansing', 'load_demo', 'read_preflib',
-           'read_pairwise_csv', 'read_movielens', 'read_jester', 'read_ratings', 'audit_epsilon', 'audit_table']
+           'tree', 'Consensus', 'borda_aggregate', 'dp_borda_aggregate', 'footrule_aggregate', 'dp_footrule_aggregate',
+           'naive_dp_footrule_aggregate', 'kemeny_exact', 'kemeny_aggregate', 'dp_kemeny_aggregate',
+           'noisy_margins_instance', 'btl_aggregate', 'dp_btl_aggregate', 'BTLFit', 'PrivateBTL', 'randomized_response',
+           'debias', 'range_count_tree', 'private_position_costs', 'private_apxmed', 'dp_aggregate',
+           'choose_aggregator', 'complete', 'Completion', 'load_demo', 'read_preflib', 'read_pairwise_csv',
+           'read_movielens', 'read_jester', 'read_ratings', 'Preferences', 'Comparisons', 'Ratings', 'ranks_to_orders',
+           'orders_to_ranks', 'ranks_to_comparisons', 'sample_plackett_luce', 'sample_mallows', 'privacy_record',
+           'set_noise', 'use_noise', 'noise_mode', 'set_memory_limit', 'audit_epsilon', 'audit_table',
+           'kendall_tau_distance', 'footrule_distance']
 
 # %% ../nbs/10_api.ipynb #8b513538
 __version__ = "0.1.0"
@@ -42,7 +42,7 @@ from privrank.btl import (
     dp_btl_aggregate,
     ranks_to_comparisons,
 )
-from .completion import complete, private_als, private_subspace
+from .completion import complete
 from privrank.core import (
     Consensus,
     borda_aggregate,
@@ -60,6 +60,9 @@ from privrank.core import (
     use_noise,
 )
 from privrank.datasets import (
+    Comparisons,
+    Preferences,
+    Ratings,
     load_demo,
     read_jester,
     read_movielens,
@@ -78,13 +81,7 @@ from privrank.kemeny import (
     kemeny_exact,
     noisy_margins_instance,
 )
-from privrank.mc import (
-    Completion,
-    frank_wolfe,
-    private_frank_wolfe,
-    private_pgd,
-    private_svd_cleansing,
-)
+from .mc import Completion
 from .rr import debias, randomized_response
 from .tree import private_apxmed, private_position_costs, range_count_tree
 
@@ -93,25 +90,24 @@ _all_ = [
     # the modules
     "audit", "auto", "btl", "completion", "core", "datasets", "footrule", "kemeny", "mc", "rr",
     "sources", "tree",
-    # the aggregator the measurements pick
-    "dp_aggregate", "choose_aggregator",
-    # core
-    "Consensus", "borda_aggregate", "dp_borda_aggregate", "kendall_tau_distance",
-    "footrule_distance", "ranks_to_orders", "orders_to_ranks", "sample_plackett_luce",
-    "sample_mallows",
-    "set_noise", "use_noise", "noise_mode", "set_memory_limit", "privacy_record",
-    # randomized response and BTL
-    "randomized_response", "debias",
-    "btl_aggregate", "dp_btl_aggregate", "ranks_to_comparisons",
-    "BTLFit", "PrivateBTL",
-    # tree, footrule, Kemeny
-    "range_count_tree", "private_position_costs", "private_apxmed",
+    # aggregate: a consensus ranking (and what it spent) from rankings or comparisons
+    "Consensus", "borda_aggregate", "dp_borda_aggregate",
     "footrule_aggregate", "dp_footrule_aggregate", "naive_dp_footrule_aggregate",
     "kemeny_exact", "kemeny_aggregate", "dp_kemeny_aggregate", "noisy_margins_instance",
-    # matrix completion
-    "complete", "private_subspace", "private_als", "Completion",
-    "frank_wolfe", "private_frank_wolfe", "private_pgd", "private_svd_cleansing",
-    # data and audit
+    "btl_aggregate", "dp_btl_aggregate", "BTLFit", "PrivateBTL",
+    "randomized_response", "debias",
+    "range_count_tree", "private_position_costs", "private_apxmed",
+    # select: the aggregator for the public (n, m, epsilon, delta, model)
+    "dp_aggregate", "choose_aggregator",
+    # complete: a ratings matrix, every estimator behind one call
+    "complete", "Completion",
+    # read: data in, the tables the readers return, and the representations of a ranking
     "load_demo", "read_preflib", "read_pairwise_csv", "read_movielens", "read_jester",
-    "read_ratings", "audit_epsilon", "audit_table",
+    "read_ratings", "Preferences", "Comparisons", "Ratings",
+    "ranks_to_orders", "orders_to_ranks", "ranks_to_comparisons",
+    "sample_plackett_luce", "sample_mallows",
+    # account: the privacy record every result carries, the noise path, the memory budget
+    "privacy_record", "set_noise", "use_noise", "noise_mode", "set_memory_limit",
+    # audit: a release's privacy (a lower bound on its epsilon) and its error
+    "audit_epsilon", "audit_table", "kendall_tau_distance", "footrule_distance",
 ]  # fmt: skip

@@ -21,8 +21,8 @@ from scipy import optimize, stats
 from .core import RNGLike, check_delta, check_int, check_rng, use_noise
 
 # %% auto #0
-__all__ = ['AuditResult', 'audit_epsilon', 'exact_epsilon', 'lattice_leaks', 'lattice_spacings', 'MechanismAudit',
-           'standard_audits', 'run_audit', 'audit_results', 'audit_table']
+__all__ = ['AuditResult', 'audit_epsilon', 'exact_epsilon', 'MechanismAudit', 'standard_audits', 'run_audit', 'audit_results',
+           'audit_table']
 
 # %% ../nbs/08_audit.ipynb #30f04a3e
 def _counts(x, name):

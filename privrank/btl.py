@@ -49,8 +49,7 @@ from privrank.sources import (
 )
 
 # %% auto #0
-__all__ = ['BTLFit', 'default_lambda', 'fit_btl_pairs', 'PrivateBTL', 'fit_btl_counts', 'ranks_to_comparisons', 'btl_consensus',
-           'per_comparison_epsilon', 'btl_aggregate', 'dp_btl_aggregate']
+__all__ = ['BTLFit', 'fit_btl_pairs', 'PrivateBTL', 'fit_btl_counts', 'ranks_to_comparisons', 'btl_aggregate', 'dp_btl_aggregate']
 
 # %% ../nbs/02_btl.ipynb #62aeb53b
 _LINKS = {"logit": special.expit, "probit": special.ndtr}

@@ -23,14 +23,10 @@ from numpy.typing import ArrayLike
 from scipy import optimize, special
 
 # %% auto #0
-__all__ = ['DEFAULT_MEMORY_LIMIT', 'NOISE_MODES', 'NOISE_LAWS', 'PRIVACY_MODELS', 'PRIVACY_UNITS', 'memory_limit',
-           'set_memory_limit', 'check_memory', 'check_ranks', 'check_orders', 'ranks_to_orders', 'orders_to_ranks',
-           'sample_plackett_luce', 'kendall_tau_distance', 'sample_mallows', 'footrule_distance', 'preference_counts',
-           'preference_matrix', 'Consensus', 'borda_scores', 'borda_aggregate', 'analytic_gaussian_sigma',
-           'gaussian_delta', 'noise_mode', 'set_noise', 'use_noise', 'discrete_laplace', 'discrete_gaussian',
-           'zcdp_delta', 'zcdp_sigma', 'calibrate_noise', 'sample_noise', 'exact_noise', 'release', 'snap', 'snap_grid',
-           'snapped_sensitivity', 'float_sum_error', 'borda_sensitivity', 'dp_borda_aggregate', 'dp_borda_from_scores',
-           'privacy_record']
+__all__ = ['NOISE_MODES', 'PRIVACY_MODELS', 'PRIVACY_UNITS', 'memory_limit', 'set_memory_limit', 'ranks_to_orders',
+           'orders_to_ranks', 'sample_plackett_luce', 'kendall_tau_distance', 'sample_mallows', 'footrule_distance',
+           'preference_counts', 'preference_matrix', 'Consensus', 'borda_scores', 'borda_aggregate', 'noise_mode',
+           'set_noise', 'use_noise', 'dp_borda_aggregate', 'privacy_record']
 
 # %% ../nbs/00_core.ipynb #aa59a08c
 def real_array(x: ArrayLike, name: str) -> np.ndarray:
@@ -135,7 +131,7 @@ _MEMORY = {"limit": None}
 def _fmt_bytes(b):
     return f"{b / 2**30:.3g} GiB" if b >= 2**30 else f"{b / 2**20:.3g} MiB"
 
-
+# %% ../nbs/00_core.ipynb #d723945b
 def memory_limit() -> int:
     """Bytes a call may allocate: `set_memory_limit`'s value, else $PRIVRANK_MEMORY_LIMIT
     (bytes, or with a K/M/G suffix), else 8 GiB"""
@@ -163,7 +159,7 @@ def set_memory_limit(
     "Set the memory a call may allocate before it refuses"
     _MEMORY["limit"] = None if nbytes is None else check_int(nbytes, name="nbytes", minimum=1)
 
-
+# %% ../nbs/00_core.ipynb #c4aceed4
 def check_memory(
     nbytes: int,  # estimated bytes the call would allocate
     *,
@@ -1566,7 +1562,7 @@ def _borda_consensus(noisy, law, scale, model, epsilon, delta, n, mode):
         diagnostics=dict(noise_law=law, noise_scale=scale, sensitivity_l1=l1, sensitivity_l2=l2),
     )
 
-
+# %% ../nbs/00_core.ipynb #5fb6781a
 def dp_borda_from_scores(
     scores: ArrayLike,  # (m,) Borda points summed over the voters, as `borda_scores` gives them
     *,

@@ -29,10 +29,8 @@ from scipy import sparse
 from .core import RNGLike, check_int, check_memory, check_rng, memory_limit, orders_to_ranks
 
 # %% auto #0
-__all__ = ['DEFAULT_MAX_FILE_BYTES', 'CSV_CHUNK_ROWS', 'PAIRWISE_COLUMNS', 'RATINGS_COLUMNS', 'JESTER_JOKES', 'data_home',
-           'find_data_file', 'shared_data_dir', 'max_file_bytes', 'set_max_file_bytes', 'Preferences', 'read_preflib',
-           'demo_path', 'load_demo', 'match_columns', 'Comparisons', 'read_pairwise_csv', 'Ratings', 'read_movielens',
-           'read_jester', 'read_ratings', 'ratings_format', 'rating_scale', 'item_universe']
+__all__ = ['data_home', 'find_data_file', 'max_file_bytes', 'set_max_file_bytes', 'Preferences', 'read_preflib', 'demo_path',
+           'load_demo', 'Comparisons', 'read_pairwise_csv', 'Ratings', 'read_movielens', 'read_jester', 'read_ratings']
 
 # %% ../nbs/07_datasets.ipynb #c381c6cd
 def _home(folder):
@@ -108,7 +106,7 @@ def _parse_bytes(text, name):
         raise ValueError(f"{name} must be a positive number of bytes (e.g. 512M); got {text!r}")
     return int(v)
 
-
+# %% ../nbs/07_datasets.ipynb #e4aba257
 def max_file_bytes() -> int:
     """Bytes a reader reads at most: `set_max_file_bytes`'s value, else
     $PRIVRANK_MAX_FILE_BYTES (bytes, or with a K/M/G suffix), else 1 GiB."""
@@ -1123,7 +1121,7 @@ MAX_N_ITEMS = 2**31 - 1  # largest item universe (column indices stay 32-bit)
 # jokes in Jester dataset 1 (ids 1..100; Goldberg et al. 2001); later Jester datasets have 150
 JESTER_JOKES = 100
 
-
+# %% ../nbs/07_datasets.ipynb #5b6057fa
 @dataclass(frozen=True, eq=False)
 class Ratings:
     """Observed ratings as a sparse users x items matrix; a stored 0 is an observed rating of
@@ -1434,7 +1432,7 @@ def _head(path, nbytes=4096, allow_special=False) -> bytes:
         except (OSError, EOFError, zlib.error) as e:
             raise ValueError(f"{path}: not a valid gzip file ({e})") from None
 
-
+# %% ../nbs/07_datasets.ipynb #b3181bfd
 def ratings_format(
     path: str
     | os.PathLike,  # a ratings file (gzip accepted; a regular file, as it reads the head only)

@@ -45,15 +45,15 @@ from privrank.tree import (
 )
 
 # %% auto #0
-__all__ = ['MAX_MATCHING_M', 'footrule_cost', 'footrule_aggregate', 'dp_footrule_aggregate', 'dp_footrule_from_costs',
-           'naive_dp_footrule_aggregate', 'dp_pairwise_indegree_aggregate']
+__all__ = ['footrule_cost', 'footrule_aggregate', 'dp_footrule_aggregate', 'naive_dp_footrule_aggregate',
+           'dp_pairwise_indegree_aggregate']
 
 # %% ../nbs/04_footrule.ipynb #b8aa46d8
 MAX_MATCHING_M = (
     10_000  # largest m matched: the m x m costs take 0.8 GB, the matching about a minute
 )
 
-
+# %% ../nbs/04_footrule.ipynb #6a3df87d
 def footrule_cost(
     gamma: ArrayLike,  # (m, m) position costs: gamma[q, j] = cost of candidate q at position j
     consensus: ArrayLike,  # (m,) ranks of the consensus: consensus[q] = position of candidate q
@@ -184,7 +184,7 @@ def dp_footrule_aggregate(
     )  # fmt: skip
     return dp_footrule_from_costs(pc)
 
-
+# %% ../nbs/04_footrule.ipynb #f9e002a0
 def dp_footrule_from_costs(
     costs: PositionCosts,  # released position costs (`private_position_costs` or its variants)
 ) -> Consensus:

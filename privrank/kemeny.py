@@ -39,10 +39,9 @@ from privrank.core import (
 )
 
 # %% auto #0
-__all__ = ['EXACT_MAX_M', 'SOLVERS', 'MAX_ELLIPTOPE_DIM', 'PROJECTIONS', 'MAX_MARGINAL_DIM', 'kemeny_cost', 'kemeny_exact',
-           'kemeny_ilp', 'indegree_order', 'kwiksort', 'local_search', 'kemeny_ptas', 'solver_guarantee',
-           'kemeny_aggregate', 'NoisyInstance', 'noisy_margins_instance', 'clipped_noisy_instance', 'project_marginals',
-           'bucketed_instance', 'dp_kemeny_aggregate', 'dp_kemeny_from_margins']
+__all__ = ['SOLVERS', 'kemeny_cost', 'kemeny_exact', 'kemeny_ilp', 'indegree_order', 'kwiksort', 'local_search', 'kemeny_ptas',
+           'kemeny_aggregate', 'NoisyInstance', 'noisy_margins_instance', 'clipped_noisy_instance', 'bucketed_instance',
+           'dp_kemeny_aggregate']
 
 # %% ../nbs/05_kemeny.ipynb #fcc410e8
 def check_weights(w):  # (m, m) real WFAS weights
@@ -404,7 +403,7 @@ def _solve(w, solver, rng):
     )[solver]
     return f(w), solver
 
-
+# %% ../nbs/05_kemeny.ipynb #dfb389c5
 def solver_guarantee(
     solver: str,  # a solver of SOLVERS other than "auto": the one that ran
     tournament: bool,  # whether the instance is a weighted tournament: w[u, v] + w[v, u] = 1
@@ -440,7 +439,7 @@ def _counts_chunk(x, checked, where):
     r = rank_chunk(x, checked, where)
     return None if r is None else (Voters(*r.shape), preference_counts(r))
 
-
+# %% ../nbs/05_kemeny.ipynb #8ec36858
 def kemeny_aggregate(
     ranks: object,  # (n, m) ranks: an array, a frame, a .parquet / .csv path, chunks, Dask
     *,
@@ -890,7 +889,7 @@ def _check_buckets(B, m):
 # %% ../nbs/05_kemeny.ipynb #bd222f1b
 MAX_MARGINAL_DIM = 1024  # largest mB whose mB x mB PSD projection (one eigh, O((mB)^3)) is allowed
 
-
+# %% ../nbs/05_kemeny.ipynb #de8e6de0
 def bucketed_instance(
     ranks: ArrayLike,  # (n, m) ranks: ranks[i, q] = position of candidate q for voter i
     *,
@@ -1071,7 +1070,7 @@ def _kemeny_consensus(inst, regime, paper, bounds, solver, rng, mode):
         ),
     )
 
-
+# %% ../nbs/05_kemeny.ipynb #eb5afd42
 def dp_kemeny_from_margins(
     margin_counts: ArrayLike,  # (m, m) integer margins C - C^T summed over the voters
     *,

@@ -24,9 +24,7 @@ from privrank.core import (
 )
 
 # %% auto #0
-__all__ = ['flip_probability', 'randomized_response', 'rr_output_probability', 'epsilon_of_comparisons', 'composed_user_epsilon',
-           'privatized_win_probability', 'debias', 'privacy_variance', 'debiased_variance', 'variance_inflation',
-           'g_epsilon', 'PairStats', 'inverse_variance_weights']
+__all__ = ['flip_probability', 'randomized_response', 'debias', 'variance_inflation', 'g_epsilon']
 
 # %% ../nbs/01_randomized_response.ipynb #a46f912d
 def flip_probability(

@@ -37,9 +37,8 @@ from privrank.core import (
 from .sources import CHUNK_ENTRIES
 
 # %% auto #0
-__all__ = ['position_histograms', 'costs_from_histograms', 'exact_position_costs', 'RangeCountTree', 'range_count_tree',
-           'range_counts', 'PositionCosts', 'private_position_costs', 'private_position_costs_from_histograms',
-           'ApxMed', 'private_apxmed']
+__all__ = ['position_histograms', 'exact_position_costs', 'RangeCountTree', 'range_count_tree', 'range_counts', 'PositionCosts',
+           'private_position_costs', 'ApxMed', 'private_apxmed']
 
 # %% ../nbs/03_tree_mechanism.ipynb #d6728a40
 def as_array(x, name):
@@ -192,7 +191,7 @@ def position_histograms(
     check_cost_memory(*r.shape, what="the m x m position histograms")
     return rank_histograms(r)
 
-
+# %% ../nbs/03_tree_mechanism.ipynb #3ae9f1ae
 def costs_from_histograms(
     H: ArrayLike,  # (k, m) histograms of values in 0..m-1 (non-negative integers)
     n_voters: int,  # the normaliser n
@@ -209,7 +208,7 @@ def costs_from_histograms(
     )
     return cost_counts(H) / n
 
-
+# %% ../nbs/03_tree_mechanism.ipynb #aa22b22b
 def exact_position_costs(
     ranks: ArrayLike,  # (n, m) ranks: ranks[i, q] = position of candidate q for voter i
 ) -> np.ndarray:
@@ -879,7 +878,7 @@ def _central_costs(H, n, epsilon, delta, kappa, rng, mode):
         diagnostics=dict(sensitivity_l1=l1, sensitivity_l2=l2, released_nodes=nodes, denom=n),
     )
 
-
+# %% ../nbs/03_tree_mechanism.ipynb #54fb4215
 def private_position_costs_from_histograms(
     histograms: ArrayLike,  # (m, m) ints: [q, j] = voters placing candidate q at position j
     *,

@@ -405,6 +405,116 @@ def test_readme_sync(tmp_path):
 
 
 # --------------------------------------------------------------------------------------------------
+# The API page (nbs/10_api.ipynb): `import privrank as pr` by task, each name linked to its page,
+# with its docstring's first sentence, whole, pipes escaped (issue 30, item 7)
+API_ROW = re.compile(r"^\| \[`pr\.(\w+)`\]\(([\w-]+)\.html#([\w-]+)\) \| (.*) \|$")
+
+
+def _api_table():
+    "The saved markdown of the API page's table: (task, name, page, anchor, description) rows"
+    nb = json.loads((ROOT / "nbs" / "10_api.ipynb").read_text())
+    md_ = [
+        "".join(o["data"]["text/markdown"])
+        for c in nb["cells"]
+        if c["cell_type"] == "code"
+        for o in c.get("outputs", [])
+        if "text/markdown" in o.get("data", {})
+    ]
+    assert len(md_) == 1, "the API page has one table output"
+    rows, task = [], None
+    for line in md_[0].splitlines():
+        if line.startswith("**"):
+            task = line.strip("*")
+        elif line.startswith("| [`pr."):
+            m = API_ROW.match(line)
+            assert m, f"a row that is not `| [pr.name](page.html#anchor) | description |`: {line}"
+            rows.append((task, *m.groups()))
+    return rows
+
+
+def _page_of(module):
+    "The docs page (notebook stem without its number) of the notebook that exports `module`"
+    for nb in (ROOT / "nbs").glob("*.ipynb"):
+        cells = json.loads(nb.read_text())["cells"]
+        if any(re.match(rf"#\|\s*default_exp\s+{module}\s*$", "".join(c["source"])) for c in cells):
+            return re.sub(r"^\d+[a-z]?_", "", nb.stem), nb
+    raise AssertionError(f"no notebook exports {module}")
+
+
+def _whole_first_sentence(desc, doc):
+    "Why `desc` is not `doc`'s first sentence, whole and on one line (None if it is)"
+    para = " ".join(doc.split("\n\n")[0].split())
+    if not para.startswith(desc):
+        return "not the start of the docstring (the saved page is stale?)"
+    rest = para[len(desc) :]
+    if rest and not (desc.endswith(".") and re.match(r"\s+[A-Z`(]", rest)):
+        return f"cut mid-sentence before {rest[:40]!r}"
+    for a, b in ("()", "[]"):
+        if desc.count(a) != desc.count(b):
+            return f"unbalanced {a}{b}"
+    if desc.count("`") % 2:
+        return "unbalanced backquotes"
+    return None
+
+
+def test_api_page_takes_whole_first_sentences_and_links_every_name():
+    import inspect
+
+    import privrank as pr
+
+    rows = _api_table()
+    entry = [
+        n for n in pr.__all__ if not n.startswith("__") and not inspect.ismodule(getattr(pr, n))
+    ]
+    assert [r[1] for r in rows] == entry, "every entry point of pr, once, in pr.__all__'s order"
+    tasks = [r[0] for r in rows]
+    assert len(dict.fromkeys(tasks)) == 6 and tasks == sorted(tasks, key=tasks.index)
+    for first, task in zip(("Aggregate", "Select", "Complete", "Read", "Account", "Audit"),
+                           dict.fromkeys(tasks)):  # fmt: skip
+        assert task.startswith(first), (first, task)
+    bad = []
+    for _, name, page, anchor, desc in rows:
+        if re.search(r"(?<!\\)\|", desc):
+            bad.append(f"{name}: an unescaped | in {desc!r}")
+        why = _whole_first_sentence(desc.replace("\\|", "|"), inspect.getdoc(getattr(pr, name)))
+        if why:
+            bad.append(f"{name}: {why}: {desc!r}")
+        module = getattr(pr, name).__module__.split(".")[-1]
+        want, nb = _page_of(module)
+        if page != want or anchor != name.lower():
+            bad.append(f"{name}: links to {page}.html#{anchor}, not {want}.html#{name.lower()}")
+        exported = any(  # show_doc, hence the anchor, comes with a `#| export` definition
+            re.match(r"#\|\s*export\s*$", "".join(c["source"]).split("\n")[0])
+            and re.search(rf"^(def|class) {name}\b", "".join(c["source"]), re.M)
+            for c in json.loads(nb.read_text())["cells"]
+            if c["cell_type"] == "code"
+        )
+        if not exported:
+            bad.append(f"{name}: not defined in an `#| export` cell of {nb.name} (no docs entry)")
+    assert not bad, "\n".join(bad)
+
+
+def test_first_sentence_check_catches_cuts():
+    doc = "Read a file (RFC 4180; e.g. a CSV). Then more.\n\nDetails."
+    assert _whole_first_sentence("Read a file (RFC 4180; e.g. a CSV).", doc) is None
+    assert _whole_first_sentence("Read a file (RFC 4180; e.g.", doc)  # cut at "e.g."
+    assert _whole_first_sentence("Read a file (RFC 4180", doc)  # cut mid-sentence
+    assert _whole_first_sentence("One line", "One line") is None  # a one-line docstring is whole
+
+
+def test_api_page_links_resolve_real(real_site):
+    "Every `pr.` name on the built API page links to an anchor that exists on its page"
+    page = real_site / "api.html"
+    assert page.is_file(), sorted(p.name for p in _pages(real_site))
+    links = re.findall(r'<a class="reference external" href="([\w-]+\.html)#([\w-]+)"><code[^>]*>'
+                       r'(?:<span class="pre">)?pr\.(\w+)', page.read_text())  # fmt: skip
+    assert len(links) == len(_api_table()), (len(links), len(_api_table()))
+    for target, anchor, name in links:
+        assert (real_site / target).is_file(), f"{name}: {target} does not exist"
+        assert f'id="{anchor}"' in (real_site / target).read_text(), f"{name}: no #{anchor}"
+
+
+# --------------------------------------------------------------------------------------------------
 # Headless Chromium over the DevTools protocol (pipe transport: fds 3 and 4 of the browser)
 class Chromium:
     def __init__(self, exe=CHROMIUM, timeout=60):

@@ -929,7 +929,7 @@ CASES = [
 ]
 
 
-# in the table but not in `__all__`: internal exports of tree and footrule, kemeny's cost
+# in the table but not in `__all__`: internal exports (importable from their module, not public)
 INTERNAL = {
     # the derivation's positional (i, j, y, user) building blocks of 01 and 02: internal, tested
     "win_probability",
@@ -958,6 +958,22 @@ INTERNAL = {
     "cost_matrix_sensitivity",
     "pairwise_sensitivity",
     "kemeny_cost",
+    # issue 30 item 7, the curated surface: the paper's formulas and the `*_from_*` stages behind
+    # the entry points (randomized_response, debias, dp_btl_aggregate, private_position_costs,
+    # dp_footrule_aggregate), internal, tested here as before
+    "rr_output_probability",
+    "epsilon_of_comparisons",
+    "composed_user_epsilon",
+    "privatized_win_probability",
+    "privacy_variance",
+    "debiased_variance",
+    "inverse_variance_weights",
+    "default_lambda",
+    "btl_consensus",
+    "per_comparison_epsilon",
+    "costs_from_histograms",
+    "private_position_costs_from_histograms",
+    "dp_footrule_from_costs",
 }
 
 
