@@ -43,13 +43,12 @@ from .footrule import dp_footrule_aggregate, footrule_aggregate
 from .kemeny import dp_kemeny_aggregate, kemeny_aggregate
 
 # %% auto #0
-__all__ = ['MODELS', 'DATA_KINDS', 'METHODS', 'Method', 'register_method', 'CLIError', 'Profile', 'load_profile', 'build_parser',
-           'main']
+__all__ = ['Method', 'register_method', 'main']
 
 # %% ../nbs/09_cli.ipynb #7ed10a98
 MODELS, DATA_KINDS = ("central", "local"), ("rankings", "comparisons")
 
-
+# %% ../nbs/09_cli.ipynb #7beb60d4
 @dataclass(frozen=True)
 class Method:
     "An aggregation method the command can run"
@@ -92,10 +91,10 @@ class Method:
         if not (isinstance(self.options, tuple) and all(isinstance(x, str) for x in self.options)):
             raise TypeError(f"`options` must be a tuple of option names; got {self.options!r}")
 
-
+# %% ../nbs/09_cli.ipynb #07509b17
 METHODS: dict[str, Method] = {}
 
-
+# %% ../nbs/09_cli.ipynb #a176ded0
 def register_method(method: Method) -> Method:
     "Add (or replace) a method of `privrank aggregate` and `privrank demo`"
     if not isinstance(method, Method):
@@ -213,7 +212,7 @@ register_method(
 class CLIError(Exception):
     "A usage error: printed as one line, exit status 2"
 
-
+# %% ../nbs/09_cli.ipynb #8fca9b99
 class _Parser(argparse.ArgumentParser):
     def error(self, message):
         raise CLIError(message)
@@ -231,7 +230,7 @@ def _suffix(path: Path) -> str:
     s = path.suffixes
     return (s[-2] if len(s) >= 2 and s[-1] == ".gz" else (s[-1] if s else "")).lower()
 
-
+# %% ../nbs/09_cli.ipynb #a73de962
 @dataclass(frozen=True)
 class Profile:
     """What a file holds, in the shapes the methods read, with the file's candidate ids and names;
@@ -323,7 +322,7 @@ def load_profile(
         source=path.name,
     )
 
-
+# %% ../nbs/09_cli.ipynb #f8e2c324
 def _parquet_profile(path, ignore, client):
     """A Parquet file's profile, left on disk: rankings (a column per candidate, positions 0 =
     best, less the columns of `ignore`) or comparisons (columns winner, loser[, user][, tie]:
@@ -1653,7 +1652,7 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--json", action="store_true", help="print one JSON object")
     return p
 
-
+# %% ../nbs/09_cli.ipynb #7671a002
 def _add_timeout_arg(p):
     p.add_argument(
         "--timeout",

@@ -273,6 +273,16 @@ BUILDING_BLOCKS = {
     audit: ("lattice_leaks", "lattice_spacings"),
     auto: ("KEMENY_BELOW",),
     sources: ("CHUNK_ENTRIES",),
+    mc: (
+        "ACCOUNTANTS", "SCHEDULES", "FW_STEPS", "SOLVERS", "STEP_SCHEDULES", "epsilon_gdp",
+        "epsilon_rdp", "epsilon_advanced", "noise_multiplier", "schedule_weights",
+        "FrankWolfeRows", "BaselineRows", "truncated_svd", "private_pgd", "private_svd_cleansing",
+    ),
+    completion: (
+        "DEFAULT_ESTIMATOR", "SubspaceRows", "private_subspace", "private_als", "als",
+        "check_rating_range", "check_estimator", "fit",
+    ),
+    cli: ("MODELS", "DATA_KINDS", "METHODS", "CLIError", "Profile", "load_profile", "build_parser"),
 }  # fmt: skip
 CHECKED = PUBLIC + [
     (f"{mod.__name__.split('.')[-1]}.{name}", getattr(mod, name))
@@ -294,8 +304,10 @@ def test_the_public_surface_is_curated():
     names = set().union(*(m.__all__ for m in MODULES))
     # a ratchet, lowered as the surface shrinks: 202 at the start of issue 30, 183 after the
     # positional BTL blocks left, 126 with the building blocks of core, datasets, kemeny, tree,
-    # footrule, rr, btl, audit, auto and sources exported `#| exporti` (importable, not public)
-    assert len(PUBLIC) > 80 and len(names) <= 126, (len(PUBLIC), len(names))
+    # footrule, rr, btl, audit, auto and sources exported `#| exporti` (importable, not public),
+    # 97 with privrank.scale dissolved and the estimators of mc and completion reached through
+    # `complete` (their building blocks, and the command's, importable, not public)
+    assert len(PUBLIC) > 40 and len(names) <= 97, (len(PUBLIC), len(names))
     for mod in MODULES:
         assert not [x for x in mod.__all__ if x.startswith("_")], mod.__name__
 
