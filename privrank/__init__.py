@@ -12,8 +12,8 @@ __all__ = ['__version__', 'audit', 'auto', 'btl', 'completion', 'core', 'dataset
            'debias', 'range_count_tree', 'private_position_costs', 'private_apxmed', 'dp_aggregate',
            'choose_aggregator', 'complete', 'Completion', 'load_demo', 'read_preflib', 'read_pairwise_csv',
            'read_movielens', 'read_jester', 'read_ratings', 'Preferences', 'Comparisons', 'Ratings', 'ranks_to_orders',
-           'orders_to_ranks', 'ranks_to_comparisons', 'sample_plackett_luce', 'sample_mallows', 'privacy_record',
-           'set_noise', 'use_noise', 'noise_mode', 'set_memory_limit', 'audit_epsilon', 'audit_table',
+           'orders_to_ranks', 'ranks_to_comparisons', 'use_client', 'sample_plackett_luce', 'sample_mallows',
+           'privacy_record', 'set_noise', 'use_noise', 'noise_mode', 'set_memory_limit', 'audit_epsilon', 'audit_table',
            'kendall_tau_distance', 'footrule_distance']
 
 # %% ../nbs/10_api.ipynb #8b513538
@@ -83,6 +83,7 @@ from privrank.kemeny import (
 )
 from .mc import Completion
 from .rr import debias, randomized_response
+from .sources import use_client
 from .tree import private_apxmed, private_position_costs, range_count_tree
 
 _all_ = [
@@ -101,10 +102,10 @@ _all_ = [
     "dp_aggregate", "choose_aggregator",
     # complete: a ratings matrix, every estimator behind one call
     "complete", "Completion",
-    # read: data in, the tables the readers return, and the representations of a ranking
+    # read: data in (on a cluster for a block: use_client), the tables, a ranking's forms
     "load_demo", "read_preflib", "read_pairwise_csv", "read_movielens", "read_jester",
     "read_ratings", "Preferences", "Comparisons", "Ratings",
-    "ranks_to_orders", "orders_to_ranks", "ranks_to_comparisons",
+    "ranks_to_orders", "orders_to_ranks", "ranks_to_comparisons", "use_client",
     "sample_plackett_luce", "sample_mallows",
     # account: the privacy record every result carries, the noise path, the memory budget
     "privacy_record", "set_noise", "use_noise", "noise_mode", "set_memory_limit",

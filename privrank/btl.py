@@ -43,6 +43,7 @@ from privrank.sources import (
     Users,
     canonical,
     chunk_of,
+    current_client,
     distinct,
     int_ids,
     need,
@@ -912,6 +913,7 @@ def _comparisons_source(data, privacy_unit, n_items, items, ties, columns, chunk
     """(Source, unit, n_items, items, ties) of `data`: a `Comparisons` table, read in blocks of its
     columns (winner, loser[, user], tie), or (winner, loser[, user][, tie]) rows from anywhere
     `sources.Source` reads"""
+    client = current_client(client, data)  # its own, or `sources.use_client`'s for a file
     if privacy_unit is not None and not (isinstance(privacy_unit, str) and privacy_unit in _UNITS):
         raise ValueError(
             f"`privacy_unit` must be 'voter', 'user' or 'comparison'; got {privacy_unit!r}"

@@ -60,6 +60,7 @@ from privrank.sources import (
     broadcast,
     canonical,
     chunk_of,
+    current_client,
     held,
     int_ids,
     map_reduce,
@@ -1589,6 +1590,7 @@ def complete(
     scale = check_rating_range(rating_range)
     xi = check_int(max_per_user, name="max_per_user", minimum=1)
     t0 = time.perf_counter()
+    client = client if spill is not None else current_client(client, ratings)  # `use_client`'s
     data, vocab, n_items, first_item = _rating_source(ratings, n_items, items, first_item, client)
     per_part = (
         CHUNK_ENTRIES

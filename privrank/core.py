@@ -581,7 +581,7 @@ def rank_source(
     `datasets.Preferences`, or a path to a .soc / .soi / .toc / .toi file, gzip too) are their
     voters' ranks, a chunk at a time (`preference_source`); a list of 2-d arrays or of tables is
     a list of chunks, and it and anything else are validated chunk by chunk"""
-    from privrank.sources import Source  # the source layer is built on core's checks
+    from privrank.sources import Source, current_client  # the source layer is built on core's
 
     first = ranks[0] if isinstance(ranks, (list, tuple)) and len(ranks) else None
     chunks = (isinstance(first, np.ndarray) and first.ndim == 2) or _is_table(first)
@@ -594,6 +594,7 @@ def rank_source(
         return preference_source(ranks, columns, chunk_rows, client), False
     else:
         checked = False
+    client = current_client(client, ranks)  # its own, or `sources.use_client`'s for a file
     src = Source(ranks, name="ranks", columns=columns, chunk_rows=chunk_rows, client=client)
     return src, checked
 

@@ -2778,7 +2778,7 @@ CALLS = {
     },
 }
 NO_ARRAYS = {  # public functions that take no array argument (nothing to modify)
-    sources: set(),
+    sources: {"use_client"},
     auto: {"choose_aggregator", "Choice"},
     core: {
         "check_delta",

@@ -140,3 +140,90 @@ def test_the_measured_choice_is_the_same_from_every_source(sources, client, mode
         sources["Parquet file"], epsilon=0.5, delta=1e-6, model=model, rng=5, client=client
     )
     _same(ref, on_cluster, "auto: two workers")
+
+
+# -- completion: a CSV path, a sparse matrix and a Parquet file spilled give one fit ---------------
+def _ratings_sources(d):
+    g = np.random.default_rng(11)
+    users, per, n = 1_500, 12, 30
+    who = np.repeat(np.arange(users), per)
+    what = np.argsort(g.random((users, n)), axis=1)[:, :per].ravel()
+    taste = g.normal(size=(users, 2)) @ g.normal(size=(2, n))
+    stars = np.clip(np.rint(3 + taste[who, what] + 0.5 * g.normal(size=who.size)), 1, 5)
+    from scipy import sparse
+
+    R = sparse.csr_array((stars, (who, what)), shape=(users, n))
+    rows = pd.DataFrame({"user": who, "item": what, "rating": stars}).sample(frac=1, random_state=1)
+    rows.to_csv(d / "r.csv", index=False)  # another row order than the matrix's
+    pq.write_table(pa.Table.from_pandas(rows, preserve_index=False), d / "r.parquet",
+                   row_group_size=2_000)  # fmt: skip
+    return R, n
+
+
+@pytest.mark.parametrize(
+    "how",
+    [
+        {},  # the private subspace: its rank, ridge and item effects chosen privately
+        {"estimator": "als"},
+        {"estimator": "frank-wolfe", "n_iter": 4},
+        {"estimator": "pgd", "n_iter": 3, "step": 1.0},
+        {"estimator": "cleansing"},
+    ],
+)
+def test_complete_gives_one_fit_from_a_csv_a_sparse_matrix_and_a_spilled_parquet(how, tmp_path):
+    R, n = _ratings_sources(tmp_path)
+    spill = tmp_path / "spill"
+    spill.mkdir()
+    kw = dict(epsilon=1.0, delta=1e-6, max_per_user=8, evaluate=True, test_fraction=0.1, rng=5)
+    kw |= how
+    ref = pr.complete(R, **kw)
+    for name, fit in (
+        ("CSV path", pr.complete(tmp_path / "r.csv", n_items=n, **kw)),
+        ("Parquet, spilled", pr.complete(tmp_path / "r.parquet", n_items=n, spill=spill, **kw)),
+        (
+            "Parquet, spilled in 7 partitions",
+            pr.complete(tmp_path / "r.parquet", n_items=n, spill=spill, part_ratings=2_000, **kw),
+        ),
+    ):
+        assert fit.params.keys() == ref.params.keys(), name
+        for k, v in ref.params.items():  # the chosen configuration
+            if isinstance(v, float):
+                assert abs(fit.params[k] - v) <= 1e-9 * abs(v), (name, k, v, fit.params[k])
+            else:
+                assert fit.params[k] == v, (name, k, v, fit.params[k])
+        assert abs(fit.evaluation["test_rmse"] - ref.evaluation["test_rmse"]) <= 1e-9, name
+        assert fit.evaluation["n_test"] == ref.evaluation["n_test"], name
+        assert core.privacy_record(fit) == core.privacy_record(ref), name
+    assert list(spill.iterdir()) == []
+    # another seed holds out other ratings: the check can fail
+    other = pr.complete(R, **{**kw, "rng": 6})
+    assert other.evaluation["test_rmse"] != ref.evaluation["test_rmse"]
+
+
+def test_use_client_runs_a_block_on_the_cluster(sources, client, tmp_path):
+    # inside `use_client`, a file is read on the workers as with client=; an array stays here
+    path = sources["Parquet file"]
+    explicit = pr.dp_borda_aggregate(path, epsilon=0.8, rng=7, client=client)
+    with pr.use_client(client):
+        with distributed.get_task_stream(client) as on_workers:
+            blocked = pr.dp_borda_aggregate(path, epsilon=0.8, rng=7)
+        with distributed.get_task_stream(client) as none:
+            here = pr.dp_borda_aggregate(R, epsilon=0.8, rng=7)  # in memory: read here
+            btl = pr.dp_btl_aggregate(pr.ranks_to_comparisons(R[:50]), epsilon=2.0, rng=1)
+    assert len(on_workers.data) > 0 and len(none.data) == 0  # the workers ran the file's tasks
+    _same(explicit, blocked, "use_client")
+    _same(explicit, here, "an array inside use_client")
+    assert btl.n_voters == 50
+    R_, n = _ratings_sources(tmp_path)
+    kw = dict(epsilon=1.0, delta=1e-6, n_items=n, evaluate=True, test_fraction=0.1, rng=5)
+    on = pr.complete(tmp_path / "r.parquet", client=client, **kw)
+    with pr.use_client(client):
+        blocked = pr.complete(tmp_path / "r.parquet", **kw)
+        spill = tmp_path / "spill"
+        spill.mkdir()
+        spilled = pr.complete(tmp_path / "r.parquet", spill=spill, **kw)  # spill: here
+    assert np.array_equal(on.factors, blocked.factors) and on.evaluation == blocked.evaluation
+    assert spilled.evaluation["test_rmse"] == on.evaluation["test_rmse"]
+    with pytest.raises(TypeError, match="`client`"):
+        with pr.use_client("tcp://127.0.0.1:8786"):
+            pass
