@@ -22,6 +22,7 @@ from privrank.core import (
     Consensus,
     RNGLike,
     Rows,
+    charges,
     check_delta,
     check_epsilon,
     check_int,
@@ -30,6 +31,7 @@ from privrank.core import (
     check_rng,
     keyed,
     noise_mode,
+    privacy_event,
     real_array,
     rr_flips,
 )
@@ -1106,6 +1108,7 @@ def btl_aggregate(
     return btl_consensus(fit, n_voters=n_units, privacy_unit=unit, diagnostics=diag)
 
 
+@charges(privacy_event("dp_btl_aggregate", "comparison outcomes (randomized response)"))
 def dp_btl_aggregate(
     comparisons: object,  # a `Comparisons` table, or (winner, loser[, user][, tie]) rows
     *,

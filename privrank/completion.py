@@ -22,6 +22,7 @@ from scipy import optimize, sparse  # noqa: F811
 
 from . import rr
 from privrank.core import (
+    charges,
     check_delta,
     check_epsilon,
     check_int,
@@ -29,6 +30,7 @@ from privrank.core import (
     check_rng,
     float_sum_error,
     noise_mode,
+    privacy_event,
     release,
     sample_gaussian,
     snap,
@@ -1535,6 +1537,7 @@ class _HeldRows:
         return _Partitions(parts, self.shape, self.nnz, n_iter, L, self.client)
 
 # %% ../nbs/06a_completion.ipynb #bd7c096f4dcf400fbdceb075ef31fca3
+@charges(privacy_event("complete", "the estimator's releases", unit="user"))
 def complete(
     ratings: object,  # users x items scipy.sparse, a `Ratings` table, or (user, item, rating) rows
     *,

@@ -12,6 +12,8 @@ import contextlib
 import contextvars
 import decimal
 import fractions
+import functools
+import inspect
 import math
 import numbers
 import os
@@ -1505,7 +1507,72 @@ def _borda_noise(m, epsilon, delta, mode=None):
     l1, l2 = borda_sensitivity(m)
     return calibrate_noise(epsilon=epsilon, delta=delta, l1=l1, l2=l2, noise=mode)
 
+# %% ../nbs/00_core.ipynb #chargecd1
+_CHARGING = contextvars.ContextVar("privrank_charging", default=False)  # inside an entry point
+
+
+def privacy_event(
+    mechanism: str,  # the entry point, as the ledger's log names it
+    statistic: str,  # what it releases
+    *,
+    unit: str = "voter",  # the privacy unit, unless the call's `privacy_unit` names another
+    laplace: Callable | None = None,  # arguments -> whether a pure release is continuous Laplace
+    gaussian: Callable | None = None,  # arguments -> whether an (eps, delta) one is the Gaussian
+) -> Callable:
+    """event(**arguments) of a call: ("laplace", eps), ("rr", eps) (any other pure eps-DP),
+    ("gaussian", eps, delta) or ("pure", eps, delta), eps the largest of the call's `epsilon`"""
+
+    def event(**a):
+        from privrank.ledger import Event
+
+        eps = float(np.max(check_epsilon(a["epsilon"])))
+        delta = check_delta(a.get("delta", 0.0) or 0.0)
+        if delta == 0:
+            privacy = ("laplace", eps) if laplace is not None and laplace(a) else ("rr", eps)
+        else:
+            gauss = gaussian is not None and gaussian(a)
+            privacy = ("gaussian", eps, delta) if gauss else ("pure", eps, delta)
+        who = a.get("privacy_unit") or unit
+        return Event(mechanism, privacy, statistic=statistic, privacy_unit=who)
+
+    return event
+
+
+def fast_path(a: dict) -> bool:
+    "Whether a call's noise is on the fast (floating-point) path"
+    return noise_mode(a.get("noise")) == "fast"
+
+
+def charges(
+    event: Callable,  # event(**the call's bound arguments) -> a `privrank.ledger.Event`
+) -> Callable:
+    """Decorator of a private entry point: the active budgets are charged for `event` before the
+    call runs, unless an enclosing entry point has been charged already"""
+
+    def wrap(f):
+        sig = inspect.signature(f)
+
+        @functools.wraps(f)
+        def charged(*args, **kwargs):
+            from privrank.ledger import active_budgets, charge
+
+            if _CHARGING.get() or not active_budgets():  # inside an entry point, or no budget
+                return f(*args, **kwargs)
+            bound = sig.bind(*args, **kwargs)
+            bound.apply_defaults()
+            charge(event(**bound.arguments))  # refused (naming the parameter) before any draw
+            token = _CHARGING.set(True)
+            try:
+                return f(*args, **kwargs)
+            finally:
+                _CHARGING.reset(token)
+
+        return charged
+
+    return wrap
+
 # %% ../nbs/00_core.ipynb #b7bb5054
+@charges(privacy_event("dp_borda_aggregate", "Borda scores", laplace=fast_path, gaussian=fast_path))
 def dp_borda_aggregate(
     ranks: object,  # (n, m) ranks: an array, a frame, a .parquet / .csv path, chunks, Dask
     *,

@@ -17,6 +17,7 @@ from privrank.core import (
     MAX_ENTRIES,
     Consensus,
     calibrate_noise,
+    charges,
     check_delta,
     check_epsilon,
     check_int,
@@ -25,6 +26,7 @@ from privrank.core import (
     check_rng,
     noise_mode,
     preference_counts,
+    privacy_event,
     rank_source,
     ranks_to_orders,
     release,
@@ -158,6 +160,7 @@ def footrule_aggregate(
     )
 
 # %% ../nbs/04_footrule.ipynb #351d96e8
+@charges(privacy_event("dp_footrule_aggregate", "position costs (binary trees)"))
 def dp_footrule_aggregate(
     ranks: object,  # (n, m) ranks: an array, a frame, a .parquet / .csv path, chunks, Dask
     *,
@@ -252,6 +255,7 @@ def cost_matrix_sensitivity(n_items):  # number of candidates m
     )
 
 # %% ../nbs/04_footrule.ipynb #d8a9e8ab
+@charges(privacy_event("naive_dp_footrule_aggregate", "position costs"))
 def naive_dp_footrule_aggregate(
     ranks: ArrayLike,  # (n, m) ranks: ranks[i, q] = position of candidate q for voter i
     *,
@@ -309,6 +313,7 @@ def pairwise_sensitivity(n_items):  # number of candidates m
     return float(k), math.sqrt(k)
 
 # %% ../nbs/04_footrule.ipynb #a20aafa9
+@charges(privacy_event("dp_pairwise_indegree_aggregate", "pairwise counts"))
 def dp_pairwise_indegree_aggregate(
     ranks: ArrayLike,  # (n, m) ranks: ranks[i, q] = position of candidate q for voter i
     *,

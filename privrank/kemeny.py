@@ -21,6 +21,7 @@ from privrank.core import (
     Consensus,
     Voters,
     calibrate_noise,
+    charges,
     check_delta,
     check_epsilon,
     check_int,
@@ -32,6 +33,7 @@ from privrank.core import (
     orders_to_ranks,
     preference_counts,
     preference_matrix,
+    privacy_event,
     rank_chunk,
     rank_source,
     release,
@@ -532,6 +534,7 @@ class NoisyInstance:
     private = property(lambda self: math.isfinite(self.epsilon))
 
 
+@charges(privacy_event("noisy_margins_instance", "pairwise margins"))
 def noisy_margins_instance(
     ranks: ArrayLike,  # (n, m) ranks: ranks[i, q] = position of candidate q for voter i
     *,
@@ -570,6 +573,7 @@ def _margins_instance(c, n, epsilon, delta, rng):
     )
 
 
+@charges(privacy_event("clipped_noisy_instance", "pairwise margins"))
 def clipped_noisy_instance(
     ranks: ArrayLike,  # (n, m) ranks: ranks[i, q] = position of candidate q for voter i
     *,
@@ -890,6 +894,7 @@ def _check_buckets(B, m):
 MAX_MARGINAL_DIM = 1024  # largest mB whose mB x mB PSD projection (one eigh, O((mB)^3)) is allowed
 
 # %% ../nbs/05_kemeny.ipynb #de8e6de0
+@charges(privacy_event("bucketed_instance", "bucketed two-way marginals"))
 def bucketed_instance(
     ranks: ArrayLike,  # (n, m) ranks: ranks[i, q] = position of candidate q for voter i
     *,
@@ -987,6 +992,7 @@ def _buckets_chunk(x, B, checked, where):
     return None if r is None else bucket_counts(r, B)
 
 
+@charges(privacy_event("dp_kemeny_aggregate", "pairwise margins"))
 def dp_kemeny_aggregate(
     ranks: object,  # (n, m) ranks: an array, a frame, a .parquet / .csv path, chunks, Dask
     *,

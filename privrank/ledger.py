@@ -367,6 +367,11 @@ def charge(event: Event) -> Event:  # one release, before its noise is drawn
                 b._cache = (len(b._log), total)
     return event
 
+# %% ../nbs/00b_ledger.ipynb #activecd1
+def active_budgets() -> tuple:
+    "The budgets a release made here would charge, outermost first (empty: none)"
+    return _BUDGETS.get()
+
 # %% ../nbs/00b_ledger.ipynb #bc9c6f2f
 @contextlib.contextmanager
 def budget(

@@ -21,6 +21,7 @@ from scipy.sparse import linalg as splinalg
 from privrank.core import (
     MAX_ENTRIES,
     MAX_NOISE_UNITS,
+    charges,
     check_delta,
     check_epsilon,
     check_int,
@@ -29,6 +30,7 @@ from privrank.core import (
     float_sum_error,
     gaussian_delta,
     noise_mode,
+    privacy_event,
     release,
     sample_gaussian,
     snap,
@@ -1522,6 +1524,7 @@ def _in_units(x, L, p):
     return y
 
 
+@charges(privacy_event("private_frank_wolfe", "item-side Gram releases", unit="user"))
 def private_frank_wolfe(
     # users x items, scipy.sparse, rows as the users send them (centred); or a `FrankWolfeRows`
     ratings: sparse.sparray | FrankWolfeRows,

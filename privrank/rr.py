@@ -15,10 +15,12 @@ from scipy import special
 
 from privrank.core import (
     MAX_ENTRIES,
+    charges,
     check_epsilon,
     check_int,
     check_rng,
     noise_mode,
+    privacy_event,
     real_array,
     rr_flips,
 )
@@ -101,6 +103,7 @@ def _check_binary(y, name="y"):
     return a
 
 # %% ../nbs/01_randomized_response.ipynb #41c8cf4b
+@charges(privacy_event("randomized_response", "the comparisons' outcomes", unit="comparison"))
 def randomized_response(
     y: np.ndarray,  # 0/1 outcomes (ints or bools), any shape
     *,

@@ -21,6 +21,7 @@ from privrank.core import (
     Rows,
     Voters,
     calibrate_noise,
+    charges,
     check_delta,
     check_epsilon,
     check_int,
@@ -28,6 +29,7 @@ from privrank.core import (
     check_ranks,
     check_rng,
     noise_mode,
+    privacy_event,
     rank_chunk,
     rank_shape,
     rank_source,
@@ -245,6 +247,7 @@ def _check_values(x, m, name="x"):
     return _ints(x, name, ndim=1, lo=0, hi=m)
 
 
+@charges(privacy_event("range_count_tree", "range counts (binary tree)"))
 def range_count_tree(
     x: ArrayLike,  # (n,) integers in 0..m-1, one value per voter
     n_items: int,  # number of positions m
@@ -720,6 +723,7 @@ class PositionCosts:
     private = property(lambda self: math.isfinite(self.epsilon))
 
 # %% ../nbs/03_tree_mechanism.ipynb #5da062b4
+@charges(privacy_event("private_position_costs", "position costs (binary trees)"))
 def private_position_costs(
     ranks: object,  # (n, m) ranks: an array, a frame, a .parquet / .csv path, chunks, Dask
     *,
@@ -949,6 +953,7 @@ class ApxMed:
         return (self.gamma, self.error_bound)[k]
 
 
+@charges(privacy_event("private_apxmed", "range counts (binary tree)"))
 def private_apxmed(
     x: ArrayLike,  # (n,) integers in 0..m-1, one value per voter
     n_items: int,  # size m of the domain 0..m-1

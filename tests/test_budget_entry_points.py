@@ -1,0 +1,124 @@
+"""Every private entry point charges the privacy budget (issue 31, item 1): once per call, before
+any noise is drawn, refused with `BudgetExceeded` (the generator untouched) when it would go over;
+releases made inside an entry point are part of its one charge."""
+
+import inspect
+
+import numpy as np
+import pytest
+from scipy import sparse
+
+import privrank as pr
+from privrank import auto, btl, completion, core, footrule, kemeny, ledger, mc, rr, tree
+
+R = pr.sample_mallows(5, 60, 0.7, rng=3)
+X = np.random.default_rng(4).integers(0, 8, 200)
+RAT = sparse.random_array((80, 6), density=0.6, rng=5, format="csr")
+RAT.data = np.round(RAT.data * 4 + 1)
+CENTRED = mc.split_ratings(RAT, test_fraction=0.0, rng=0).train
+
+CALLS = {  # every releasing entry point: a call at (epsilon, delta) with the generator g
+    "core.dp_borda_aggregate": lambda e, d, g: core.dp_borda_aggregate(
+        R, epsilon=e, delta=d, rng=g
+    ),
+    "kemeny.dp_kemeny_aggregate": lambda e, d, g: kemeny.dp_kemeny_aggregate(
+        R, epsilon=e, delta=d, rng=g
+    ),
+    "kemeny.noisy_margins_instance": lambda e, d, g: kemeny.noisy_margins_instance(
+        R, epsilon=e, delta=d, rng=g
+    ),
+    "kemeny.clipped_noisy_instance": lambda e, d, g: kemeny.clipped_noisy_instance(
+        R, epsilon=e, delta=d or 1e-6, rng=g
+    ),
+    "kemeny.bucketed_instance": lambda e, d, g: kemeny.bucketed_instance(
+        R, epsilon=e, delta=d, rng=g
+    ),
+    "footrule.dp_footrule_aggregate": lambda e, d, g: footrule.dp_footrule_aggregate(
+        R, epsilon=e, delta=d, rng=g
+    ),
+    "footrule.naive_dp_footrule_aggregate": lambda e, d, g: footrule.naive_dp_footrule_aggregate(
+        R, epsilon=e, delta=d, rng=g
+    ),
+    "footrule.dp_pairwise_indegree_aggregate": lambda e, d, g: (
+        footrule.dp_pairwise_indegree_aggregate(R, epsilon=e, delta=d, rng=g)
+    ),
+    "tree.range_count_tree": lambda e, d, g: tree.range_count_tree(X, 8, epsilon=e, delta=d, rng=g),
+    "tree.private_apxmed": lambda e, d, g: tree.private_apxmed(X, 8, epsilon=e, delta=d, rng=g),
+    "tree.private_position_costs": lambda e, d, g: tree.private_position_costs(
+        R, epsilon=e, delta=d, rng=g
+    ),
+    "btl.dp_btl_aggregate": lambda e, d, g: btl.dp_btl_aggregate(
+        btl.ranks_to_comparisons(R), epsilon=e, rng=g
+    ),
+    "rr.randomized_response": lambda e, d, g: rr.randomized_response(
+        np.ones(50, bool), epsilon=e, rng=g
+    ),
+    "completion.complete": lambda e, d, g: completion.complete(
+        RAT, epsilon=e, delta=d or 1e-6, rng=g
+    ),
+    "mc.private_frank_wolfe": lambda e, d, g: mc.private_frank_wolfe(
+        CENTRED, epsilon=e, delta=d or 1e-6, nuclear_norm=10.0, n_iter=2, row_norm=4.0, rng=g
+    ),
+    "auto.dp_aggregate": lambda e, d, g: auto.dp_aggregate(R, epsilon=e, delta=d, rng=g),
+}
+# public functions that take `epsilon` but release nothing themselves (formulas, estimators of
+# released data, or a chooser that calls a charged entry point)
+NOT_RELEASES = {
+    "auto.choose_aggregator", "auto.dp_aggregate", "btl.fit_btl_counts", "rr.flip_probability",
+    "rr.debias", "rr.variance_inflation", "rr.g_epsilon",
+}  # fmt: skip
+MODULES = (auto, btl, completion, core, footrule, kemeny, mc, rr, tree)
+
+
+def test_every_releasing_entry_point_is_charged():
+    for mod in MODULES:
+        for name in mod.__all__:
+            f = getattr(mod, name)
+            if not callable(f) or inspect.isclass(f):
+                continue
+            if "epsilon" not in inspect.signature(f).parameters:
+                continue
+            key = f"{mod.__name__.split('.')[-1]}.{name}"
+            if key in NOT_RELEASES:
+                continue
+            assert hasattr(f, "__wrapped__"), f"{key} releases without charging the budget"
+            assert key in CALLS, f"{key}: no call in this test's registry"
+
+
+@pytest.mark.parametrize("name", list(CALLS))
+@pytest.mark.parametrize("delta", [0.0, 1e-6])
+def test_one_charge_per_call_and_refused_before_any_draw(name, delta):
+    call = CALLS[name]
+    with pr.budget(epsilon=10.0, delta=1e-3) as b:
+        call(0.7, delta, np.random.default_rng(1))
+    assert len(b.log) == 1, [e.mechanism for e in b.log]  # inner releases are not charged again
+    assert b.log[0].epsilon == pytest.approx(0.7)
+    e, d = b.spent
+    assert 0 < e <= 0.7 + 1e-12 and d <= 1e-3  # never above basic composition, within the budget
+    g = np.random.default_rng(2)
+    state = g.bit_generator.state
+    with pr.budget(epsilon=0.5, delta=1e-7) as small:  # (0.7, 1e-6) fits no (0.5, 1e-7)
+        with pytest.raises(pr.BudgetExceeded):
+            call(0.7, delta, g)
+    assert g.bit_generator.state == state  # nothing was drawn
+    assert small.log == []  # nothing was charged
+    call(0.7, delta, np.random.default_rng(1))  # outside a budget: runs as before
+
+
+def test_the_issue_example_runs_as_written():
+    votes = pr.load_demo().ranks
+    with pr.budget(epsilon=3.0, delta=1e-6) as b:
+        r1 = pr.dp_borda_aggregate(votes, epsilon=1.0, rng=0)
+        r2 = pr.dp_kemeny_aggregate(votes, epsilon=1.0, delta=1e-7, rng=1)
+    assert r1.private and r2.private
+    assert len(b.log) == 2 and b.spent[0] <= 2.0 + 1e-12 and b.remaining >= 1.0 - 1e-12
+    with pr.budget(epsilon=1.0) as b:  # the 11th release at 0.1 would exceed 1.0
+        for _ in range(10):
+            pr.dp_borda_aggregate(votes, epsilon=0.1, rng=0)
+        g = np.random.default_rng(0)
+        state = g.bit_generator.state
+        with pytest.raises(pr.BudgetExceeded):
+            pr.dp_borda_aggregate(votes, epsilon=0.1, rng=g)
+        assert g.bit_generator.state == state
+    assert len(b.log) == 10
+    assert ledger.active_budgets() == ()
