@@ -349,7 +349,11 @@ def charge(event: Event) -> Event:  # one release, before its noise is drawn
             if e_basic <= b.epsilon and d_basic <= b.delta:  # then the tighter total fits too
                 totals.append((b, None))
                 continue
-            total = compose(b._log + [event], delta=b.delta)
+            after = b._log + [event]
+            if b.delta > 0 and zcdp_accountant_epsilon(after, delta=b.delta) <= b.epsilon - TIE:
+                totals.append((b, None))  # zCDP fits with room: so does the total (the PLD later)
+                continue
+            total = compose(after, delta=b.delta)
             if not b.fits(total):
                 raise BudgetExceeded(
                     f"{event.mechanism} ({event.privacy}) would bring {b.name} to epsilon = "
