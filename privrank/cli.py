@@ -27,7 +27,7 @@ from typing import TextIO
 
 import numpy as np
 
-from . import __version__, auto, btl, completion, core, datasets, mc
+from . import __version__, auto, btl, completion, core, datasets, ledger, mc
 from privrank.core import (
     Consensus,
     RNGLike,
@@ -678,7 +678,33 @@ def _add_noise_arg(p):
     )
 
 
+def _budget_arg(s):
+    "--budget EPS[,DELTA]: (epsilon, delta) of a privacy budget for the command's releases"
+    parts = s.split(",")
+    if len(parts) > 2:
+        raise argparse.ArgumentTypeError(f"expected EPS or EPS,DELTA; got {s!r}")
+    try:
+        eps, delta = float(parts[0]), float(parts[1]) if len(parts) == 2 else 0.0
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected numbers EPS[,DELTA]; got {s!r}") from None
+    if not (0 < eps < math.inf and 0 <= delta < 1):
+        raise argparse.ArgumentTypeError(f"expected 0 < EPS < inf and 0 <= DELTA < 1; got {s!r}")
+    return eps, delta
+
+
+def _add_budget_arg(p):
+    p.add_argument(
+        "--budget",
+        type=_budget_arg,
+        default=None,
+        metavar="EPS[,DELTA]",
+        help="a privacy budget for this command's releases on the same people: a release that "
+        "would exceed it is refused before its noise is drawn; prints spent and remaining",
+    )
+
+
 def _add_privacy_args(p, epsilon_default=None):
+    _add_budget_arg(p)
     p.add_argument(
         "--epsilon",
         type=_positive_float("--epsilon"),
@@ -948,12 +974,14 @@ def demo_rows(*, epsilon=1.0, delta=1e-6, model=None, rng=None):
 def _cmd_demo(args):
     "privrank demo: the text to print"
     t0 = time.perf_counter()
-    profile, rows = demo_rows(
-        epsilon=args.epsilon,
-        delta=args.delta if args.delta is not None else 1e-6,
-        model=args.model,
-        rng=args.seed,
-    )
+    meter = ledger.Budget(epsilon=1.0, delta=DEMO_DELTA, name="the demo", refuses=False)
+    with ledger.use_budget(meter) as total:
+        profile, rows = demo_rows(
+            epsilon=args.epsilon,
+            delta=args.delta if args.delta is not None else 1e-6,
+            model=args.model,
+            rng=args.seed,
+        )
     ids, mode = np.asarray(profile.item_ids), core.noise_mode()
     if args.json:
         recs = [
@@ -968,6 +996,7 @@ def _cmd_demo(args):
                 dataset=profile.title,
                 model=args.model,
                 results=recs,
+                together=_together(total),
                 seconds=round(time.perf_counter() - t0, 6),
             )
         )
@@ -996,7 +1025,24 @@ def _cmd_demo(args):
         f"epsilon/{pairs} each); "
         f"noise: {mode}. {time.perf_counter() - t0:.2f}s"
     )
+    t = _together(total)
+    lines.append(
+        f"Together, on the same {profile.ranks.shape[0]} voters, the {t['releases']} private "
+        f"releases spend epsilon = {t['epsilon']:.4g} at delta = {t['delta']:.3g} (the ledger's "
+        f"composition; basic composition: epsilon = {t['basic_epsilon']:.4g}, delta = "
+        f"{t['basic_delta']:.3g}). Each row's epsilon is its own; keeping them all costs the total."
+    )
     return "\n".join(lines)
+
+
+DEMO_DELTA = 1e-5  # the delta at which the demo reports its total
+
+
+def _together(b):
+    "What the releases charged to `b` spent together, and by basic composition"
+    e, d = b.spent
+    be, bd = ledger.basic_composition(b.log)
+    return dict(releases=len(b.log), epsilon=e, delta=d, basic_epsilon=be, basic_delta=bd)
 
 # %% ../nbs/09_cli.ipynb #6656893c
 def load_ratings(path, *, n_items=None, ignore=()):
@@ -1532,6 +1578,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="privacy budget per user (whole row)",
     )
     c.add_argument("--delta", type=_positive_float("--delta"), required=True, help="0 < delta < 1")
+    _add_budget_arg(c)
     c.add_argument(
         "--items",
         type=_count("--items", 1),
@@ -1699,6 +1746,40 @@ def _check_stream(s, name):
     return s
 
 
+def _budget_dict(b):
+    "A budget's record: its limits, what its releases spent together, what is left, its log"
+    e, d = b.spent
+    return dict(
+        epsilon=b.epsilon,
+        delta=b.delta,
+        spent=dict(epsilon=e, delta=d),
+        remaining_epsilon=b.remaining,
+        log=[
+            dict(
+                mechanism=x.mechanism,
+                statistic=x.statistic,
+                privacy_unit=x.privacy_unit,
+                privacy=[x.privacy[0], *map(float, x.privacy[1:])],
+            )
+            for x in b.log
+        ],  # fmt: skip
+    )
+
+
+def _with_budget(text, b, as_json):
+    "The command's text with the budget's record: a key of the JSON, or two lines"
+    d = _budget_dict(b)
+    if as_json:
+        return _json({**json.loads(text), "budget": d})
+    e, dl = d["spent"]["epsilon"], d["spent"]["delta"]
+    return "\n".join([
+        text,
+        f"budget: {len(d['log'])} releases spent epsilon = {e:.6g}, delta = {dl:.3g} together "
+        f"(composed by the ledger) of --budget {b.epsilon:g},{b.delta:g}; remaining epsilon = "
+        f"{d['remaining_epsilon']:.6g}",
+    ])  # fmt: skip
+
+
 def _run(argv, out, err=None):
     """Parse `argv` and run the command: the text to print, or an exit status (after --help /
     --version)"""
@@ -1721,13 +1802,19 @@ def _run(argv, out, err=None):
         raise CLIError("--timeout applies to --scheduler only: it bounds the wait for a cluster")
     args.err = err  # progress lines of long runs
     core.noise_mode()  # an invalid PRIVRANK_NOISE is refused before any work
+    limit = getattr(args, "budget", None)
     with (
         core.use_noise(args.noise) if args.noise else contextlib.nullcontext(),
         np.errstate(over="ignore", under="ignore"),
         warnings.catch_warnings(record=True) as caught,
+        ledger.budget(epsilon=limit[0], delta=limit[1], name="--budget")
+        if limit
+        else contextlib.nullcontext() as spent,
     ):
         warnings.simplefilter("always")
         text = _COMMANDS[args.command](args)
+    if limit:
+        text = _with_budget(text, spent, args.json)
     notes = list(
         dict.fromkeys(" ".join(str(w.message).split()) for w in caught)
     )  # each once, in order

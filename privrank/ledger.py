@@ -172,6 +172,19 @@ def _pld_module():
     return privacy_loss_distribution
 
 
+# releases outside these bounds get no PLD: beyond the largest its grid would not fit, below the
+# smallest its loss is below the grid's resolution (and dp_accounting's parameters degenerate);
+# basic composition and zCDP are as tight there
+PLD_MAX_EPSILON, PLD_MIN_EPSILON = 5.0, 1e-9
+
+
+def _too_wide(ev):
+    "Whether a release's privacy loss is outside what the PLD's grid holds"
+    if ev.kind == "gaussian" and ev.noise_multiplier is not None:
+        return not 1 / PLD_MAX_EPSILON <= ev.noise_multiplier <= 1 / PLD_MIN_EPSILON
+    return ev.epsilon is not None and not PLD_MIN_EPSILON <= ev.epsilon <= PLD_MAX_EPSILON
+
+
 def pld_epsilon(
     events: list,  # the releases
     *,
@@ -181,7 +194,7 @@ def pld_epsilon(
     """The composed epsilon at `delta` from the releases' privacy loss distributions (None
     without dp_accounting)"""
     pld_mod = _pld_module()
-    if pld_mod is None:
+    if pld_mod is None or any(_too_wide(ev) for ev in events):
         return None
     from dp_accounting.pld import common
 
@@ -226,7 +239,15 @@ def basic_composition(events: list) -> tuple[float, float]:  # events
     if any(ev.epsilon is None for ev in events):
         return math.inf, math.inf
     evs = sorted(events, key=_order_key)
-    return math.fsum(ev.epsilon for ev in evs), math.fsum(ev.delta for ev in evs)
+    return _fsum(ev.epsilon for ev in evs), _fsum(ev.delta for ev in evs)
+
+
+def _fsum(xs):
+    "math.fsum, inf where the exact sum overflows (epsilons near the float range's end)"
+    try:
+        return math.fsum(xs)
+    except OverflowError:
+        return math.inf
 
 
 def accountant_epsilon(events: list, *, delta: float) -> float:  # events; delta in [0, 1)
@@ -283,6 +304,7 @@ class Budget:
     epsilon: float  # what the releases may spend together
     delta: float = 0.0  # 0: a pure-DP budget
     name: str = ""  # how errors name it; "" for "budget(epsilon=..., delta=...)"
+    refuses: bool = True  # False: the budget only measures (its total, at its delta)
     _log: list = field(default_factory=list, repr=False)
     _cache: tuple = field(default=(0, (0.0, 0.0)), repr=False)
 
@@ -345,6 +367,9 @@ def charge(event: Event) -> Event:  # one release, before its noise is drawn
     with _LOCK:
         totals = []
         for b in reversed(budgets):  # innermost first: the error names the nearest budget
+            if not b.refuses:  # a budget that only measures
+                totals.append((b, None))
+                continue
             e_basic, d_basic = basic_composition(b._log + [event])
             if e_basic <= b.epsilon and d_basic <= b.delta:  # then the tighter total fits too
                 totals.append((b, None))

@@ -303,3 +303,14 @@ def test_bad_input_is_refused_by_name():
 def test_the_namespace():
     assert pr.budget is budget and pr.Budget is Budget and pr.BudgetExceeded is BudgetExceeded
     assert set(ledger.__all__) == {"budget", "Budget", "BudgetExceeded"}
+
+
+def test_a_budget_that_only_measures_records_and_never_refuses():
+    meter = ledger.Budget(epsilon=1.0, delta=1e-5, refuses=False)
+    with ledger.use_budget(meter), ledger.budget(epsilon=2.0) as inner:
+        for _ in range(3):
+            ledger.charge(ledger.Event("borda", ("laplace", 0.5)))
+        with pytest.raises(ledger.BudgetExceeded):  # the inner budget still refuses
+            ledger.charge(ledger.Event("borda", ("laplace", 0.6)))
+    assert len(meter.log) == len(inner.log) == 3  # the refused release is in neither
+    assert meter.spent[0] > meter.epsilon  # measured past its epsilon, never refused
