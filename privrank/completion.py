@@ -15,6 +15,7 @@ import time
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
+from types import SimpleNamespace
 
 import numpy as np  # noqa: F811 (also imported by the example above)
 from numpy.typing import ArrayLike
@@ -54,7 +55,6 @@ from privrank.mc import (
 )
 from privrank.sources import (
     CHUNK_ENTRIES,
-    Chunk,
     Items,
     Source,
     Spilled,
@@ -65,6 +65,7 @@ from privrank.sources import (
     current_client,
     held,
     int_ids,
+    is_ratings_table,
     map_reduce,
     need,
     object_numbers,
@@ -1687,7 +1688,7 @@ def _rating_source(ratings, n_items, items, first_item, client=None):
     takes: a sparse matrix (checked: its rows the users, its columns the items), a `Ratings`
     table (its users' labels, its columns the items), else rows with `n_items` or `items`"""
     first_item = check_int(first_item, name="first_item", minimum=0)
-    table = hasattr(ratings, "item_ids") and hasattr(ratings, "user_ids")
+    table = is_ratings_table(ratings)
     if (sparse.issparse(ratings) or table) and client is not None:
         raise TypeError(
             "`ratings`: a scipy.sparse matrix is read here, chunk by chunk, not by a cluster's "
@@ -1700,8 +1701,10 @@ def _rating_source(ratings, n_items, items, first_item, client=None):
                 "`ratings` is a matrix: its columns are the items (leave out `items`, "
                 f"`first_item`, and `n_items` or give its {R.shape[1]} columns)"
             )
-        labels = np.asarray(ratings.user_ids) if table else None
-        return _matrix_rows(R, labels), None, R.shape[1], 0
+        rows = R  # read by `sources.Source`: its stored entries, by row number or user label
+        if table:
+            rows = SimpleNamespace(ratings=R, user_ids=ratings.user_ids, item_ids=ratings.item_ids)
+        return rows, None, R.shape[1], 0
     vocab = None if items is None else Items(items)
     if (
         vocab is not None
@@ -1719,22 +1722,6 @@ def _rating_source(ratings, n_items, items, first_item, client=None):
     n = len(vocab) if vocab is not None else n_items
     n = check_int(n, name="n_items", minimum=1, maximum=rr.MAX_ITEMS)
     return ratings, vocab, n, 0 if vocab is not None else first_item
-
-
-def _matrix_rows(R, labels=None):
-    """A checked CSR matrix as (user, item, rating) rows, read in chunks: users its rows, or
-    their `labels`"""
-    if labels is None:
-        return R
-    rows = np.repeat(np.arange(R.shape[0]), np.diff(R.indptr))
-
-    def chunks():
-        step = CHUNK_ENTRIES // 3
-        for s in range(0, max(R.nnz, 1), step):
-            e = min(s + step, R.nnz)
-            yield Chunk([labels[rows[s:e]], R.indices[s:e].astype(np.int64), R.data[s:e]])
-
-    return chunks
 
 
 def _fw_ledger(res, label):

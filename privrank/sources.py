@@ -229,6 +229,15 @@ def _is_rows(source):
     return scalar(first)
 
 
+def is_ratings_table(source):
+    "A `datasets.Ratings` table (users x items, sparse): its rows are its users' labels"
+    return (
+        hasattr(source, "user_ids")
+        and hasattr(source, "item_ids")
+        and sparse.issparse(getattr(source, "ratings", None))
+    )
+
+
 def _is_files(source):
     "A list (or tuple) of .parquet / .csv paths"
     return (
@@ -261,6 +270,10 @@ def _raw_chunks(source, chunk_rows, columns):
         return
     if sparse.issparse(source):  # its stored entries as (row, column, value) rows
         yield from _sparse_chunks(source, chunk_rows)
+        return
+    if is_ratings_table(source):  # (user label, column, rating) rows
+        labels = np.asarray(source.user_ids)
+        yield from _sparse_chunks(source.ratings, chunk_rows, labels)
         return
     if callable(source) and not isinstance(source, np.ndarray):  # a fresh iterable per pass
         source = source()
@@ -366,9 +379,10 @@ def _csr_rows(indptr, s, e):
     return np.repeat(np.arange(lo, hi + 1), np.diff(np.clip(indptr[lo : hi + 2], s, e)))
 
 
-def _sparse_chunks(m, chunk_rows):
+def _sparse_chunks(m, chunk_rows, labels=None):
     """A sparse matrix's stored entries as `Chunk`s of (row, column, value): int64, int64,
-    float64, by row then column, at most `chunk_rows` entries each (None: CHUNK_ENTRIES / 3)"""
+    float64, by row then column, at most `chunk_rows` entries each (None: CHUNK_ENTRIES / 3);
+    with `labels`, each row's label instead of its number (a `Ratings` table's users)"""
     indptr, rows, cols, vals = _sparse_entries(m)
     step, n = _rows(chunk_rows, 3), len(vals)
     for s in range(0, max(n, 1), step):
@@ -379,7 +393,7 @@ def _sparse_chunks(m, chunk_rows):
             r = rows[s:e]
         yield Chunk(
             [
-                r.astype(np.int64, copy=False),
+                r.astype(np.int64, copy=False) if labels is None else labels[r],
                 cols[s:e].astype(np.int64),
                 vals[s:e].astype(np.float64),
             ]

@@ -227,3 +227,25 @@ def test_use_client_runs_a_block_on_the_cluster(sources, client, tmp_path):
     with pytest.raises(TypeError, match="`client`"):
         with pr.use_client("tcp://127.0.0.1:8786"):
             pass
+
+
+def test_a_ratings_table_is_read_by_the_source_layer_as_its_labelled_rows():
+    # a `Ratings` table (users by label) and the same (label, item, rating) rows: one release
+    from privrank.datasets import Ratings
+
+    g = np.random.default_rng(0)
+    users, n = 400, 12
+    who = np.repeat(np.arange(users), 5)
+    what = np.concatenate([g.choice(n, 5, replace=False) for _ in range(users)])
+    stars = g.integers(1, 6, who.size).astype(float)
+    labels = 3 * np.arange(users) + 7
+    from scipy import sparse
+
+    table = Ratings(sparse.csr_array((stars, (who, what)), shape=(users, n)), labels, np.arange(n))
+    kw = dict(epsilon=1.0, delta=1e-6, evaluate=True, test_fraction=0.2, rng=1)
+    ref = pr.complete(table, **kw)
+    rows = pr.complete(np.column_stack([labels[who], what, stars]), n_items=n, **kw)
+    chunked = pr.complete(table, chunk_rows=100, **kw)
+    assert ref.evaluation == rows.evaluation == chunked.evaluation
+    assert np.array_equal(ref.factors, rows.factors)
+    assert np.array_equal(ref.diagnostics["user_ids"], labels)
