@@ -24,6 +24,7 @@ from privrank.core import (
     noise_mode,
     rank_shape,
     rank_source,
+    takes_budget,
     use_noise,
 )
 from .kemeny import dp_kemeny_aggregate, margin_sensitivity
@@ -126,6 +127,7 @@ def choose_aggregator(
     )
 
 
+@takes_budget
 def dp_aggregate(
     ranks: object,  # (n, m) ranks: an array, a frame, a .parquet / .csv path, chunks, Dask
     *,

@@ -1543,6 +1543,36 @@ def fast_path(a: dict) -> bool:
     return noise_mode(a.get("noise")) == "fast"
 
 
+def takes_budget(f: Callable) -> Callable:  # a private entry point
+    """Give `f` the keyword `budget`: a `privrank.ledger.Budget` its releases charge, as inside
+    `with use_budget(budget):` (None: only the budgets of the enclosing blocks)"""
+    sig = inspect.signature(f)
+    if "budget" in sig.parameters:
+        return f
+
+    @functools.wraps(f)
+    def with_budget(*args, budget=None, **kwargs):
+        if budget is None:
+            return f(*args, **kwargs)
+        from privrank.ledger import Budget, use_budget
+
+        if not isinstance(budget, Budget):
+            raise TypeError(
+                "`budget` must be a privrank Budget, e.g. pr.Budget(epsilon=3.0, delta=1e-6) "
+                f"(pr.budget(...) is the context manager), or None; got {type(budget).__name__}"
+            )
+        with use_budget(budget):
+            return f(*args, **kwargs)
+
+    extra = inspect.Parameter(
+        "budget", inspect.Parameter.KEYWORD_ONLY, default=None, annotation="Budget | None"
+    )
+    params = list(sig.parameters.values())
+    at = next((i for i, p in enumerate(params) if p.kind is p.VAR_KEYWORD), len(params))
+    with_budget.__signature__ = sig.replace(parameters=params[:at] + [extra] + params[at:])
+    return with_budget
+
+
 def charges(
     event: Callable,  # event(**the call's bound arguments) -> a `privrank.ledger.Event`
 ) -> Callable:
@@ -1567,7 +1597,7 @@ def charges(
             finally:
                 _CHARGING.reset(token)
 
-        return charged
+        return takes_budget(charged)
 
     return wrap
 

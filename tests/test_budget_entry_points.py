@@ -18,48 +18,54 @@ RAT.data = np.round(RAT.data * 4 + 1)
 CENTRED = mc.split_ratings(RAT, test_fraction=0.0, rng=0).train
 
 CALLS = {  # every releasing entry point: a call at (epsilon, delta) with the generator g
-    "core.dp_borda_aggregate": lambda e, d, g: core.dp_borda_aggregate(
-        R, epsilon=e, delta=d, rng=g
+    "core.dp_borda_aggregate": lambda e, d, g, **kw: core.dp_borda_aggregate(
+        R, epsilon=e, delta=d, rng=g, **kw
     ),
-    "kemeny.dp_kemeny_aggregate": lambda e, d, g: kemeny.dp_kemeny_aggregate(
-        R, epsilon=e, delta=d, rng=g
+    "kemeny.dp_kemeny_aggregate": lambda e, d, g, **kw: kemeny.dp_kemeny_aggregate(
+        R, epsilon=e, delta=d, rng=g, **kw
     ),
-    "kemeny.noisy_margins_instance": lambda e, d, g: kemeny.noisy_margins_instance(
-        R, epsilon=e, delta=d, rng=g
+    "kemeny.noisy_margins_instance": lambda e, d, g, **kw: kemeny.noisy_margins_instance(
+        R, epsilon=e, delta=d, rng=g, **kw
     ),
-    "kemeny.clipped_noisy_instance": lambda e, d, g: kemeny.clipped_noisy_instance(
-        R, epsilon=e, delta=d or 1e-6, rng=g
+    "kemeny.clipped_noisy_instance": lambda e, d, g, **kw: kemeny.clipped_noisy_instance(
+        R, epsilon=e, delta=d or 1e-6, rng=g, **kw
     ),
-    "kemeny.bucketed_instance": lambda e, d, g: kemeny.bucketed_instance(
-        R, epsilon=e, delta=d, rng=g
+    "kemeny.bucketed_instance": lambda e, d, g, **kw: kemeny.bucketed_instance(
+        R, epsilon=e, delta=d, rng=g, **kw
     ),
-    "footrule.dp_footrule_aggregate": lambda e, d, g: footrule.dp_footrule_aggregate(
-        R, epsilon=e, delta=d, rng=g
+    "footrule.dp_footrule_aggregate": lambda e, d, g, **kw: footrule.dp_footrule_aggregate(
+        R, epsilon=e, delta=d, rng=g, **kw
     ),
-    "footrule.naive_dp_footrule_aggregate": lambda e, d, g: footrule.naive_dp_footrule_aggregate(
-        R, epsilon=e, delta=d, rng=g
+    "footrule.naive_dp_footrule_aggregate": lambda e, d, g, **kw: (
+        footrule.naive_dp_footrule_aggregate(R, epsilon=e, delta=d, rng=g, **kw)
     ),
-    "footrule.dp_pairwise_indegree_aggregate": lambda e, d, g: (
-        footrule.dp_pairwise_indegree_aggregate(R, epsilon=e, delta=d, rng=g)
+    "footrule.dp_pairwise_indegree_aggregate": lambda e, d, g, **kw: (
+        footrule.dp_pairwise_indegree_aggregate(R, epsilon=e, delta=d, rng=g, **kw)
     ),
-    "tree.range_count_tree": lambda e, d, g: tree.range_count_tree(X, 8, epsilon=e, delta=d, rng=g),
-    "tree.private_apxmed": lambda e, d, g: tree.private_apxmed(X, 8, epsilon=e, delta=d, rng=g),
-    "tree.private_position_costs": lambda e, d, g: tree.private_position_costs(
-        R, epsilon=e, delta=d, rng=g
+    "tree.range_count_tree": lambda e, d, g, **kw: tree.range_count_tree(
+        X, 8, epsilon=e, delta=d, rng=g, **kw
     ),
-    "btl.dp_btl_aggregate": lambda e, d, g: btl.dp_btl_aggregate(
-        btl.ranks_to_comparisons(R), epsilon=e, rng=g
+    "tree.private_apxmed": lambda e, d, g, **kw: tree.private_apxmed(
+        X, 8, epsilon=e, delta=d, rng=g, **kw
     ),
-    "rr.randomized_response": lambda e, d, g: rr.randomized_response(
-        np.ones(50, bool), epsilon=e, rng=g
+    "tree.private_position_costs": lambda e, d, g, **kw: tree.private_position_costs(
+        R, epsilon=e, delta=d, rng=g, **kw
     ),
-    "completion.complete": lambda e, d, g: completion.complete(
-        RAT, epsilon=e, delta=d or 1e-6, rng=g
+    "btl.dp_btl_aggregate": lambda e, d, g, **kw: btl.dp_btl_aggregate(
+        btl.ranks_to_comparisons(R), epsilon=e, rng=g, **kw
     ),
-    "mc.private_frank_wolfe": lambda e, d, g: mc.private_frank_wolfe(
-        CENTRED, epsilon=e, delta=d or 1e-6, nuclear_norm=10.0, n_iter=2, row_norm=4.0, rng=g
+    "rr.randomized_response": lambda e, d, g, **kw: rr.randomized_response(
+        np.ones(50, bool), epsilon=e, rng=g, **kw
     ),
-    "auto.dp_aggregate": lambda e, d, g: auto.dp_aggregate(R, epsilon=e, delta=d, rng=g),
+    "completion.complete": lambda e, d, g, **kw: completion.complete(
+        RAT, epsilon=e, delta=d or 1e-6, rng=g, **kw
+    ),
+    "mc.private_frank_wolfe": lambda e, d, g, **kw: mc.private_frank_wolfe(
+        CENTRED, epsilon=e, delta=d or 1e-6, nuclear_norm=10.0, n_iter=2, row_norm=4.0, rng=g, **kw
+    ),
+    "auto.dp_aggregate": lambda e, d, g, **kw: auto.dp_aggregate(
+        R, epsilon=e, delta=d, rng=g, **kw
+    ),
 }
 # public functions that take `epsilon` but release nothing themselves (formulas, estimators of
 # released data, or a chooser that calls a charged entry point)
@@ -103,6 +109,29 @@ def test_one_charge_per_call_and_refused_before_any_draw(name, delta):
     assert g.bit_generator.state == state  # nothing was drawn
     assert small.log == []  # nothing was charged
     call(0.7, delta, np.random.default_rng(1))  # outside a budget: runs as before
+
+
+@pytest.mark.parametrize("name", list(CALLS))
+def test_budget_as_a_keyword_is_the_same_as_a_block(name):
+    call = CALLS[name]
+    b = pr.Budget(epsilon=10.0, delta=1e-3)
+    out = call(0.7, 1e-6, np.random.default_rng(1), budget=b)
+    assert ledger.active_budgets() == ()  # the keyword's budget is active only during the call
+    with pr.budget(epsilon=10.0, delta=1e-3) as ref:
+        same = call(0.7, 1e-6, np.random.default_rng(1))
+    assert [(e.mechanism, e.privacy) for e in b.log] == [(e.mechanism, e.privacy) for e in ref.log]
+    assert len(b.log) == 1 and b.spent == ref.spent
+    assert repr(out) == repr(same)  # the same release for the same seed
+    g = np.random.default_rng(2)
+    state = g.bit_generator.state
+    with pytest.raises(pr.BudgetExceeded):
+        call(0.7, 1e-6, g, budget=pr.Budget(epsilon=0.5, delta=1e-7))
+    assert g.bit_generator.state == state and len(b.log) == 1
+    with pr.budget(epsilon=10.0, delta=1e-3) as outer:  # inside a block: both are charged
+        call(0.7, 1e-6, np.random.default_rng(1), budget=b)
+    assert len(outer.log) == 1 and len(b.log) == 2
+    with pytest.raises(TypeError, match="`budget`"):
+        call(0.7, 1e-6, np.random.default_rng(1), budget=pr.budget)
 
 
 def test_the_issue_example_runs_as_written():

@@ -40,7 +40,7 @@ from hypothesis import strategies as st
 # noqa: F401  (memory_guard is an autouse fixture: importing it applies it here)
 from test_hostile import COUNTS, refuses, time_limit
 
-from privrank import btl, core, footrule, kemeny, rr, tree
+from privrank import btl, core, footrule, kemeny, ledger, rr, tree
 
 SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 NAN, INF = math.nan, math.inf
@@ -921,6 +921,13 @@ ALSO = {  # a bad value of one argument may be reported through the argument it 
     ("randomized_response", "epsilon"): ("epsilon", "y"),
     ("debias", "epsilon"): ("epsilon", "y_tilde"),
 }
+# a private entry point's `budget=` (issue 31): anything but a privrank Budget (or None) is
+# refused naming `budget`, the context manager `pr.budget` included
+BUDGET_BAD = [3, 1.0, "budget", (1.0, 1e-6), dict(epsilon=1.0), ledger.budget, np.float64(2.0)]
+for _f, _ok, _bad in SPEC.values():
+    if "budget" in inspect.signature(_f).parameters:
+        _bad.setdefault("budget", BUDGET_BAD)
+
 CASES = [
     (f, p, k)
     for f, (_, _, bad) in SPEC.items()
