@@ -520,6 +520,8 @@ class MechanismAudit:
     # the noise path audited: "fast" (floating point) or "exact" (integer counts + exact
     # integer noise)
     noise: str = "fast"
+    # a composed sequence: the ledger events of its releases, whose total is the claim
+    sequence: tuple = ()
 
 
 def _rev(m, n=1):
@@ -1115,7 +1117,7 @@ def standard_audits(
             note="sigma from the RDP accountant (the exact path's), so the claim has slack",
         )
     )
-    return out
+    return out + composed_audits(scale)
 
 
 def _split_nodes(x, m):  # a flat release of one tree -> per level (v, u), the inverse of `_flat`
@@ -1147,6 +1149,131 @@ def run_audit(
             batch=a.batch,
             rng=rng,
         )
+
+# %% ../nbs/08_audit.ipynb #composedcd1
+def parts_statistic(
+    cuts: list,  # [(start, stop)] column ranges of the concatenated release, one per release
+    statistics: list,  # their statistics: `STATISTICS` names or f(pilot0, pilot1) -> T
+) -> Callable:
+    """A statistic of a composed release: the sum of each part's statistic (the privacy loss of
+    independent releases adds up)"""
+
+    def make(pilot0, pilot1):
+        Ts = []
+        for (a, b), s in zip(cuts, statistics):
+            f = STATISTICS[s] if isinstance(s, str) else s
+            Ts.append(f(pilot0[:, a:b], pilot1[:, a:b]))
+        return lambda X: np.round(sum(T(X[:, a:b]) for (a, b), T in zip(cuts, Ts)), 9)
+
+    make.__name__ = "+".join(s if isinstance(s, str) else s.__name__ for s in statistics)
+    return make
+
+
+def ledger_total(
+    releases: Callable,  # releases() makes the sequence's releases (they charge the ledger)
+    *,
+    delta: float,  # the delta the total is taken at
+) -> tuple[tuple, tuple[float, float]]:
+    "(the events charged, the ledger's total (epsilon, delta)) of a sequence of releases"
+    from privrank.ledger import Budget, use_budget
+
+    with use_budget(Budget(epsilon=1e9, delta=delta, refuses=False)) as b:
+        releases()
+    return tuple(b.log), b.spent
+
+
+def composed_audits(
+    scale: float = 1.0,  # multiply the default run counts
+) -> list[MechanismAudit]:
+    "Audits of composed sequences of releases, each claiming the ledger's total for it"
+    import scipy.sparse as sp
+
+    from privrank import core, mc
+    from privrank.ledger import Event, charge
+
+    N = lambda k: max(int(k * scale), 1000)
+    out = []
+
+    # five central Borda releases at epsilon / 5 on one profile
+    k, e = 5, 1.0
+    r0, r1 = _ident(3, 3), _rev(3, 3)
+    dg = core.dp_borda_aggregate(r0, epsilon=e / k, rng=0).diagnostics  # its calibration
+
+    def five_batch(r, rng, n):
+        s = np.tile(core.borda_scores(r), (n, 1))
+        return np.concatenate(
+            [core.release(s, dg["noise_law"], dg["noise_scale"], rng=rng) for _ in range(k)], 1
+        )
+
+    def five_real(r, rng):
+        return np.concatenate(
+            [core.dp_borda_aggregate(r, epsilon=e / k, rng=rng).scores for _ in range(k)]
+        )
+
+    events, (total, _) = ledger_total(lambda: five_real(r0, 0), delta=0.0)
+    out.append(
+        MechanismAudit(
+            f"{k} x DP Borda (Laplace) at epsilon {e / k:g} each",
+            "central",
+            "voter",
+            five_batch,
+            r0,
+            r1,
+            total,
+            0.0,
+            "laplace",
+            N(1_000_000),
+            batch=True,
+            replay=_replayer(five_batch, five_real),
+            sequence=events,
+        )
+    )
+
+    # a Borda release, then completion's item sums, on the same users (a ranking and ratings)
+    eb, d = 0.5, 1e-3
+    z = float(mc.noise_multiplier(epsilon=eb, delta=d, n_iter=1)[0])
+    D0 = (_ident(3, 1), sp.csr_matrix(np.array([[1.0, 0.0]])))
+    D1 = (_rev(3, 1), sp.csr_matrix(np.array([[-1.0, 0.0]])))
+    gb = core.dp_borda_aggregate(D0[0], epsilon=eb, rng=0).diagnostics
+
+    def then_batch(D, rng, n):
+        r, A = D
+        x = core.release(
+            np.tile(core.borda_scores(r), (n, 1)), gb["noise_law"], gb["noise_scale"], rng=rng
+        )
+        y = np.bincount(A.indices, A.data, minlength=A.shape[1])
+        return np.concatenate([x, y + core.sample_gaussian(2 * z, (n, A.shape[1]), rng=rng)], 1)
+
+    def then_real(D, rng):
+        from privrank import completion
+
+        r, A = D
+        x = core.dp_borda_aggregate(r, epsilon=eb, rng=rng).scores
+        charge(Event("completion: item sums", ("gaussian", z), privacy_unit="user"))
+        y = completion.item_releases(
+            A.indices, A.data, np.ones(A.nnz), A.shape[1], z=(z, z), rng=rng, mode="fast", m=1
+        )[0]
+        return np.concatenate([x, y])
+
+    events, (total, _) = ledger_total(lambda: then_real(D0, 0), delta=d)
+    out.append(
+        MechanismAudit(
+            f"DP Borda (Laplace, epsilon {eb:g}), then completion's item sums (Gaussian)",
+            "central",
+            "user",
+            then_batch,
+            D0,
+            D1,
+            total,
+            d,
+            parts_statistic([(0, 3), (3, 5)], ["laplace", "gaussian"]),
+            N(400_000),
+            batch=True,
+            replay=_replayer(then_batch, then_real),
+            sequence=events,
+        )
+    )
+    return out
 
 # %% ../nbs/08_audit.ipynb #ab83291a
 def audit_results(

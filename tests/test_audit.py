@@ -110,6 +110,26 @@ def test_batch_mechanism_audits(i):
     assert (bad.epsilon_lower > a.epsilon) == a.detect, (a.name, bad)
 
 
+def test_composed_sequences_hold_the_ledgers_total_and_catch_a_halved_ledger(monkeypatch):
+    """08's composed audits (issue 31, item 5): the audited epsilon of a sequence is at most the
+    ledger's total, and a ledger that undercounts by half is caught"""
+    from privrank import audit, ledger
+
+    comp = audit.composed_audits()
+    assert [len(a.sequence) for a in comp] == [5, 2]
+    assert comp[0].epsilon == pytest.approx(1.0)  # five Laplace releases at 0.2, delta 0
+    assert comp[1].epsilon < 1.0  # the PLD of Laplace 0.5 and a Gaussian (0.5, 1e-3)
+    true = compose = ledger.compose
+    monkeypatch.setattr(ledger, "compose", lambda ev, **kw: (compose(ev, **kw)[0] / 2, 0.0))
+    halved = audit.composed_audits()
+    monkeypatch.setattr(ledger, "compose", true)
+    for i, (a, h) in enumerate(zip(comp, halved)):
+        assert h.epsilon == pytest.approx(a.epsilon / 2)
+        ok = run_audit(a, rng=[200, i])
+        assert ok.epsilon_lower <= a.epsilon, (a.name, ok)
+        assert ok.violates(epsilon=h.epsilon), (a.name, ok)  # the halved ledger is caught
+
+
 def test_batch_paths_replay_the_mechanisms():
     for a in standard_audits():
         if a.replay is not None:
