@@ -24,6 +24,7 @@ from privrank.core import (
     check_memory,
     check_ranks,
     check_rng,
+    fast_path,
     noise_mode,
     preference_counts,
     privacy_event,
@@ -160,7 +161,14 @@ def footrule_aggregate(
     )
 
 # %% ../nbs/04_footrule.ipynb #351d96e8
-@charges(privacy_event("dp_footrule_aggregate", "position costs (binary trees)"))
+@charges(
+    privacy_event(
+        "dp_footrule_aggregate",
+        "position costs (binary trees)",
+        laplace=fast_path,
+        gaussian=fast_path,
+    )
+)
 def dp_footrule_aggregate(
     ranks: object,  # (n, m) ranks: an array, a frame, a .parquet / .csv path, chunks, Dask
     *,
@@ -255,7 +263,11 @@ def cost_matrix_sensitivity(n_items):  # number of candidates m
     )
 
 # %% ../nbs/04_footrule.ipynb #d8a9e8ab
-@charges(privacy_event("naive_dp_footrule_aggregate", "position costs"))
+@charges(
+    privacy_event(
+        "naive_dp_footrule_aggregate", "position costs", laplace=fast_path, gaussian=fast_path
+    )
+)
 def naive_dp_footrule_aggregate(
     ranks: ArrayLike,  # (n, m) ranks: ranks[i, q] = position of candidate q for voter i
     *,
@@ -313,7 +325,11 @@ def pairwise_sensitivity(n_items):  # number of candidates m
     return float(k), math.sqrt(k)
 
 # %% ../nbs/04_footrule.ipynb #a20aafa9
-@charges(privacy_event("dp_pairwise_indegree_aggregate", "pairwise counts"))
+@charges(
+    privacy_event(
+        "dp_pairwise_indegree_aggregate", "pairwise counts", laplace=fast_path, gaussian=fast_path
+    )
+)
 def dp_pairwise_indegree_aggregate(
     ranks: ArrayLike,  # (n, m) ranks: ranks[i, q] = position of candidate q for voter i
     *,

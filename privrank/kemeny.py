@@ -29,6 +29,7 @@ from privrank.core import (
     check_orders,
     check_ranks,
     check_rng,
+    fast_path,
     noise_mode,
     orders_to_ranks,
     preference_counts,
@@ -534,7 +535,11 @@ class NoisyInstance:
     private = property(lambda self: math.isfinite(self.epsilon))
 
 
-@charges(privacy_event("noisy_margins_instance", "pairwise margins"))
+@charges(
+    privacy_event(
+        "noisy_margins_instance", "pairwise margins", laplace=fast_path, gaussian=fast_path
+    )
+)
 def noisy_margins_instance(
     ranks: ArrayLike,  # (n, m) ranks: ranks[i, q] = position of candidate q for voter i
     *,
@@ -573,7 +578,11 @@ def _margins_instance(c, n, epsilon, delta, rng):
     )
 
 
-@charges(privacy_event("clipped_noisy_instance", "pairwise margins"))
+@charges(
+    privacy_event(
+        "clipped_noisy_instance", "pairwise margins", laplace=fast_path, gaussian=fast_path
+    )
+)
 def clipped_noisy_instance(
     ranks: ArrayLike,  # (n, m) ranks: ranks[i, q] = position of candidate q for voter i
     *,
@@ -894,7 +903,11 @@ def _check_buckets(B, m):
 MAX_MARGINAL_DIM = 1024  # largest mB whose mB x mB PSD projection (one eigh, O((mB)^3)) is allowed
 
 # %% ../nbs/05_kemeny.ipynb #de8e6de0
-@charges(privacy_event("bucketed_instance", "bucketed two-way marginals"))
+@charges(
+    privacy_event(
+        "bucketed_instance", "bucketed two-way marginals", laplace=fast_path, gaussian=fast_path
+    )
+)
 def bucketed_instance(
     ranks: ArrayLike,  # (n, m) ranks: ranks[i, q] = position of candidate q for voter i
     *,
@@ -992,7 +1005,9 @@ def _buckets_chunk(x, B, checked, where):
     return None if r is None else bucket_counts(r, B)
 
 
-@charges(privacy_event("dp_kemeny_aggregate", "pairwise margins"))
+@charges(
+    privacy_event("dp_kemeny_aggregate", "pairwise margins", laplace=fast_path, gaussian=fast_path)
+)
 def dp_kemeny_aggregate(
     ranks: object,  # (n, m) ranks: an array, a frame, a .parquet / .csv path, chunks, Dask
     *,

@@ -28,6 +28,7 @@ from privrank.core import (
     check_memory,
     check_ranks,
     check_rng,
+    fast_path,
     noise_mode,
     privacy_event,
     rank_chunk,
@@ -247,7 +248,11 @@ def _check_values(x, m, name="x"):
     return _ints(x, name, ndim=1, lo=0, hi=m)
 
 
-@charges(privacy_event("range_count_tree", "range counts (binary tree)"))
+@charges(
+    privacy_event(
+        "range_count_tree", "range counts (binary tree)", laplace=fast_path, gaussian=fast_path
+    )
+)
 def range_count_tree(
     x: ArrayLike,  # (n,) integers in 0..m-1, one value per voter
     n_items: int,  # number of positions m
@@ -723,7 +728,14 @@ class PositionCosts:
     private = property(lambda self: math.isfinite(self.epsilon))
 
 # %% ../nbs/03_tree_mechanism.ipynb #5da062b4
-@charges(privacy_event("private_position_costs", "position costs (binary trees)"))
+@charges(
+    privacy_event(
+        "private_position_costs",
+        "position costs (binary trees)",
+        laplace=fast_path,
+        gaussian=fast_path,
+    )
+)
 def private_position_costs(
     ranks: object,  # (n, m) ranks: an array, a frame, a .parquet / .csv path, chunks, Dask
     *,
@@ -953,7 +965,11 @@ class ApxMed:
         return (self.gamma, self.error_bound)[k]
 
 
-@charges(privacy_event("private_apxmed", "range counts (binary tree)"))
+@charges(
+    privacy_event(
+        "private_apxmed", "range counts (binary tree)", laplace=fast_path, gaussian=fast_path
+    )
+)
 def private_apxmed(
     x: ArrayLike,  # (n,) integers in 0..m-1, one value per voter
     n_items: int,  # size m of the domain 0..m-1
