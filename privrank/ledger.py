@@ -9,25 +9,30 @@ from __future__ import annotations  # noqa: F404 (the use-it example comes first
 
 import contextlib
 import contextvars
+import functools
 import math
+import numbers
 import threading
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 
+import numpy as np
 from scipy import optimize
 
 from privrank.core import (
     PRIVACY_UNITS,
+    RNGLike,
     analytic_gaussian_sigma,
     check_delta,
     check_epsilon,
+    check_rng,
     gaussian_delta,
     zcdp_delta,
 )
 
 # %% auto #0
-__all__ = ['BudgetExceeded', 'Budget', 'budget']
+__all__ = ['BudgetExceeded', 'Budget', 'budget', 'Selection', 'repeat_and_select']
 
 # %% ../nbs/00b_ledger.ipynb #a99aec56
 KINDS = ("laplace", "gaussian", "rr", "pure")  # the forms of privacy the ledger composes
@@ -413,3 +418,257 @@ def budget(
     thread- and task-local)"""
     with use_budget(Budget(epsilon=epsilon, delta=delta, name=name)) as b:
         yield b
+
+# %% ../nbs/00b_ledger.ipynb #select05
+# the Renyi orders over which a selection's RDP is converted to (epsilon, delta): every order
+# gives a valid bound; the grid finds a small one, refined between its neighbours
+SELECT_ORDERS = np.concatenate(
+    [1 + np.logspace(-3, 0, 300, endpoint=False), np.logspace(np.log10(2), 6, 1700)]
+)
+# the orders lambda-hat over which a pure run's constant is minimised (besides its two ends)
+PURE_HAT_ORDERS = np.concatenate(
+    [1 + np.logspace(-6, 0, 200, endpoint=False), np.logspace(np.log10(2), 8, 800)]
+)
+ROUND_UP = 1 + 1e-9  # the RDP route's epsilon is rounded up by this factor (float rounding)
+
+
+def tnb_log_mean(t: float, shape: float) -> float:  # t = log(1/gamma) > 0; shape eta >= 0
+    "log E[K] of the truncated negative binomial D_{eta, gamma} with gamma = e^-t"
+    log_expm1 = t + math.log(-math.expm1(-t))  # log(e^t - 1), without overflow
+    if shape == 0:  # logarithmic: (e^t - 1) / t
+        return log_expm1 - math.log(t)
+    return math.log(shape) + log_expm1 - math.log(-math.expm1(-shape * t))
+
+
+@functools.lru_cache(maxsize=256)
+def tnb_t(mean: float, shape: float) -> float:  # mean >= 1; shape eta >= 0, finite
+    "t = log(1/gamma) of the truncated negative binomial of this mean (0: one run, always)"
+    if mean == 1:
+        return 0.0
+    if shape == 1:  # geometric: gamma = 1 / mean
+        return math.log(mean)
+    f = lambda t: tnb_log_mean(t, shape) - math.log(mean)  # increasing, from 0 at t -> 0
+    lo, hi = 1e-300, 1.0
+    if f(lo) >= 0:
+        return lo
+    while f(hi) < 0:
+        hi *= 2
+    return optimize.brentq(f, lo, hi, xtol=1e-300, rtol=1e-15)
+
+
+def rr_rdp(epsilon: float, orders: np.ndarray) -> np.ndarray:  # epsilon > 0; orders > 1
+    "Binary randomized response's Renyi divergence at epsilon (the largest of any epsilon-DP pair)"
+    lam = np.asarray(orders, float)
+    lp, lq = -np.logaddexp(0, -epsilon), -np.logaddexp(0, epsilon)  # log p, log (1 - p)
+    return np.logaddexp(lam * lp + (1 - lam) * lq, lam * lq + (1 - lam) * lp) / (lam - 1)
+
+
+def selection_rdp(
+    orders: np.ndarray,  # Renyi orders lambda > 1
+    *,
+    z: float,  # each run's Gaussian noise multiplier
+    mean: float,  # E[K] >= 1
+    shape: float,  # eta >= 0; inf: Poisson
+) -> np.ndarray:
+    """The RDP at each order of the best of K Gaussian runs: PS22 Theorem 2 (truncated negative
+    binomial), Theorem 6 (Poisson)"""
+    lam = np.asarray(orders, float)
+    if math.isinf(shape):  # Theorem 6: epsilon-hat = log(1 + 1/(lambda - 1)), its exact delta
+        ehat = np.log1p(1 / (lam - 1))
+        dhat = np.array([gaussian_delta(epsilon=float(e), sigma=z) for e in ehat])
+        return lam / (2 * z * z) + mean * dhat + math.log(mean) / (lam - 1)
+    t = tnb_t(mean, shape)
+    log_mean = tnb_log_mean(t, shape) if t > 0 else 0.0  # E[K] of the gamma that is sampled
+    c = math.sqrt(2 * t) / z - 1 / (2 * z * z) if z * math.sqrt(2 * t) >= 1 else t
+    return lam / (2 * z * z) + (1 + shape) * c + log_mean / (lam - 1)
+
+
+def rdp_epsilon(orders: np.ndarray, rdp: np.ndarray, *, delta: float) -> np.ndarray:
+    "The epsilon at `delta` implied by the RDP at each order (CKS20 Prop 12, as dp_accounting)"
+    lam = np.asarray(orders, float)
+    return np.asarray(rdp, float) + np.log1p(-1 / lam) - (math.log(delta) + np.log(lam)) / (lam - 1)
+
+
+def selection_cost(
+    *,
+    epsilon: float,  # each run's epsilon
+    delta: float,  # each run's delta: 0 pure; > 0 a Gaussian mechanism of this (epsilon, delta)
+    mean: float,  # E[K] >= 1
+    shape: float,  # eta >= 0; inf: Poisson
+    select_delta: float = 0.0,  # the selection's delta (> 0 when delta > 0)
+) -> tuple[float, float]:
+    "(epsilon, delta) of the best of K runs, each (epsilon, delta)-DP, as derived above"
+    if delta == 0:  # pure runs: Theorem 2 (Theorem 6 for Poisson) as lambda -> infinity
+        if math.isinf(shape):
+            return epsilon + mean * math.tanh(epsilon / 2), 0.0
+        t, hats = tnb_t(mean, shape), PURE_HAT_ORDERS
+        c = min(epsilon, t, float(np.min((1 - 1 / hats) * rr_rdp(epsilon, hats) + t / hats)))
+        return epsilon + (1 + shape) * c, 0.0
+    z = analytic_gaussian_sigma(epsilon=epsilon, delta=delta)
+    at = lambda lam: rdp_epsilon(lam, selection_rdp(lam, z=z, mean=mean, shape=shape),
+                                 delta=select_delta)  # fmt: skip
+    grid = at(SELECT_ORDERS)
+    i = int(np.argmin(grid))
+    lo, hi = SELECT_ORDERS[max(i - 1, 0)], SELECT_ORDERS[min(i + 1, len(SELECT_ORDERS) - 1)]
+    best = optimize.minimize_scalar(lambda x: float(at([x])[0]), bounds=(lo, hi), method="bounded")
+    return max(0.0, min(float(grid[i]), float(best.fun))) * ROUND_UP, select_delta
+
+# %% ../nbs/00b_ledger.ipynb #select06
+def draw_runs(gen: np.random.Generator, *, mean: float, shape: float) -> int:
+    "K, the number of runs: truncated negative binomial (shape eta, this mean) or Poisson (inf)"
+    if math.isinf(shape):
+        return int(gen.poisson(mean))
+    t = tnb_t(mean, shape)
+    if t == 0:  # mean 1: one run
+        return 1
+    gamma = math.exp(-t)
+    if shape == 1:
+        return int(gen.geometric(gamma))  # P[K = k] = gamma (1 - gamma)^(k - 1), k >= 1
+    if shape == 0:
+        return int(gen.logseries(-math.expm1(-t)))  # P[K = k] ∝ (1 - gamma)^k / k, k >= 1
+    # the negative binomial NB(eta, gamma) conditioned on K >= 1: drawn in fixed-size batches
+    # until a positive draw (P[0] = gamma^eta), the first positive one kept
+    batch = int(min(2**16, max(16, math.ceil(4 / -math.expm1(-shape * t)))))
+    while True:
+        k = gen.negative_binomial(shape, gamma, size=batch)
+        if (k > 0).any():
+            return int(k[np.argmax(k > 0)])
+
+
+def _check_spend(events, epsilon, delta, z):
+    "What a run's own privrank releases spent, if more than declared (None: within)"
+    if not events:
+        return None
+    if delta == 0:
+        bad = [ev for ev in events if ev.kind not in ("laplace", "rr") and ev.delta != 0]
+        total = _fsum(ev.epsilon for ev in events if ev.epsilon is not None)
+        if bad:
+            return f"{bad[0].mechanism} released {bad[0].privacy}, not pure epsilon-DP"
+        if total > epsilon * (1 + 1e-9):
+            return f"its releases spent epsilon = {total:.6g} together (basic composition)"
+        return None
+    bad = [ev for ev in events if ev.kind != "gaussian"]
+    if bad:
+        return f"{bad[0].mechanism} released {bad[0].privacy}, not a Gaussian mechanism"
+    z_run = math.fsum(sorted(ev.noise_multiplier**-2 for ev in events)) ** -0.5
+    if z_run < z * (1 - 1e-9):
+        return f"its Gaussian releases have noise multiplier {z_run:.6g} together, below {z:.6g}"
+    return None
+
+# %% ../nbs/00b_ledger.ipynb #select07
+@dataclass(frozen=True)
+class Selection:
+    """The best of K private runs, as `repeat_and_select` releases it: its output, candidate and
+    score, and what the selection spent"""
+
+    output: object  # the best run's output; None when no run was made (Poisson's K = 0)
+    candidate: object  # its hyperparameter, one of the candidates (None: no run)
+    score: float | None  # its score (None: no run)
+    epsilon: float  # what the selection spent as a whole
+    delta: float
+    event: Event  # the one charge of the selection, in the ledger's log
+
+
+def repeat_and_select(
+    run: Callable,  # run(candidate, rng) -> (output, score): one private run; higher is better
+    candidates: Sequence,  # the hyperparameters; each run draws one uniformly at random
+    *,
+    epsilon: float,  # what each run may spend (the caller's declaration), > 0
+    delta: float = 0.0,  # 0: each run is pure epsilon-DP; > 0: a Gaussian mechanism's (eps, delta)
+    mean: float = 10.0,  # E[K], the expected number of runs, >= 1
+    shape: float = 1.0,  # K's law: 1 geometric, 0 logarithmic, inf Poisson, else the TNB's eta
+    select_delta: float | None = None,  # the selection's delta when delta > 0 (None: `delta`)
+    privacy_unit: str = "voter",  # the runs' privacy unit
+    rng: RNGLike = None,  # K, the candidates and one independent generator per run
+    name: str = "",  # what is tuned, for the log and the errors
+) -> Selection:
+    """Tuning that is accounted: the best of K private runs, K random (Papernot and Steinke 2022),
+    charged once to the active budgets for the whole selection before any run.
+
+    Each run draws a candidate uniformly at random and calls `run(candidate, rng)` with its own
+    generator; only the best run's output, candidate and score are released (not K, nor the other
+    runs). Pure runs (`delta` = 0) cost at most `(2 + shape) * epsilon` (3 epsilon for the
+    geometric law, Liu and Talwar's bound; `epsilon + mean * tanh(epsilon / 2)` for Poisson);
+    Gaussian runs are accounted by Renyi DP at `select_delta`. Each run is measured in a budget of
+    its own, replacing the active ones (its entry points charge that one), and a run whose
+    privrank releases exceed the declaration is refused (ValueError); releases made outside
+    privrank are the caller's claim. Refuses, naming the parameter, a `run` that is not callable,
+    empty `candidates`, a `mean` below 1, a negative `shape`, an invalid `epsilon`, `delta` or
+    `select_delta`, and a run that does not return (output, finite score)."""
+    if not callable(run):
+        raise TypeError(f"`run` must be callable as run(candidate, rng); got {type(run).__name__}")
+    if isinstance(candidates, np.ndarray) and candidates.ndim >= 1:
+        candidates = list(candidates)
+    if isinstance(candidates, (str, bytes)) or not isinstance(candidates, Sequence):
+        raise TypeError(
+            f"`candidates` must be a sequence (a list or tuple) of hyperparameters; got "
+            f"{type(candidates).__name__}"
+        )
+    if len(candidates) == 0:
+        raise ValueError("`candidates` must not be empty")
+    epsilon, delta = check_epsilon(epsilon, scalar=True), check_delta(delta)
+    mean, shape = _real(mean, "mean"), _real(shape, "shape")
+    if not (math.isfinite(mean) and mean >= 1):
+        raise ValueError(f"`mean` (the expected number of runs) must be finite, >= 1; got {mean}")
+    if math.isnan(shape) or shape < 0:
+        raise ValueError(
+            f"`shape` must be >= 0 (1 geometric, 0 logarithmic, inf Poisson); got {shape}"
+        )
+    if delta == 0:
+        if select_delta not in (None, 0):
+            raise ValueError(
+                f"`select_delta` applies to (epsilon, delta) runs; with delta = 0 the selection is "
+                f"pure epsilon-DP; got select_delta = {select_delta!r}"
+            )
+        select_delta = 0.0
+    else:
+        select_delta = check_delta(
+            delta if select_delta is None else select_delta, name="select_delta", positive=True
+        )
+    if not isinstance(name, str):
+        raise TypeError(f"`name` must be a string; got {name!r}")
+    gen = check_rng(rng)
+    eps_total, delta_total = selection_cost(
+        epsilon=epsilon, delta=delta, mean=mean, shape=shape, select_delta=select_delta
+    )
+    privacy = ("rr", eps_total) if delta_total == 0 else ("pure", eps_total, delta_total)
+    what = "the best of K private runs" + (f" ({name})" if name else "")
+    event = charge(Event("repeat_and_select", privacy, statistic=what, privacy_unit=privacy_unit))
+    z = analytic_gaussian_sigma(epsilon=epsilon, delta=delta) if delta > 0 else None
+    # after the charge: K, each run's candidate and generator (none drawn when it is refused)
+    k = draw_runs(gen, mean=mean, shape=shape)
+    picks = gen.integers(0, len(candidates), size=k)
+    seeds = np.random.SeedSequence(gen.integers(0, 2**63, size=4).tolist()).spawn(k)
+    best = None
+    for i in range(k):
+        cand = candidates[int(picks[i])]
+        meter = Budget(epsilon=epsilon, delta=delta, name=f"run {i + 1} of {what}", refuses=False)
+        token = _BUDGETS.set((meter,))  # the run charges its own budget only, not the outer ones
+        try:
+            out = run(cand, np.random.default_rng(seeds[i]))
+        finally:
+            _BUDGETS.reset(token)
+        over = _check_spend(meter.log, epsilon, delta, z)
+        if over is not None:
+            raise ValueError(
+                f"run {i + 1} (candidate {cand!r}) spent more than declared by `epsilon` = "
+                f"{epsilon:g}, `delta` = {delta:g}: {over}; nothing is returned"
+            )
+        if not isinstance(out, (tuple, list)) or len(out) != 2:
+            raise ValueError(f"`run` must return (output, score); got {type(out).__name__}")
+        score = out[1]
+        if isinstance(score, (bool, np.bool_)) or not isinstance(score, numbers.Real):
+            raise ValueError(f"`run` must return a real score; got {type(score).__name__}")
+        if not math.isfinite(float(score)):
+            raise ValueError(f"`run` must return a finite score; got {score!r}")
+        if best is None or float(score) > best[2]:  # ties: the earlier run
+            best = (out[0], cand, float(score))
+    output, cand, score = best if best is not None else (None, None, None)
+    return Selection(output, cand, score, eps_total, delta_total, event)
+
+
+def _real(x, name):
+    "A real number as a float, refused by name otherwise"
+    if isinstance(x, (bool, np.bool_)) or not isinstance(x, numbers.Real):
+        raise TypeError(f"`{name}` must be a real number; got {type(x).__name__} {x!r}")
+    return float(x)
