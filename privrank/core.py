@@ -1516,22 +1516,29 @@ def privacy_event(
     statistic: str,  # what it releases
     *,
     unit: str = "voter",  # the privacy unit, unless the call's `privacy_unit` names another
-    laplace: Callable | None = None,  # arguments -> whether a pure release is continuous Laplace
-    gaussian: Callable | None = None,  # arguments -> whether an (eps, delta) one is the Gaussian
+    # whether the release is Laplace (delta = 0) or Gaussian (delta > 0) noise calibrated by
+    # `calibrate_noise` at the call's (epsilon, delta), on either noise path
+    additive: bool = False,
 ) -> Callable:
-    """event(**arguments) of a call: ("laplace", eps), ("rr", eps) (any other pure eps-DP),
-    ("gaussian", eps, delta) or ("pure", eps, delta), eps the largest of the call's `epsilon`"""
+    """event(**arguments) of a call, eps the largest of its `epsilon`: an additive release is
+    ("laplace", eps) or ("gaussian", eps, delta) on the fast path, ("rr", eps) (discrete Laplace)
+    or ("zcdp", rho, eps, delta) (discrete Gaussian) on the exact path; any other release is
+    ("rr", eps) (pure) or ("pure", eps, delta)"""
 
     def event(**a):
         from privrank.ledger import Event
 
         eps = float(np.max(check_epsilon(a["epsilon"])))
         delta = check_delta(a.get("delta", 0.0) or 0.0)
+        fast = fast_path(a)
         if delta == 0:
-            privacy = ("laplace", eps) if laplace is not None and laplace(a) else ("rr", eps)
-        else:
-            gauss = gaussian is not None and gaussian(a)
-            privacy = ("gaussian", eps, delta) if gauss else ("pure", eps, delta)
+            privacy = ("laplace", eps) if additive and fast else ("rr", eps)
+        elif not additive:
+            privacy = ("pure", eps, delta)
+        elif fast:
+            privacy = ("gaussian", eps, delta)
+        else:  # the exact path's sigma is zCDP's: its rho is the release's own description
+            privacy = ("zcdp", 0.5 / zcdp_sigma(epsilon=eps, delta=delta) ** 2, eps, delta)
         who = a.get("privacy_unit") or unit
         return Event(mechanism, privacy, statistic=statistic, privacy_unit=who)
 
@@ -1602,7 +1609,7 @@ def charges(
     return wrap
 
 # %% ../nbs/00_core.ipynb #b7bb5054
-@charges(privacy_event("dp_borda_aggregate", "Borda scores", laplace=fast_path, gaussian=fast_path))
+@charges(privacy_event("dp_borda_aggregate", "Borda scores", additive=True))
 def dp_borda_aggregate(
     ranks: object,  # (n, m) ranks: an array, a frame, a .parquet / .csv path, chunks, Dask
     *,

@@ -24,7 +24,6 @@ from privrank.core import (
     check_memory,
     check_ranks,
     check_rng,
-    fast_path,
     noise_mode,
     preference_counts,
     privacy_event,
@@ -165,8 +164,7 @@ def footrule_aggregate(
     privacy_event(
         "dp_footrule_aggregate",
         "position costs (binary trees)",
-        laplace=fast_path,
-        gaussian=fast_path,
+        additive=True,
     )
 )
 def dp_footrule_aggregate(
@@ -263,11 +261,7 @@ def cost_matrix_sensitivity(n_items):  # number of candidates m
     )
 
 # %% ../nbs/04_footrule.ipynb #d8a9e8ab
-@charges(
-    privacy_event(
-        "naive_dp_footrule_aggregate", "position costs", laplace=fast_path, gaussian=fast_path
-    )
-)
+@charges(privacy_event("naive_dp_footrule_aggregate", "position costs", additive=True))
 def naive_dp_footrule_aggregate(
     ranks: ArrayLike,  # (n, m) ranks: ranks[i, q] = position of candidate q for voter i
     *,
@@ -325,11 +319,7 @@ def pairwise_sensitivity(n_items):  # number of candidates m
     return float(k), math.sqrt(k)
 
 # %% ../nbs/04_footrule.ipynb #a20aafa9
-@charges(
-    privacy_event(
-        "dp_pairwise_indegree_aggregate", "pairwise counts", laplace=fast_path, gaussian=fast_path
-    )
-)
+@charges(privacy_event("dp_pairwise_indegree_aggregate", "pairwise counts", additive=True))
 def dp_pairwise_indegree_aggregate(
     ranks: ArrayLike,  # (n, m) ranks: ranks[i, q] = position of candidate q for voter i
     *,

@@ -29,7 +29,6 @@ from privrank.core import (
     check_orders,
     check_ranks,
     check_rng,
-    fast_path,
     noise_mode,
     orders_to_ranks,
     preference_counts,
@@ -535,11 +534,7 @@ class NoisyInstance:
     private = property(lambda self: math.isfinite(self.epsilon))
 
 
-@charges(
-    privacy_event(
-        "noisy_margins_instance", "pairwise margins", laplace=fast_path, gaussian=fast_path
-    )
-)
+@charges(privacy_event("noisy_margins_instance", "pairwise margins", additive=True))
 def noisy_margins_instance(
     ranks: ArrayLike,  # (n, m) ranks: ranks[i, q] = position of candidate q for voter i
     *,
@@ -578,11 +573,7 @@ def _margins_instance(c, n, epsilon, delta, rng):
     )
 
 
-@charges(
-    privacy_event(
-        "clipped_noisy_instance", "pairwise margins", laplace=fast_path, gaussian=fast_path
-    )
-)
+@charges(privacy_event("clipped_noisy_instance", "pairwise margins", additive=True))
 def clipped_noisy_instance(
     ranks: ArrayLike,  # (n, m) ranks: ranks[i, q] = position of candidate q for voter i
     *,
@@ -903,11 +894,7 @@ def _check_buckets(B, m):
 MAX_MARGINAL_DIM = 1024  # largest mB whose mB x mB PSD projection (one eigh, O((mB)^3)) is allowed
 
 # %% ../nbs/05_kemeny.ipynb #de8e6de0
-@charges(
-    privacy_event(
-        "bucketed_instance", "bucketed two-way marginals", laplace=fast_path, gaussian=fast_path
-    )
-)
+@charges(privacy_event("bucketed_instance", "bucketed two-way marginals", additive=True))
 def bucketed_instance(
     ranks: ArrayLike,  # (n, m) ranks: ranks[i, q] = position of candidate q for voter i
     *,
@@ -1005,9 +992,7 @@ def _buckets_chunk(x, B, checked, where):
     return None if r is None else bucket_counts(r, B)
 
 
-@charges(
-    privacy_event("dp_kemeny_aggregate", "pairwise margins", laplace=fast_path, gaussian=fast_path)
-)
+@charges(privacy_event("dp_kemeny_aggregate", "pairwise margins", additive=True))
 def dp_kemeny_aggregate(
     ranks: object,  # (n, m) ranks: an array, a frame, a .parquet / .csv path, chunks, Dask
     *,

@@ -35,7 +35,8 @@ from privrank.core import (
 __all__ = ['BudgetExceeded', 'Budget', 'budget', 'Selection', 'repeat_and_select']
 
 # %% ../nbs/00b_ledger.ipynb #a99aec56
-KINDS = ("laplace", "gaussian", "rr", "pure")  # the forms of privacy the ledger composes
+# the forms of privacy the ledger composes
+KINDS = ("laplace", "gaussian", "rr", "exponential", "zcdp", "pure")
 
 
 def _positive(x, name):
@@ -56,19 +57,30 @@ def _parse_privacy(p):
             f"got {p!r}"
         )
     kind, args = p[0], tuple(p[1:])
-    shapes = dict(laplace=(1,), rr=(1,), pure=(2,), gaussian=(1, 2, 3))
+    shapes = dict(laplace=(1,), rr=(1,), exponential=(1,), pure=(2,), zcdp=(3,), gaussian=(1, 2, 3))
     if len(args) not in shapes[kind]:
         forms = dict(
             laplace="('laplace', epsilon)",
             rr="('rr', epsilon)",
+            exponential="('exponential', epsilon)",
+            zcdp="('zcdp', rho, epsilon, delta)",
             pure="('pure', epsilon, delta)",
             gaussian="('gaussian', z), ('gaussian', epsilon, delta) or "
             "('gaussian', z, epsilon, delta)",
         )
         raise ValueError(f"`privacy` must be {forms[kind]}; got {p!r}")
-    if kind in ("laplace", "rr"):
+    if kind in ("laplace", "rr", "exponential"):
         e = check_epsilon(args[0], scalar=True)
         return kind, e, 0.0, (1 / e if kind == "laplace" else None)
+    if kind == "zcdp":
+        rho = _positive(args[0], "rho")
+        e, d = check_epsilon(args[1], scalar=True), check_delta(args[2], positive=True)
+        if zcdp_delta(rho, epsilon=e) > d * (1 + 1e-9):
+            raise ValueError(
+                f"`rho` = {rho:g} does not give (epsilon, delta) = ({e:g}, {d:g}): its delta at "
+                f"epsilon {e:g} is {zcdp_delta(rho, epsilon=e):.3g}"
+            )
+        return kind, e, d, None
     if kind == "pure":
         return kind, check_epsilon(args[0], scalar=True), check_delta(args[1]), None
     if len(args) == 1:
@@ -91,7 +103,7 @@ class Event:
 
     mechanism: str  # the entry point or mechanism, e.g. "borda"
     # ("laplace", eps), ("gaussian", z | eps, delta | z, eps, delta), ("rr", eps),
-    # ("pure", eps, delta)
+    # ("exponential", eps), ("zcdp", rho, eps, delta), ("pure", eps, delta)
     privacy: tuple
     statistic: str = ""  # what is released, e.g. "borda scores"
     privacy_unit: str = "voter"  # what a neighbouring dataset changes: comparison, voter, user
@@ -124,6 +136,10 @@ def zcdp_rho(event: Event) -> float | None:  # a release
         return 1 / (2 * event.noise_multiplier**2)
     if event.kind == "laplace":
         return e + math.expm1(-e)  # the exact zCDP of Laplace (Harrison and Manurangsi)
+    if event.kind == "zcdp":
+        return float(event.privacy[1])
+    if event.kind == "exponential":
+        return e * e / 8  # bounded range (Cesar and Rogers 2021)
     if event.kind == "rr" or event.delta == 0:
         return e * math.tanh(e / 2)  # binary randomized response, dominating every eps-DP release
     return None
@@ -211,8 +227,8 @@ def pld_epsilon(
             zs.append(ev.noise_multiplier)
         elif ev.kind == "laplace":
             groups[("laplace", ev.epsilon, 0.0)] += 1
-        elif ev.kind == "rr" or ev.delta == 0:
-            groups[("rr", ev.epsilon, 0.0)] += 1
+        elif ev.kind in ("rr", "exponential") or ev.delta == 0:
+            groups[("rr", ev.epsilon, 0.0)] += 1  # every pure epsilon-DP release: RR dominates
         else:
             groups[("pure", ev.epsilon, ev.delta)] += 1
     plds = []
@@ -547,10 +563,13 @@ def _check_spend(events, epsilon, delta, z):
         if total > epsilon * (1 + 1e-9):
             return f"its releases spent epsilon = {total:.6g} together (basic composition)"
         return None
-    bad = [ev for ev in events if ev.kind != "gaussian"]
+    bad = [ev for ev in events if ev.kind not in ("gaussian", "zcdp")]
     if bad:
         return f"{bad[0].mechanism} released {bad[0].privacy}, not a Gaussian mechanism"
-    z_run = math.fsum(sorted(ev.noise_multiplier**-2 for ev in events)) ** -0.5
+    # a rho-zCDP release (the exact path's discrete Gaussian) has the Renyi curve of a Gaussian of
+    # multiplier (2 rho)^-1/2: 1 / z^2 = 2 rho
+    inv = [2 * zcdp_rho(ev) if ev.kind == "zcdp" else ev.noise_multiplier**-2 for ev in events]
+    z_run = math.fsum(sorted(inv)) ** -0.5
     if z_run < z * (1 - 1e-9):
         return f"its Gaussian releases have noise multiplier {z_run:.6g} together, below {z:.6g}"
     return None

@@ -28,7 +28,6 @@ from privrank.core import (
     check_memory,
     check_ranks,
     check_rng,
-    fast_path,
     noise_mode,
     privacy_event,
     rank_chunk,
@@ -248,11 +247,7 @@ def _check_values(x, m, name="x"):
     return _ints(x, name, ndim=1, lo=0, hi=m)
 
 
-@charges(
-    privacy_event(
-        "range_count_tree", "range counts (binary tree)", laplace=fast_path, gaussian=fast_path
-    )
-)
+@charges(privacy_event("range_count_tree", "range counts (binary tree)", additive=True))
 def range_count_tree(
     x: ArrayLike,  # (n,) integers in 0..m-1, one value per voter
     n_items: int,  # number of positions m
@@ -732,8 +727,7 @@ class PositionCosts:
     privacy_event(
         "private_position_costs",
         "position costs (binary trees)",
-        laplace=fast_path,
-        gaussian=fast_path,
+        additive=True,
     )
 )
 def private_position_costs(
@@ -965,11 +959,7 @@ class ApxMed:
         return (self.gamma, self.error_bound)[k]
 
 
-@charges(
-    privacy_event(
-        "private_apxmed", "range counts (binary tree)", laplace=fast_path, gaussian=fast_path
-    )
-)
+@charges(privacy_event("private_apxmed", "range counts (binary tree)", additive=True))
 def private_apxmed(
     x: ArrayLike,  # (n,) integers in 0..m-1, one value per voter
     n_items: int,  # size m of the domain 0..m-1

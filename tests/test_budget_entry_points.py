@@ -134,6 +134,32 @@ def test_budget_as_a_keyword_is_the_same_as_a_block(name):
         call(0.7, 1e-6, np.random.default_rng(1), budget=pr.budget)
 
 
+ADDITIVE = [n for n in CALLS if n.split(".")[0] in ("core", "kemeny", "footrule", "tree")]
+
+
+@pytest.mark.parametrize("name", ADDITIVE)
+@pytest.mark.parametrize("mode", ["fast", "exact"])
+def test_additive_releases_are_charged_as_their_noise(name, mode):
+    """Laplace / Gaussian on the fast path; on the exact path discrete Laplace as randomized
+    response and the discrete Gaussian by the rho its sigma was calibrated to"""
+    kinds = []
+    for delta in (0.0, 1e-6):
+        with pr.use_noise(mode), pr.budget(epsilon=10.0, delta=1e-3) as b:
+            CALLS[name](0.7, delta, np.random.default_rng(1))
+        kinds.append(b.log[0].privacy)
+    if name == "kemeny.clipped_noisy_instance":  # Gaussian only: delta 0 is run at 1e-6
+        kinds[0] = kinds[1]
+    rho = 0.5 / core.zcdp_sigma(epsilon=0.7, delta=1e-6) ** 2
+    want = (
+        [("laplace", 0.7), ("gaussian", 0.7, 1e-6)]
+        if mode == "fast"
+        else [("rr", 0.7), ("zcdp", rho, 0.7, 1e-6)]
+    )
+    if name == "kemeny.clipped_noisy_instance":
+        want[0] = want[1]
+    assert [tuple(k) for k in kinds] == want
+
+
 def test_the_issue_example_runs_as_written():
     votes = pr.load_demo().ranks
     with pr.budget(epsilon=3.0, delta=1e-6) as b:

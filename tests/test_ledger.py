@@ -87,12 +87,20 @@ def test_the_eleventh_release_is_refused_before_anything_is_recorded():
 
 # -- composition: properties ---------------------------------------------------------------
 
+
+def _rho(e, d):  # the rho of the exact path's discrete Gaussian at (e, d)
+    return 0.5 / pr.core.zcdp_sigma(epsilon=e, delta=d) ** 2
+
+
 EVENTS = st.one_of(
     st.builds(lambda e: Event("borda", ("laplace", e)), st.floats(0.01, 2.0)),
     st.builds(lambda e: Event("btl", ("rr", e), privacy_unit="comparison"), st.floats(0.01, 2.0)),
     st.builds(lambda e, d: Event("tree", ("pure", e, d)),
               st.floats(0.01, 2.0), st.sampled_from([0.0, 1e-9, 1e-8])),
     st.builds(lambda e, d: Event("kemeny", ("gaussian", e, d)),
+              st.floats(0.05, 2.0), st.sampled_from([1e-9, 1e-8, 1e-7])),
+    st.builds(lambda e: Event("top_k", ("exponential", e)), st.floats(0.01, 2.0)),
+    st.builds(lambda e, d: Event("borda", ("zcdp", _rho(e, d), e, d)),
               st.floats(0.05, 2.0), st.sampled_from([1e-9, 1e-8, 1e-7])),
 )  # fmt: skip
 SEQUENCES = st.lists(EVENTS, min_size=1, max_size=8)
@@ -151,6 +159,29 @@ def test_tighter_than_basic_composition_and_zcdp_where_it_should_be():
     assert eps < 0.5 * 10.0 and eps <= ledger.zcdp_accountant_epsilon(lap, delta=1e-6)
 
 
+def test_the_exponential_mechanism_is_charged_its_bounded_range_zcdp():
+    "rho = epsilon^2 / 8 (Cesar and Rogers), a quarter of a generic pure release's epsilon^2 / 2"
+    em, rr = [Event("top_k", ("exponential", 0.1))] * 200, [Event("pf", ("rr", 0.1))] * 200
+    assert ledger.zcdp_rho(em[0]) == pytest.approx(0.1**2 / 8, rel=1e-15)
+    z_em, z_rr = (ledger.zcdp_accountant_epsilon(s, delta=1e-6) for s in (em, rr))
+    assert z_em < 0.55 * z_rr  # sqrt(1/4) of the rho term's square root, plus rho
+    assert compose(em, delta=1e-6)[0] <= min(compose(rr, delta=1e-6)[0], z_em) + 1e-12
+    assert compose(em, delta=0.0) == pytest.approx((20.0, 0.0))  # pure: basic composition
+
+
+def test_a_zcdp_release_composes_by_its_rho():
+    "The exact path's discrete Gaussian: k releases at rho each compose to k rho"
+    rho = 0.5 / pr.core.zcdp_sigma(epsilon=1.0, delta=1e-6) ** 2
+    ev = Event("borda", ("zcdp", rho, 1.0, 1e-6))
+    for k in (1, 10, 100):
+        eps, d = compose([ev] * k, delta=1e-5)
+        assert d <= 1e-5 and eps <= k * 1.0
+        assert eps <= ledger.zcdp_epsilon(k * rho, delta=1e-5) + 1e-12
+    assert compose([ev] * 100, delta=1e-5)[0] < 13.0  # basic: 100
+    with pytest.raises(ValueError, match="does not give"):
+        Event("borda", ("zcdp", 4 * rho, 1.0, 1e-6))
+
+
 # -- the fallback without dp_accounting -----------------------------------------------------
 
 
@@ -168,7 +199,8 @@ def test_fallback_is_between_the_pld_and_basic_composition(events, delta):
         ledger._pld_module = keep
     e_basic, _ = ledger.basic_composition(events)
     assert with_pld[0] <= without[0] + 1e-12 and without[0] <= e_basic
-    assert without[0] >= min(pld, e_basic) - ledger.PLD_DISCRETIZATION  # to the PLD's grid
+    if not any(ev.kind in ("zcdp", "exponential") for ev in events):  # those: zCDP is their own
+        assert without[0] >= min(pld, e_basic) - ledger.PLD_DISCRETIZATION  # to the PLD's grid
 
 
 def test_fallback_on_the_done_when_sequences(monkeypatch):
@@ -292,7 +324,9 @@ def test_bad_input_is_refused_by_name():
     with pytest.raises(TypeError, match="`event`"):
         charge(("laplace", 1.0))
     with pytest.raises(ValueError, match="`privacy`"):
-        Event("borda", ("exponential", 1.0))
+        Event("borda", ("gumbel", 1.0))
+    with pytest.raises(ValueError, match="`privacy`"):
+        Event("borda", ("zcdp", 0.1))
     with pytest.raises(ValueError, match="does not give"):
         Event("kemeny", ("gaussian", 0.5, 1.0, 1e-6))
     with pytest.raises(TypeError, match="`budget`"):
