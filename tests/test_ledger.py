@@ -71,6 +71,23 @@ def test_long_sequences_of_each_kind_match_dp_accounting(k):
         assert eps <= ref * 1.01 and (eps >= ref * 0.99 or eps == 0.1 * k), (event.kind, eps, ref)
 
 
+@pytest.mark.parametrize("k", [10, 100, 1000])
+def test_zcdp_and_exponential_sequences_match_dp_accountings_rdp(k):
+    """The kinds the PLD accountant has no event for, against `RdpAccountant`'s `ZCDpEvent`: the
+    exact path's discrete Gaussian at (1, 1e-6), and the exponential mechanism at 0.1"""
+    orders = [1 + x / 100 for x in range(1, 100)] + list(range(2, 2000))
+    rho = _rho(1.0, 1e-6)
+    for event, r in (
+        (Event("borda", ("zcdp", rho, 1.0, 1e-6)), rho),
+        (Event("top_k", ("exponential", 0.1)), 0.1**2 / 8),
+    ):
+        acc = dp_accounting.rdp.RdpAccountant(orders=orders)
+        acc.compose(dp_accounting.ZCDpEvent(r), k)
+        ref = acc.get_epsilon(DELTA)
+        eps = compose([event] * k, delta=DELTA)[0]
+        assert eps <= ref * 1.0000001 and eps >= ref * 0.99, (event.kind, eps, ref)
+
+
 def test_the_eleventh_release_is_refused_before_anything_is_recorded():
     with budget(epsilon=6.0, delta=DELTA, name="outer") as outer:
         with budget(epsilon=5.0, delta=DELTA, name="the votes") as b:
