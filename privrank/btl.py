@@ -1108,7 +1108,11 @@ def btl_aggregate(
     return btl_consensus(fit, n_voters=n_units, privacy_unit=unit, diagnostics=diag)
 
 
-@charges(privacy_event("dp_btl_aggregate", "comparison outcomes (randomized response)"))
+@charges(
+    privacy_event(
+        "dp_btl_aggregate", "comparison outcomes (randomized response)", law="randomized response"
+    )
+)
 def dp_btl_aggregate(
     comparisons: object,  # a `Comparisons` table, or (winner, loser[, user][, tie]) rows
     *,

@@ -1760,6 +1760,9 @@ def _budget_dict(b):
                 statistic=x.statistic,
                 privacy_unit=x.privacy_unit,
                 privacy=[x.privacy[0], *map(float, x.privacy[1:])],
+                law=x.law,
+                sensitivity=x.sensitivity,
+                scale=x.scale,
             )
             for x in b.log
         ],  # fmt: skip

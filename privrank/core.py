@@ -1519,6 +1519,7 @@ def privacy_event(
     # whether the release is Laplace (delta = 0) or Gaussian (delta > 0) noise calibrated by
     # `calibrate_noise` at the call's (epsilon, delta), on either noise path
     additive: bool = False,
+    law: str | None = None,  # the noise law, for the log, of a release that is not additive
 ) -> Callable:
     """event(**arguments) of a call, eps the largest of its `epsilon`: an additive release is
     ("laplace", eps) or ("gaussian", eps, delta) on the fast path, ("rr", eps) (discrete Laplace)
@@ -1540,7 +1541,10 @@ def privacy_event(
         else:  # the exact path's sigma is zCDP's: its rho is the release's own description
             privacy = ("zcdp", 0.5 / zcdp_sigma(epsilon=eps, delta=delta) ** 2, eps, delta)
         who = a.get("privacy_unit") or unit
-        return Event(mechanism, privacy, statistic=statistic, privacy_unit=who)
+        how = law
+        if additive:
+            how = ("" if fast else "discrete ") + ("laplace" if delta == 0 else "gaussian")
+        return Event(mechanism, privacy, statistic=statistic, privacy_unit=who, law=how)
 
     return event
 
@@ -1580,6 +1584,23 @@ def takes_budget(f: Callable) -> Callable:  # a private entry point
     return with_budget
 
 
+def _noise_of(ev, out):
+    "What a release's result reports of its noise, for the ledger's log: sensitivity and scale"
+    dg = dict(getattr(out, "diagnostics", None) or {})
+    if "noise_scale" not in dg and hasattr(out, "noise_scale"):  # a result without diagnostics
+        dg["noise_scale"] = out.noise_scale
+    l2 = ev.kind in ("gaussian", "zcdp")
+    found = dict(
+        scale=dg.get("noise_scale", dg.get("sigma")),
+        sensitivity=dg.get("sensitivity_l2" if l2 else "sensitivity_l1"),
+    )
+    return {
+        k: float(v)
+        for k, v in found.items()
+        if isinstance(v, numbers.Real) and not isinstance(v, bool) and math.isfinite(v)
+    }
+
+
 def charges(
     event: Callable,  # event(**the call's bound arguments) -> a `privrank.ledger.Event`
 ) -> Callable:
@@ -1591,18 +1612,20 @@ def charges(
 
         @functools.wraps(f)
         def charged(*args, **kwargs):
-            from privrank.ledger import active_budgets, charge
+            from privrank.ledger import active_budgets, annotate, charge
 
             if _CHARGING.get() or not active_budgets():  # inside an entry point, or no budget
                 return f(*args, **kwargs)
             bound = sig.bind(*args, **kwargs)
             bound.apply_defaults()
-            charge(event(**bound.arguments))  # refused (naming the parameter) before any draw
+            ev = charge(event(**bound.arguments))  # refused (naming the parameter) before any draw
             token = _CHARGING.set(True)
             try:
-                return f(*args, **kwargs)
+                out = f(*args, **kwargs)
             finally:
                 _CHARGING.reset(token)
+            annotate(ev, **_noise_of(ev, out))  # the log's entry, with what the release reports
+            return out
 
         return takes_budget(charged)
 

@@ -15,7 +15,7 @@ import numbers
 import threading
 from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 from scipy import optimize
@@ -421,6 +421,24 @@ def charge(event: Event) -> Event:  # one release, before its noise is drawn
 def active_budgets() -> tuple:
     "The budgets a release made here would charge, outermost first (empty: none)"
     return _BUDGETS.get()
+
+# %% ../nbs/00b_ledger.ipynb #annotate01
+def annotate(
+    event: Event,  # an event `charge` returned
+    **fields,  # what the release reports, for the log: sensitivity=, law=, scale=
+) -> Event:
+    """The event with `fields` filled in, put in its place in every active budget's log (the
+    privacy, and so every total, unchanged)"""
+    fields = {k: v for k, v in fields.items() if getattr(event, k) is None}
+    if not fields:
+        return event
+    new = replace(event, **fields)
+    with _LOCK:
+        for b in _BUDGETS.get():
+            for i, ev in enumerate(b._log):
+                if ev is event:
+                    b._log[i] = new
+    return new
 
 # %% ../nbs/00b_ledger.ipynb #bc9c6f2f
 @contextlib.contextmanager

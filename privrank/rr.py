@@ -103,7 +103,14 @@ def _check_binary(y, name="y"):
     return a
 
 # %% ../nbs/01_randomized_response.ipynb #41c8cf4b
-@charges(privacy_event("randomized_response", "the comparisons' outcomes", unit="comparison"))
+@charges(
+    privacy_event(
+        "randomized_response",
+        "the comparisons' outcomes",
+        unit="comparison",
+        law="randomized response",
+    )
+)
 def randomized_response(
     y: np.ndarray,  # 0/1 outcomes (ints or bools), any shape
     *,

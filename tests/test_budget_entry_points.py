@@ -160,6 +160,22 @@ def test_additive_releases_are_charged_as_their_noise(name, mode):
     assert [tuple(k) for k in kinds] == want
 
 
+@pytest.mark.parametrize("delta", [0.0, 1e-6])
+def test_the_log_says_the_noise_law_its_scale_and_sensitivity(delta):
+    "Issue 31: one log entry per release with its mechanism, statistic, law, scale, sensitivity"
+    with pr.budget(epsilon=10.0, delta=1e-3) as b:
+        res = core.dp_borda_aggregate(R, epsilon=0.7, delta=delta, rng=1)
+    ev, dg = b.log[0], res.diagnostics
+    assert ev.law == dg["noise_law"] and ev.scale == dg["noise_scale"]
+    assert ev.sensitivity == dg["sensitivity_l2" if delta else "sensitivity_l1"]
+    for name in ADDITIVE + ["btl.dp_btl_aggregate", "rr.randomized_response"]:
+        with pr.budget(epsilon=10.0, delta=1e-3) as b:
+            CALLS[name](0.7, delta, np.random.default_rng(1))
+        assert b.log[0].law is not None and b.log[0].statistic, name
+        if name in ("kemeny.noisy_margins_instance", "footrule.naive_dp_footrule_aggregate"):
+            assert b.log[0].scale > 0 and b.log[0].sensitivity > 0, name
+
+
 def test_the_issue_example_runs_as_written():
     votes = pr.load_demo().ranks
     with pr.budget(epsilon=3.0, delta=1e-6) as b:
