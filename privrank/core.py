@@ -1602,7 +1602,8 @@ def _noise_of(ev, out):
 
 
 def charges(
-    event: Callable,  # event(**the call's bound arguments) -> a `privrank.ledger.Event`
+    # event(**the call's bound arguments) -> a `privrank.ledger.Event` (or a list of them)
+    event: Callable,
 ) -> Callable:
     """Decorator of a private entry point: the active budgets are charged for `event` before the
     call runs, unless an enclosing entry point has been charged already"""
@@ -1624,7 +1625,8 @@ def charges(
                 out = f(*args, **kwargs)
             finally:
                 _CHARGING.reset(token)
-            annotate(ev, **_noise_of(ev, out))  # the log's entry, with what the release reports
+            if not isinstance(ev, list):  # the log's entry, with what the release reports
+                annotate(ev, **_noise_of(ev, out))
             return out
 
         return takes_budget(charged)

@@ -377,11 +377,24 @@ def use_budget(b: Budget) -> Iterator[Budget]:  # an existing budget
         _BUDGETS.reset(token)
 
 
-def charge(event: Event) -> Event:  # one release, before its noise is drawn
-    """Charge every active budget for `event`, or raise BudgetExceeded (charging none) if one
-    would go over"""
-    if not isinstance(event, Event):
-        raise TypeError(f"`event` must be a privrank ledger Event; got {type(event).__name__}")
+def _what(events):
+    "How an error names the releases of one charge"
+    ev = events[0]
+    more = f" and {len(events) - 1} more release(s)" if len(events) > 1 else ""
+    return f"{ev.mechanism} ({ev.privacy}){more}"
+
+
+def charge(
+    event: Event | list,  # one release, or the releases of one call, before their noise is drawn
+) -> Event | list:
+    """Charge every active budget for `event` (all of a list, or none), or raise BudgetExceeded
+    (charging none) if one would go over"""
+    events = list(event) if isinstance(event, (list, tuple)) else [event]
+    for ev in events:
+        if not isinstance(ev, Event):
+            raise TypeError(f"`event` must be a privrank ledger Event; got {type(ev).__name__}")
+    if not events:
+        raise ValueError("`event` must hold at least one Event")
     budgets = list(dict.fromkeys(_BUDGETS.get()))  # each once
     if not budgets:
         return event
@@ -391,18 +404,18 @@ def charge(event: Event) -> Event:  # one release, before its noise is drawn
             if not b.refuses:  # a budget that only measures
                 totals.append((b, None))
                 continue
-            e_basic, d_basic = basic_composition(b._log + [event])
+            e_basic, d_basic = basic_composition(b._log + events)
             if e_basic <= b.epsilon and d_basic <= b.delta:  # then the tighter total fits too
                 totals.append((b, None))
                 continue
-            after = b._log + [event]
+            after = b._log + events
             if b.delta > 0 and zcdp_accountant_epsilon(after, delta=b.delta) <= b.epsilon - TIE:
                 totals.append((b, None))  # zCDP fits with room: so does the total (the PLD later)
                 continue
             total = compose(after, delta=b.delta)
             if not b.fits(total):
                 raise BudgetExceeded(
-                    f"{event.mechanism} ({event.privacy}) would bring {b.name} to epsilon = "
+                    f"{_what(events)} would bring {b.name} to epsilon = "
                     f"{total[0]:.6g}, delta = {total[1]:.3g}, beyond epsilon = {b.epsilon:g}, "
                     f"delta = {b.delta:g} (spent so far: epsilon = {b.spent[0]:.6g}, delta = "
                     f"{b.spent[1]:.3g}); nothing was charged",
@@ -412,7 +425,7 @@ def charge(event: Event) -> Event:  # one release, before its noise is drawn
                 )
             totals.append((b, total))
         for b, total in totals:
-            b._log.append(event)
+            b._log.extend(events)
             if total is not None:
                 b._cache = (len(b._log), total)
     return event

@@ -332,6 +332,21 @@ def test_remaining_is_what_a_pure_release_can_still_spend():
 # -- validation and the namespace -------------------------------------------------------------
 
 
+def test_the_releases_of_one_call_are_charged_all_or_none():
+    "A list of events (one call's releases, e.g. k peeling steps) is one atomic charge"
+    steps = [Event("top_k", ("exponential", 0.25))] * 4
+    with budget(epsilon=1.5) as b:
+        assert charge(steps) is steps and len(b.log) == 4 and b.spent == (1.0, 0.0)
+        with pytest.raises(BudgetExceeded, match="and 3 more release"):
+            charge(steps)  # 2.0 > 1.5: none of the four is charged
+        assert len(b.log) == 4
+    with pytest.raises(ValueError, match="at least one"):
+        with budget(epsilon=1.0):
+            charge([])
+    with pytest.raises(TypeError, match="`event`"):
+        charge([Event("x", ("rr", 1.0)), ("rr", 1.0)])
+
+
 def test_bad_input_is_refused_by_name():
     with pytest.raises(ValueError, match="`epsilon` must be positive"):
         Budget(epsilon=-1.0)
