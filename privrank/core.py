@@ -462,7 +462,12 @@ def footrule_distance(
 # %% ../nbs/00_core.ipynb #ca3e75be
 def preference_counts(ranks: ArrayLike) -> np.ndarray:  # (n, m) ranks
     "C[u, v] = number of voters placing candidate u before candidate v (int64)"
-    r = check_ranks(ranks)
+    return pair_counts(check_ranks(ranks))
+
+# %% ../nbs/00_core.ipynb #7dbac8eb
+def pair_counts(r):
+    """C[u, v] = number of rows of `r` (validated ranks, or weak orders: tiers) with u strictly
+    before v: tied candidates count for neither"""
     n, m = r.shape
     if m * m > MAX_ENTRIES:
         raise ValueError(
@@ -481,7 +486,7 @@ def preference_counts(ranks: ArrayLike) -> np.ndarray:  # (n, m) ranks
         counts += (chunk[:, :, None] < chunk[:, None, :]).sum(axis=0)
     return counts
 
-
+# %% ../nbs/00_core.ipynb #520a5006
 def preference_matrix(ranks: ArrayLike) -> np.ndarray:  # (n, m) ranks
     "w[u, v] = fraction of voters placing candidate u before candidate v"
     c = preference_counts(ranks)
@@ -527,7 +532,30 @@ def _borda_points(r):
     "Borda points of validated ranks of any integer dtype (the column sums in int64)"
     return (r.shape[1] - 1) * r.shape[0] - r.sum(axis=0, dtype=np.int64)
 
+# %% ../nbs/00_core.ipynb #8d06c38b
+# what a result on partial or tied ballots says of them
+WEAK_BALLOTS = "partial or tied: averaged positions, unranked candidates tied last"
 
+
+def _level_points2(r):
+    """Twice each candidate's averaged Borda points in each weak order (rows of tiers in 0..m,
+    the lower the better): 2 x (the candidates strictly below it) + (the others tied with it),
+    whole numbers; for a permutation, 2 (m - 1 - rank)"""
+    n, m = r.shape
+    r = np.asarray(r, np.int64)
+    off = (np.arange(n, dtype=np.int64) * (m + 1))[:, None]  # tiers lie in 0..m: rows apart
+    flat, key = (np.sort(r, axis=1) + off).ravel(), (r + off).ravel()
+    start = (np.arange(n, dtype=np.int64) * m)[:, None]
+    le = np.searchsorted(flat, key, "right").reshape(n, m) - start  # tiers <= its own
+    lt = np.searchsorted(flat, key, "left").reshape(n, m) - start  # tiers < its own
+    return 2 * (m - le) + (le - lt - 1)
+
+
+def _weak_borda_points2(r):
+    "Twice the averaged Borda points of weak orders, summed over the rows (int64)"
+    return _level_points2(r).sum(axis=0, dtype=np.int64)
+
+# %% ../nbs/00_core.ipynb #d07817d9
 def _order_from_scores(scores):
     return np.argsort(-np.asarray(scores), kind="stable")
 
@@ -540,9 +568,12 @@ def borda_aggregate(
     client: object = None,  # a dask.distributed Client: the sums are taken on its workers
 ) -> Consensus:
     """Non-private Borda consensus: candidates by total points, best first (ties to the lower
-    index), from ranks wherever they are (`sources.Source`)"""
+    index), from ranks wherever they are (`sources.Source`); partial or tied ballots (PrefLib
+    orders) score each candidate by its averaged position"""
     src, checked = rank_source(ranks, columns, chunk_rows, client)
     v, s = src.reduce(_borda_chunk, checked, exact=True)
+    if checked is WEAK:  # twice the averaged points, halved
+        s = s / 2
     return Consensus(
         order=_order_from_scores(s),
         method="borda",
@@ -551,6 +582,7 @@ def borda_aggregate(
         model="none",
         n_voters=v.n,
         scores=s,
+        diagnostics=dict(ballots=WEAK_BALLOTS) if checked is WEAK else {},
     )
 
 # %% ../nbs/00_core.ipynb #ranksrc1
@@ -578,11 +610,12 @@ def rank_source(
     chunk_rows: int | None,
     client: object,
 ) -> tuple:
-    """(the `Source` of `ranks`, whether its rows are validated): an array or a (nested) list is
-    validated whole here (the messages name `ranks` alone); PrefLib orders (a
-    `datasets.Preferences`, or a path to a .soc / .soi / .toc / .toi file, gzip too) are their
-    voters' ranks, a chunk at a time (`preference_source`); a list of 2-d arrays or of tables is
-    a list of chunks, and it and anything else are validated chunk by chunk"""
+    """(the `Source` of `ranks`, whether its rows are validated: True, False or `WEAK`): an array
+    or a (nested) list is validated whole here (the messages name `ranks` alone); PrefLib orders
+    (a `datasets.Preferences`, or a path to a .soc / .soi / .toc / .toi file, gzip too) are
+    their voters' ranks, or their weak orders when some ballots are partial or tied (`WEAK`), a
+    chunk at a time (`preference_source`); a list of 2-d arrays or of tables is a list of chunks,
+    and it and anything else are validated chunk by chunk"""
     from privrank.sources import Source, current_client  # the source layer is built on core's
 
     first = ranks[0] if isinstance(ranks, (list, tuple)) and len(ranks) else None
@@ -593,7 +626,7 @@ def rank_source(
             raise ValueError("`ranks` holds no rows")
         checked = True
     elif is_preflib(ranks) or _is_preferences(ranks):
-        return preference_source(ranks, columns, chunk_rows, client), False
+        return preference_source(ranks, columns, chunk_rows, client)
     else:
         checked = False
     client = current_client(client, ranks)  # its own, or `sources.use_client`'s for a file
@@ -630,11 +663,12 @@ def preference_source(
     chunk_rows: int | None,
     client: object,
 ) -> object:
-    """The `Source` of the voters' ranks of PrefLib orders, complete and strict: each distinct
-    order's ranks, repeated for its voters in file order, `chunk_rows` rows at a time (the rows
-    of `Preferences.ranks`, and its chunks, without the voters' rows all in memory). Refuses,
-    naming `ranks`, an unreadable file and partial or tied orders (completing them is the
-    caller's choice, `Preferences.to_ranks`), and `columns` and `client`"""
+    """(the `Source` of the voters' rows of PrefLib orders, `False` or `WEAK`): complete strict
+    orders give their ranks (checked chunk by chunk, `False`); if some order is partial or tied,
+    every order gives its weak order (`WEAK`): each item's tier, 0 = best, tied items sharing
+    one and the unranked items the tier after the last. Each distinct order's row is repeated
+    for its voters in file order, `chunk_rows` rows at a time, without the voters' rows all in
+    memory. Refuses, naming `ranks`, an unreadable file, and `columns` and `client`"""
     from privrank.datasets import read_preflib
     from privrank.sources import CHUNK_ENTRIES, Source
 
@@ -655,16 +689,14 @@ def preference_source(
             f"`ranks`: the PrefLib orders of {where} are read here, not by a cluster's workers: "
             "leave `client` out, or pass the workers a Dask array or a Parquet file of the ranks"
         )
-    tiers = np.array([len(o) for o in prefs.orders])  # one entry per distinct order
-    if (partial := tiers < prefs.n_items).any():
-        raise ValueError(
-            f"`ranks`: {where} ({prefs.data_type!r} data) holds orders with ties or unranked "
-            f"items ({int(prefs.counts[partial].sum()):,} of {prefs.n_voters:,} voters); the "
-            "rank aggregators need complete strict rankings. Complete each ballot first, "
-            "knowingly: `Preferences.to_ranks(tie_break='index' or 'random')` puts unranked "
-            "items last and breaks ties (lossy), and its array can be passed as `ranks`"
-        )
-    distinct = check_ranks(orders_to_ranks(np.stack([np.concatenate(o) for o in prefs.orders])))
+    from privrank.datasets import _tier_levels
+
+    weak = not prefs.is_complete_strict
+    distinct = (
+        _tier_levels(prefs.orders, prefs.n_items)
+        if weak
+        else check_ranks(orders_to_ranks(np.stack([np.concatenate(o) for o in prefs.orders])))
+    )
     m, ends = distinct.shape[1], np.cumsum(prefs.counts)
     n = int(ends[-1])
     step = (
@@ -677,17 +709,41 @@ def preference_source(
         for s in range(0, n, step):
             yield distinct[np.searchsorted(ends, np.arange(s, min(s + step, n)), side="right")]
 
-    return Source(chunks, name="ranks", chunk_rows=chunk_rows)
+    return Source(chunks, name="ranks", chunk_rows=chunk_rows), (WEAK if weak else False)
 
 
-def rank_chunk(x: object, checked: bool, where: str) -> np.ndarray | None:
-    "The validated ranks of one chunk (errors naming `ranks` and the chunk); None if empty"
+class _WeakOrders:
+    "`rank_source`'s flag for rows that are weak orders (tiers): false, like unchecked chunks"
+
+    def __bool__(self):
+        return False
+
+    def __repr__(self):
+        return "WEAK"
+
+
+WEAK = _WeakOrders()  # the rows are weak orders (tiers), read chunk by chunk
+
+
+def rank_chunk(
+    x: object, checked: bool | str, where: str, *, weak: bool = False
+) -> np.ndarray | None:
+    """The validated ranks of one chunk (errors naming `ranks` and the chunk); None if empty.
+    Weak orders (`checked` is `WEAK`) are refused, naming `ranks`, unless the caller takes them
+    (`weak=True`)"""
     from privrank.sources import as_array
 
+    if checked is WEAK and not weak:
+        raise ValueError(
+            "`ranks` holds partial or tied ballots (weak orders), which this method does not "
+            "take yet: Borda, Kemeny (large n) and the non-private Kemeny do; or complete each "
+            "ballot first, knowingly: `Preferences.to_ranks(tie_break='index' or 'random')` puts "
+            "unranked items last and breaks ties (lossy), and its array can be passed as `ranks`"
+        )
     a = x if checked else as_array(x, where, "ranks")
     if len(a) == 0:
         return None
-    if checked:
+    if checked or checked is WEAK:  # weak orders: tiers made and checked by `preference_source`
         return a
     try:
         return check_ranks(a)
@@ -697,7 +753,7 @@ def rank_chunk(x: object, checked: bool, where: str) -> np.ndarray | None:
 
 def _voters_chunk(x, checked, where):
     "(Voters,) of one chunk of ranks; None if empty"
-    r = rank_chunk(x, checked, where)
+    r = rank_chunk(x, checked, where, weak=True)
     return None if r is None else (Voters(*r.shape),)
 
 
@@ -709,20 +765,26 @@ def rank_shape(src: object, checked: bool) -> Voters:
 
 
 def _borda_chunk(x, checked, where):
-    "(Voters, Borda points) of one chunk of ranks; None if empty"
-    r = rank_chunk(x, checked, where)
-    return None if r is None else (Voters(*r.shape), _borda_points(r))
+    """(Voters, Borda points) of one chunk of ranks; of weak orders, twice the averaged points
+    (whole numbers); None if empty"""
+    r = rank_chunk(x, checked, where, weak=True)
+    if r is None:
+        return None
+    return Voters(*r.shape), (_weak_borda_points2(r) if checked is WEAK else _borda_points(r))
 
 
 def _local_borda_chunk(x, epsilon, delta, mode, checked, rows, where):
     """(Voters, the sum of the voters' own noisy Borda reports) of one chunk, each voter's noise
     keyed by her row (`Rows`): the exact path of the local model"""
-    r = rank_chunk(x, checked, where)
+    r = rank_chunk(x, checked, where, weak=True)
     if r is None:
         return None
     n, m = r.shape
     law, scale = _borda_noise(m, epsilon, delta, mode)
     check_memory(24 * n * m, name="ranks", what=f"the local model's {n:,} x {m:,} noisy reports")
+    if checked is WEAK:  # each voter's twice-averaged points, at twice the scale, halved
+        own = _level_points2(r)
+        return Voters(n, m), release(own, law, 2 * scale, rng=rows, noise=mode).sum(axis=0) / 2
     return Voters(n, m), release(m - 1 - r, law, scale, rng=rows, noise=mode).sum(axis=0)
 
 # %% ../nbs/00_core.ipynb #7a63a16f
@@ -1669,6 +1731,14 @@ def dp_borda_aggregate(
         law, scale = _borda_noise(v.m, epsilon, delta, mode)
         return _borda_consensus(noisy, law, scale, "local", epsilon, delta, v.n, mode)
     v, points = src.reduce(_borda_chunk, checked, exact=True)
+    if checked is WEAK:  # twice the averaged points: released at twice the scale, halved
+        law, scale = _borda_noise(v.m, epsilon, delta, mode)
+        if model == "central":
+            noisy = release(points, law, 2 * scale, rng=rng, noise=mode) / 2
+        else:
+            noisy = points / 2 + summed_noise(law, scale, v.n, points.shape, rng=rng)
+        res = _borda_consensus(noisy, law, scale, model, epsilon, delta, v.n, mode)
+        return replace(res, diagnostics=dict(res.diagnostics, ballots=WEAK_BALLOTS))
     if model == "central":
         return dp_borda_from_scores(points, n_voters=v.n, epsilon=epsilon, delta=delta, rng=rng)
     # local, fast path: the server sees only the sum of the n reports; its noise in one draw

@@ -18,6 +18,7 @@ from scipy import optimize, sparse
 
 from privrank.core import (
     MAX_ENTRIES,
+    WEAK,
     Consensus,
     Voters,
     calibrate_noise,
@@ -31,6 +32,7 @@ from privrank.core import (
     check_rng,
     noise_mode,
     orders_to_ranks,
+    pair_counts,
     preference_counts,
     preference_matrix,
     privacy_event,
@@ -437,9 +439,10 @@ def solver_guarantee(
 
 
 def _counts_chunk(x, checked, where):
-    "(Voters, preference counts C[u, v] = voters placing u before v) of one chunk; None if empty"
-    r = rank_chunk(x, checked, where)
-    return None if r is None else (Voters(*r.shape), preference_counts(r))
+    """(Voters, preference counts C[u, v] = voters placing u strictly before v) of one chunk
+    (weak orders too: tied candidates count for neither); None if empty"""
+    r = rank_chunk(x, checked, where, weak=True)
+    return None if r is None else (Voters(*r.shape), pair_counts(r))
 
 # %% ../nbs/05_kemeny.ipynb #8ec36858
 def kemeny_aggregate(
@@ -452,7 +455,8 @@ def kemeny_aggregate(
     client: object = None,  # a dask.distributed Client: the sums are taken on its workers
 ) -> Consensus:
     """The non-private Kemeny consensus of `ranks` (wherever they are: the preference counts are
-    a sum over the voters) by the chosen WFAS solver.
+    a sum over the voters) by the chosen WFAS solver; partial or tied ballots (PrefLib orders)
+    count the preferences they express (a ranked candidate beats an unranked one).
 
     Returns a `Consensus` (diagnostics: the solver used, the Kemeny cost, whether it is optimal,
     and the guarantee of the solver that ran, in words and as a factor or None).
@@ -1034,8 +1038,9 @@ def dp_kemeny_aggregate(
             "large_n": cost_error_bound(n, m, 1, epsilon=epsilon, delta=delta),
             "small_n": cost_error_bound(n, m, B, epsilon=epsilon, delta=delta),
         }
-        if regime == "auto":  # small n only where bucketing lowers the bound
-            regime = "small_n" if B > 1 and bounds["small_n"] < bounds["large_n"] else "large_n"
+        if regime == "auto":  # small n only where bucketing lowers the bound (and for rankings)
+            small = B > 1 and bounds["small_n"] < bounds["large_n"] and checked is not WEAK
+            regime = "small_n" if small else "large_n"
         if regime == "large_n":
             inst = _margins_instance(c, n, epsilon, delta, rng)
         else:  # a second pass, for the bucket counts

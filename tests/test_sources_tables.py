@@ -129,18 +129,27 @@ def test_the_chunks_of_preflib_orders_are_its_ranks(files):
         assert np.array_equal(np.vstack(chunks), prefs.ranks), rows
 
 
+# the aggregators that take partial and tied ballots as they are (issue 32): the others refuse them
+TAKE_WEAK = {"borda, central", "borda, local", "kemeny"}
+
+
 @pytest.mark.parametrize("name", ["partial.soi", "tied.toc", "both.toi.gz"])
 @pytest.mark.parametrize("method", list(CALLS))
-def test_partial_or_tied_orders_are_refused_naming_ranks(files, name, method):
-    voters = {"partial.soi": 3, "tied.toc": 2}
+def test_partial_or_tied_orders_are_taken_or_refused_naming_ranks(files, name, method):
+    n_voters = read_preflib(files / name).n_voters
     for ranks in (files / name, read_preflib(files / name)):
-        with pytest.raises(ValueError) as e:
+        if method in TAKE_WEAK:
+            res = CALLS[method](ranks, epsilon=1.0, rng=0)
+            assert res.n_voters == n_voters and sorted(res.order) == list(range(M_ITEMS))
+            continue
+        try:
             CALLS[method](ranks, epsilon=1.0, rng=0)
-        msg = str(e.value)
-        assert msg.startswith("`ranks`: ") and "to_ranks(tie_break=" in msg, msg
-        assert "ties or unranked items" in msg and name.split(".")[0] in msg, msg
-        if name in voters:
-            assert f"({voters[name]} of " in msg, msg
+        except ValueError as e:
+            msg = str(e)
+            assert msg.startswith("`ranks`") and "to_ranks(tie_break=" in msg, msg
+            assert "partial or tied ballots" in msg, msg
+        else:  # only Kemeny's small-n release with one bucket makes no pass over positions
+            assert method == "kemeny, small n", method
     # completed by the caller, knowingly: accepted
     done = read_preflib(files / name).to_ranks(tie_break="index")
     assert CALLS[method](done, epsilon=1.0, rng=0).n_voters == len(done)

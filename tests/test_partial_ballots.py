@@ -1,0 +1,152 @@
+"""Partial and tied ballots (issue 32, item 1, first part): PrefLib orders with unranked or tied
+candidates go straight to Borda and Kemeny, under one semantics (a ranked candidate beats an
+unranked one; tied and unranked candidates express no preference among themselves). Checked
+against brute force on random weak profiles; the sensitivities are searched over every pair of
+weak orders at small m; the other aggregators refuse them by name."""
+
+import itertools
+
+import numpy as np
+import pytest
+
+import privrank as pr
+from privrank import core, kemeny
+from privrank.datasets import Preferences, shared_data_dir
+
+
+def weak_orders(m):
+    "Every weak order of m candidates, as tiers (0 = best): the ordered set partitions"
+    out = set()
+    for levels in itertools.product(range(m), repeat=m):
+        used = sorted(set(levels))
+        out.add(tuple(used.index(x) for x in levels))  # dense tiers
+    return [np.array(t) for t in sorted(out)]
+
+
+def random_profile(m, n, rng):
+    "n random ballots: a few candidates ranked in tiers (ties), the rest unranked (tied last)"
+    orders = []
+    for _ in range(n):
+        k = int(rng.integers(1, m + 1))  # candidates ranked
+        ranked = rng.permutation(m)[:k]
+        cuts = np.sort(rng.choice(np.arange(1, k), size=int(rng.integers(0, k)), replace=False))
+        orders.append(tuple(np.split(ranked, cuts)))
+    return Preferences(
+        orders=tuple(orders),
+        counts=rng.integers(1, 4, len(orders)),
+        item_ids=np.arange(1, m + 1),
+        item_names=tuple(str(q) for q in range(1, m + 1)),
+        data_type="toi",
+    )
+
+
+def tiers_of(prefs):
+    "(voters, m) tiers: each order's tier per candidate, the unranked after the last, by voter"
+    m, rows = prefs.n_items, []
+    for order, c in zip(prefs.orders, prefs.counts):
+        t = np.full(m, len(order))
+        for k, tier in enumerate(order):
+            t[tier] = k
+        rows += [t] * int(c)
+    return np.array(rows)
+
+
+def brute_counts(T):
+    return (T[:, :, None] < T[:, None, :]).sum(axis=0)
+
+
+def brute_borda(T):
+    m = T.shape[1]
+    beats = (T[:, :, None] < T[:, None, :]).sum(axis=2)
+    tied = (T[:, :, None] == T[:, None, :]).sum(axis=2) - 1
+    return (beats + tied / 2).sum(axis=0) + 0 * m
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_borda_scores_each_candidate_by_its_averaged_position(seed):
+    rng = np.random.default_rng(seed)
+    p = random_profile(int(rng.integers(2, 9)), 40, rng)
+    res = pr.borda_aggregate(p)
+    assert np.array_equal(res.scores, brute_borda(tiers_of(p)))
+    assert "averaged positions" in res.diagnostics["ballots"]
+    strict = pr.borda_aggregate(p.to_ranks())  # completing the ballots changes the scores
+    assert strict.scores.sum() == res.scores.sum()
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_kemeny_is_the_brute_force_optimum_of_the_margins(seed):
+    rng = np.random.default_rng(100 + seed)
+    m = int(rng.integers(3, 8))
+    p = random_profile(m, 30, rng)
+    C = brute_counts(tiers_of(p))
+    cost = lambda order: sum(C[v, u] for a, u in enumerate(order) for v in order[a + 1 :])
+    best = min(cost(o) for o in itertools.permutations(range(m)))
+    for solver in ("auto", "exact", "ilp"):
+        got = pr.kemeny_aggregate(p, solver=solver)
+        assert cost(list(got.order)) == best, (solver, got.order)
+
+
+def test_the_sensitivities_hold_over_every_pair_of_weak_ballots_and_are_attained():
+    "Borda (averaged) and the margins, under replacing one ballot by any other, at m = 2..4"
+    for m in (2, 3, 4):
+        W = np.array(weak_orders(m))
+        pts = core._level_points2(W) / 2  # each ballot's averaged Borda points
+        M = np.sign(W[:, None, :] - W[:, :, None])  # M[b, u, v] = +1 if u beats v in ballot b
+        iu = np.triu_indices(m, 1)
+        margins = M[:, iu[0], iu[1]]
+        d_pts = pts[:, None, :] - pts[None, :, :]
+        d_mar = margins[:, None, :] - margins[None, :, :]
+        l1, l2 = core.borda_sensitivity(m)
+        assert np.abs(d_pts).sum(-1).max() == l1 and np.abs(d_pts).sum(-1).max() > l1 / 2
+        assert np.sqrt((d_pts**2).sum(-1)).max() == pytest.approx(l2)
+        k1, k2 = kemeny.margin_sensitivity(1, m)  # per voter: n = 1
+        assert np.abs(d_mar).sum(-1).max() == k1 and np.abs(d_mar).sum(-1).max() > k1 / 2
+        assert np.sqrt((d_mar**2).sum(-1)).max() == pytest.approx(k2)
+
+
+@pytest.mark.parametrize("mode", ["fast", "exact"])
+@pytest.mark.parametrize("delta", [0.0, 1e-6])
+def test_private_borda_on_weak_ballots(mode, delta):
+    rng = np.random.default_rng(7)
+    p = random_profile(6, 300, rng)
+    exact = pr.borda_aggregate(p)
+    with pr.use_noise(mode):
+        r1 = pr.dp_borda_aggregate(p, epsilon=1.0, delta=delta, rng=3)
+        r2 = pr.dp_borda_aggregate(p, epsilon=1.0, delta=delta, rng=3)
+        big = pr.dp_borda_aggregate(p, epsilon=1e4, delta=delta, rng=3)
+    assert np.array_equal(r1.scores, r2.scores)  # the same release for the same seed
+    assert r1.epsilon == 1.0 and r1.noise == mode and "averaged" in r1.diagnostics["ballots"]
+    assert np.abs(big.scores - exact.scores).max() < 5  # the noise is centred on the points
+    if mode == "exact":
+        assert np.array_equal(r1.scores * 2, np.round(r1.scores * 2))  # on the half-point grid
+
+
+def test_private_kemeny_takes_weak_ballots_in_the_large_n_regime():
+    rng = np.random.default_rng(8)
+    p = random_profile(5, 2000, rng)
+    res = pr.dp_kemeny_aggregate(p, epsilon=1.0, rng=0)
+    assert res.diagnostics["regime"] == "large_n"
+    with pytest.raises(ValueError, match="partial or tied ballots"):
+        pr.dp_kemeny_aggregate(p, epsilon=1.0, regime="small_n", n_buckets=2, rng=0)
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda p: pr.footrule_aggregate(p),
+        lambda p: pr.dp_footrule_aggregate(p, epsilon=1.0),
+        lambda p: pr.tree.private_position_costs(p, epsilon=1.0),
+    ],
+)
+def test_the_aggregators_that_do_not_take_weak_ballots_yet_say_so(call):
+    p = random_profile(5, 20, np.random.default_rng(9))
+    with pytest.raises(ValueError, match="`ranks` holds partial or tied ballots"):
+        call(p)
+
+
+@pytest.mark.skipif(shared_data_dir() is None, reason="the shared data folder is not here")
+def test_the_shared_sushi_soi_goes_straight_to_borda_and_kemeny():
+    p = pr.read_preflib(shared_data_dir() / "preflib-sushi" / "00014-00000002.soi.gz")
+    b, k = pr.borda_aggregate(p), pr.kemeny_aggregate(p)
+    assert sorted(b.order) == list(range(100)) and sorted(k.order) == list(range(100))
+    assert pr.kendall_tau_distance(b.ranks, k.ranks) < 0.05 * 4950  # they nearly agree
