@@ -29,13 +29,14 @@ from privrank.core import (
     check_memory,
     check_ranks,
     check_rng,
+    is_preflib,
     keyed,
     noise_mode,
     privacy_event,
     real_array,
     rr_flips,
 )
-from .datasets import Comparisons
+from .datasets import Comparisons, Preferences
 from privrank.sources import (
     CHUNK_ENTRIES,
     Chunk,
@@ -771,15 +772,21 @@ def fit_btl_counts(
 
 # %% ../nbs/02_btl.ipynb #d38170b5
 def ranks_to_comparisons(
-    ranks: np.ndarray,  # (n_voters, n_items) ranks, 0 = best
+    ranks: object,  # (n_voters, n_items) ranks, 0 = best; or PrefLib orders (partial, tied)
 ) -> Comparisons:  # voter i's m(m-1)/2 comparisons, privacy unit "voter"
-    """All pairwise comparisons implied by complete rankings, as a `datasets.Comparisons` table:
-    for each voter (`user`, her row) and each pair i < j of items, the one she ranks higher is
-    the `winner`; no ties. Its privacy unit is the voter: `dp_btl_aggregate` splits her epsilon
-    over her m(m-1)/2 comparisons.
+    """All pairwise comparisons implied by rankings, as a `datasets.Comparisons` table: for each
+    voter (`user`, her row) and each pair i < j of items, the one she ranks higher is the
+    `winner`. PrefLib orders (a `datasets.Preferences` or a .soc/.soi/.toc/.toi path) give every
+    pair too: a pair she ranks in one tie, or leaves both unranked, is a tie (it counts 1/2 to
+    each item; privately, a fair coin), so which pairs a voter compares never depends on her
+    ballot. Its privacy unit is the voter: `dp_btl_aggregate` splits her epsilon over her
+    m(m-1)/2 comparisons.
 
     Refuses invalid `ranks` and profiles whose comparisons exceed `MAX_ENTRIES` or the memory."""
-    r = check_ranks(ranks)
+    if is_preflib(ranks) or isinstance(ranks, Preferences):
+        r, tied = _preference_tiers(ranks), True
+    else:
+        r, tied = check_ranks(ranks), False
     n, m = r.shape
     if n * (m * (m - 1) // 2) > MAX_ENTRIES:
         raise ValueError(
@@ -787,7 +794,7 @@ def ranks_to_comparisons(
             f"limit {MAX_ENTRIES:,}"
         )
     check_memory(
-        32 * n * (m * (m - 1) // 2) + 8 * n * m,
+        33 * n * (m * (m - 1) // 2) + 8 * n * m,
         name="ranks",
         what=f"the {n * (m * (m - 1) // 2):,} comparisons of {n:,} rankings",
     )
@@ -798,11 +805,23 @@ def ranks_to_comparisons(
         user=np.repeat(np.arange(n), len(I)),
         winner=np.where(first, i, j),
         loser=np.where(first, j, i),
-        tie=np.zeros(len(i), bool),
+        tie=(r[:, I] == r[:, J]).ravel() if tied else np.zeros(len(i), bool),
         user_ids=np.arange(n),
         item_ids=np.arange(m),
         privacy_unit="voter",
     )
+
+
+def _preference_tiers(prefs):
+    """(voters, m) tiers of PrefLib orders, one row per voter: 0 = best, tied items sharing a
+    tier and the unranked ones the tier after the last (`core.preference_source`'s rows)"""
+    from privrank.core import preference_source
+
+    try:
+        src, _ = preference_source(prefs, None, None, None)
+    except ValueError as e:
+        raise ValueError(str(e).replace("`ranks`: ", "`ranks`: ", 1)) from None
+    return np.vstack(list(src.chunks()))
 
 # %% ../nbs/02_btl.ipynb #a97fcf40
 _UNITS = ("voter", "user", "comparison")
@@ -946,6 +965,15 @@ def _comparisons_source(data, privacy_unit, n_items, items, ties, columns, chunk
 
         src = Source(blocks, name="comparisons", client=client)
         return src, unit, data.n_items, None, True, np.asarray(data.item_ids)
+    if is_preflib(data) or isinstance(data, Preferences):  # rankings: every voter's comparisons
+        if n_items is not None or items is not None or columns is not None:
+            raise ValueError(
+                "`n_items`, `items` and `columns` apply to rows of comparisons; PrefLib orders "
+                "have their own items"
+            )
+        return _comparisons_source(
+            ranks_to_comparisons(data), privacy_unit, None, None, ties, None, chunk_rows, client
+        )
     a = data if isinstance(data, np.ndarray) else None
     if a is not None and a.ndim == 2 and a.shape[1] >= 3 and a.dtype.kind in "iu" and len(a):
         if (np.sort(a, axis=1) == np.arange(a.shape[1])).all():

@@ -689,11 +689,11 @@ def preference_source(
             f"`ranks`: the PrefLib orders of {where} are read here, not by a cluster's workers: "
             "leave `client` out, or pass the workers a Dask array or a Parquet file of the ranks"
         )
-    from privrank.datasets import _tier_levels
+    from privrank.datasets import tier_levels
 
     weak = not prefs.is_complete_strict
     distinct = (
-        _tier_levels(prefs.orders, prefs.n_items)
+        tier_levels(prefs.orders, prefs.n_items)
         if weak
         else check_ranks(orders_to_ranks(np.stack([np.concatenate(o) for o in prefs.orders])))
     )
@@ -736,9 +736,10 @@ def rank_chunk(
     if checked is WEAK and not weak:
         raise ValueError(
             "`ranks` holds partial or tied ballots (weak orders), which this method does not "
-            "take yet: Borda, Kemeny (large n) and the non-private Kemeny do; or complete each "
-            "ballot first, knowingly: `Preferences.to_ranks(tie_break='index' or 'random')` puts "
-            "unranked items last and breaks ties (lossy), and its array can be passed as `ranks`"
+            "take yet: Borda, Kemeny (large n), the non-private Kemeny and BTL do; or complete "
+            "each ballot first, knowingly: `Preferences.to_ranks(tie_break='index' or 'random')` "
+            "puts unranked items last and breaks ties (lossy), and its array can be passed as "
+            "`ranks`"
         )
     a = x if checked else as_array(x, where, "ranks")
     if len(a) == 0:

@@ -385,7 +385,7 @@ def _preflib_meta(meta, where, path) -> tuple[int, int, str, tuple]:
     return m, n, data_type, tuple(names)
 
 # %% ../nbs/07_datasets.ipynb #28975eb0
-def _tier_levels(
+def tier_levels(
     orders: tuple,  # per order, its tiers (0-based item arrays), best first
     m: int,  # number of items
 ) -> np.ndarray:
@@ -516,7 +516,7 @@ class Preferences:
             )
         rng = check_rng(rng)
         self._check_size(RANKS_BYTES_PER_ENTRY + 8, "expanding the orders to ranks")
-        levels = np.repeat(_tier_levels(self.orders, self.n_items), self.counts, axis=0)
+        levels = np.repeat(tier_levels(self.orders, self.n_items), self.counts, axis=0)
         if tie_break == "random":
             return orders_to_ranks(np.argsort(levels + rng.random(levels.shape), axis=1))
         return orders_to_ranks(np.argsort(levels, axis=1, kind="stable"))

@@ -150,3 +150,30 @@ def test_the_shared_sushi_soi_goes_straight_to_borda_and_kemeny():
     b, k = pr.borda_aggregate(p), pr.kemeny_aggregate(p)
     assert sorted(b.order) == list(range(100)) and sorted(k.order) == list(range(100))
     assert pr.kendall_tau_distance(b.ranks, k.ranks) < 0.05 * 4950  # they nearly agree
+
+
+def test_btl_compares_every_pair_and_ties_the_unexpressed_ones():
+    "The pairs a voter compares never depend on her ballot: all pairs, a tie where she is silent"
+    rng = np.random.default_rng(11)
+    p = random_profile(5, 40, rng)
+    T = tiers_of(p)
+    c = pr.ranks_to_comparisons(p)
+    n = p.n_voters
+    assert c.n_comparisons == n * 10 and np.array_equal(np.bincount(c.user), np.full(n, 10))
+    I, J = np.triu_indices(5, 1)
+    assert np.array_equal(c.tie, (T[:, I] == T[:, J]).ravel())
+    strict = ~c.tie
+    assert (T[c.user[strict], c.winner[strict]] < T[c.user[strict], c.loser[strict]]).all()
+    full = Preferences(  # a strict complete profile: the comparisons of its ranks
+        orders=tuple(tuple(np.array([q]) for q in rng.permutation(4)) for _ in range(10)),
+        counts=np.ones(10, int),
+        item_ids=np.arange(1, 5),
+        item_names=tuple("abcd"),
+        data_type="soc",
+    )
+    a, b = pr.ranks_to_comparisons(full), pr.ranks_to_comparisons(full.ranks)
+    assert np.array_equal(a.winner, b.winner) and not a.tie.any()
+    direct, via = pr.btl_aggregate(p), pr.btl_aggregate(c)
+    assert np.array_equal(direct.order, via.order) and np.allclose(direct.scores, via.scores)
+    res = pr.dp_btl_aggregate(p, epsilon=1.0, rng=0)
+    assert res.epsilon == 1.0 and res.privacy_unit == "voter" and res.n_voters == n
