@@ -398,7 +398,7 @@ def test_auto_follows_the_smallest_scale():
         r = dp_top_k(S, 3, epsilon=1.0, delta=1e-6, sensitivity=1, rng=0)
         assert r.method in topk.EXACT_METHODS
     r = dp_top_k(pr.load_demo(), 3, epsilon=1.0, rng=0)
-    assert r.method == "laplace" and "Laplace" in r.diagnostics["why"]
+    assert r.method == "laplace" and "laplace" in r.diagnostics["why"]
 
 
 def test_one_item_and_all_items():
