@@ -6,13 +6,13 @@ Docs: https://privrank.github.io/privrank/api.html.md"""
 
 # %% auto #0
 __all__ = ['__version__', 'audit', 'auto', 'btl', 'completion', 'core', 'datasets', 'footrule', 'kemeny', 'ledger', 'mc', 'rr',
-           'sources', 'tree', 'Consensus', 'borda_aggregate', 'dp_borda_aggregate', 'footrule_aggregate',
+           'sources', 'topk', 'tree', 'Consensus', 'borda_aggregate', 'dp_borda_aggregate', 'footrule_aggregate',
            'dp_footrule_aggregate', 'naive_dp_footrule_aggregate', 'kemeny_exact', 'kemeny_aggregate',
            'dp_kemeny_aggregate', 'noisy_margins_instance', 'btl_aggregate', 'dp_btl_aggregate', 'BTLFit', 'PrivateBTL',
            'randomized_response', 'debias', 'range_count_tree', 'private_position_costs', 'private_apxmed',
-           'dp_aggregate', 'choose_aggregator', 'complete', 'Completion', 'load_demo', 'read_preflib',
-           'read_pairwise_csv', 'read_movielens', 'read_jester', 'read_ratings', 'Preferences', 'Comparisons',
-           'Ratings', 'ranks_to_orders', 'orders_to_ranks', 'ranks_to_comparisons', 'use_client',
+           'dp_aggregate', 'choose_aggregator', 'dp_top_k', 'TopK', 'complete', 'Completion', 'load_demo',
+           'read_preflib', 'read_pairwise_csv', 'read_movielens', 'read_jester', 'read_ratings', 'Preferences',
+           'Comparisons', 'Ratings', 'ranks_to_orders', 'orders_to_ranks', 'ranks_to_comparisons', 'use_client',
            'sample_plackett_luce', 'sample_mallows', 'privacy_record', 'budget', 'Budget', 'BudgetExceeded',
            'set_noise', 'use_noise', 'noise_mode', 'set_memory_limit', 'audit_epsilon', 'audit_table',
            'kendall_tau_distance', 'footrule_distance']
@@ -33,6 +33,7 @@ from privrank import (
     mc,
     rr,
     sources,
+    topk,
     tree,
 )
 from .audit import audit_epsilon, audit_table
@@ -87,13 +88,14 @@ from .ledger import Budget, BudgetExceeded, budget
 from .mc import Completion
 from .rr import debias, randomized_response
 from .sources import use_client
+from .topk import TopK, dp_top_k
 from .tree import private_apxmed, private_position_costs, range_count_tree
 
 _all_ = [
     "__version__",
     # the modules
     "audit", "auto", "btl", "completion", "core", "datasets", "footrule", "kemeny", "ledger", "mc",
-    "rr", "sources", "tree",
+    "rr", "sources", "topk", "tree",
     # aggregate: a consensus ranking (and what it spent) from rankings or comparisons
     "Consensus", "borda_aggregate", "dp_borda_aggregate",
     "footrule_aggregate", "dp_footrule_aggregate", "naive_dp_footrule_aggregate",
@@ -101,8 +103,8 @@ _all_ = [
     "btl_aggregate", "dp_btl_aggregate", "BTLFit", "PrivateBTL",
     "randomized_response", "debias",
     "range_count_tree", "private_position_costs", "private_apxmed",
-    # select: the aggregator for the public (n, m, epsilon, delta, model)
-    "dp_aggregate", "choose_aggregator",
+    # select: the aggregator for the public (n, m, epsilon, delta, model); the top k items
+    "dp_aggregate", "choose_aggregator", "dp_top_k", "TopK",
     # complete: a ratings matrix, every estimator behind one call
     "complete", "Completion",
     # read: data in (on a cluster for a block: use_client), the tables, a ranking's forms

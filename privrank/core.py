@@ -1124,6 +1124,27 @@ def discrete_gaussian(
         shape
     )
 
+# %% ../nbs/00_core.ipynb #bernexp1
+def bernoulli_exp(
+    num: ArrayLike,  # integers >= 0: an int64 array, or an object array of Python integers
+    den: int,  # a positive Python integer
+    *,
+    rng: RNGLike,
+) -> np.ndarray:
+    """Exact Bernoulli(exp(-num / den)) per entry (the coin of CKS Algorithms 1 and 2), integer
+    arithmetic only: the exact path's coin for other modules (the top-k selections of
+    `privrank.topk`)"""
+    a = np.asarray(num)
+    if a.dtype != object and a.dtype.kind not in "iu":
+        raise TypeError(f"`num` must hold integers; got dtype {a.dtype}")
+    if a.size and (a < 0).any():
+        raise ValueError("`num` must be >= 0")
+    den = check_int(den, name="den", minimum=1)
+    if a.size == 0:
+        return np.zeros(a.shape, bool)
+    flat = a.ravel() if a.dtype == object else a.astype(np.int64).ravel()
+    return _bern_exp(flat, den, check_rng(rng)).reshape(a.shape)
+
 # %% ../nbs/00_core.ipynb #d5dc8304
 def _log_zcdp_delta(log_rho, epsilon):
     """log of the smallest delta at which rho-zCDP implies (epsilon, delta)-DP: min over alpha

@@ -28,6 +28,7 @@ from privrank import (  # noqa: E402
     mc,
     rr,
     sources,
+    topk,
     tree,
 )
 
@@ -115,6 +116,10 @@ RECORDS = {
     "completion.fit(pgd)": lambda: completion.fit(
         RAT, estimator="pgd", epsilon=1.0, delta=1e-6, rng=0
     ),
+    "topk.dp_top_k": lambda: topk.dp_top_k(R, 2, epsilon=1.0, rng=0),
+    "topk.dp_top_k, scores": lambda: topk.dp_top_k(
+        np.array([3.0, 1.0, 2.0]), 2, epsilon=1.0, delta=1e-6, sensitivity=1, rng=0
+    ),
     "complete, rows": lambda: completion.complete(
         np.column_stack([RAT.tocoo().row, RAT.tocoo().col, RAT.tocoo().data]),
         epsilon=1.0,
@@ -131,7 +136,7 @@ RAW = {  # spend privacy but return the raw draws (arrays) a mechanism is built 
 def _spenders():
     "Public callables of every module whose signature takes `epsilon` and `rng`"
     out = set()
-    for mod in (core, rr, btl, tree, footrule, kemeny, mc, datasets, audit, cli):
+    for mod in (core, rr, btl, tree, footrule, kemeny, mc, datasets, audit, cli, topk):
         for name in mod.__all__:
             f = getattr(mod, name)
             if not callable(f) or inspect.isclass(f):
@@ -184,6 +189,7 @@ MODULES = (
     audit,
     auto,
     cli,
+    topk,
 )
 # parameter names that the rule replaced: old name -> the name to use
 RETIRED = {
@@ -253,7 +259,7 @@ BUILDING_BLOCKS = {
         "analytic_gaussian_sigma", "gaussian_delta", "discrete_laplace", "discrete_gaussian",
         "zcdp_delta", "zcdp_sigma", "NOISE_LAWS", "calibrate_noise", "sample_noise",
         "exact_noise", "release", "snap", "snap_grid", "snapped_sensitivity", "float_sum_error",
-        "borda_sensitivity", "dp_borda_from_scores",
+        "borda_sensitivity", "dp_borda_from_scores", "bernoulli_exp",
     ),
     datasets: (
         "DEFAULT_MAX_FILE_BYTES", "CSV_CHUNK_ROWS", "PAIRWISE_COLUMNS", "RATINGS_COLUMNS",
@@ -290,6 +296,10 @@ BUILDING_BLOCKS = {
         "check_rating_range", "check_estimator", "fit",
     ),
     cli: ("MODELS", "DATA_KINDS", "METHODS", "CLIError", "Profile", "load_profile", "build_parser"),
+    topk: (
+        "TOPK_METHODS", "EXACT_METHODS", "TOPK_STATISTICS", "topk_sensitivity", "step_epsilon",
+        "laplace_scale", "choose_top_k_method", "exact_law", "select_runs",
+    ),
 }  # fmt: skip
 CHECKED = PUBLIC + [
     (f"{mod.__name__.split('.')[-1]}.{name}", getattr(mod, name))
@@ -317,8 +327,9 @@ def test_the_public_surface_is_curated():
     # `sources.use_client` (a cluster for a block of code, issue 30 item 1); 101 with the ledger's
     # `budget`, `Budget` and `BudgetExceeded` (issue 31, first part; its `charge` and `Event`
     # are building blocks); 103 with `ledger.repeat_and_select` and `ledger.Selection` (issue 31,
-    # item 4: accounted tuning; public in `privrank.ledger`, not in the `pr` namespace)
-    assert len(PUBLIC) > 40 and len(names) <= 103, (len(PUBLIC), len(names))
+    # item 4: accounted tuning; public in `privrank.ledger`, not in the `pr` namespace); 105
+    # with `topk.dp_top_k` and `topk.TopK` (issue 32, item 3: private top-k selection)
+    assert len(PUBLIC) > 40 and len(names) <= 105, (len(PUBLIC), len(names))
     for mod in MODULES:
         assert not [x for x in mod.__all__ if x.startswith("_")], mod.__name__
 
@@ -337,7 +348,10 @@ def test_one_name_per_concept(name, f):
     old = {p: RETIRED[p] for p in params if p in RETIRED}
     assert not old, f"{name}: parameters named by the old rule: {old}"
     if "method" in params:  # `method` is the aggregation method; a solver is `solver`
-        assert name.startswith("cli."), f"{name}: `method` names a solver here; call it `solver`"
+        # (and the private mechanism of a top-k selection: `dp_top_k(method="permute-and-flip")`)
+        assert name.startswith(("cli.", "topk.")), (
+            f"{name}: `method` names a solver here; call it `solver`"
+        )
 
 
 @pytest.mark.parametrize("name, f", CHECKED, ids=[n for n, _ in CHECKED])

@@ -9,7 +9,7 @@ import pytest
 from scipy import sparse
 
 import privrank as pr
-from privrank import auto, btl, completion, core, footrule, kemeny, ledger, mc, rr, tree
+from privrank import auto, btl, completion, core, footrule, kemeny, ledger, mc, rr, topk, tree
 
 R = pr.sample_mallows(5, 60, 0.7, rng=3)
 X = np.random.default_rng(4).integers(0, 8, 200)
@@ -66,6 +66,8 @@ CALLS = {  # every releasing entry point: a call at (epsilon, delta) with the ge
     "auto.dp_aggregate": lambda e, d, g, **kw: auto.dp_aggregate(
         R, epsilon=e, delta=d, rng=g, **kw
     ),
+    # k = 1: one release (a peeling selection of k charges k; see the tests at the end)
+    "topk.dp_top_k": lambda e, d, g, **kw: topk.dp_top_k(R, 1, epsilon=e, delta=d, rng=g, **kw),
 }
 # public functions that take `epsilon` but release nothing themselves (formulas, estimators of
 # released data, or a chooser that calls a charged entry point)
@@ -73,7 +75,7 @@ NOT_RELEASES = {
     "auto.choose_aggregator", "auto.dp_aggregate", "btl.fit_btl_counts", "rr.flip_probability",
     "rr.debias", "rr.variance_inflation", "rr.g_epsilon",
 }  # fmt: skip
-MODULES = (auto, btl, completion, core, footrule, kemeny, mc, rr, tree)
+MODULES = (auto, btl, completion, core, footrule, kemeny, mc, rr, topk, tree)
 
 
 def test_every_releasing_entry_point_is_charged():
@@ -193,3 +195,53 @@ def test_the_issue_example_runs_as_written():
         assert g.bit_generator.state == state
     assert len(b.log) == 10
     assert ledger.active_budgets() == ()
+
+
+TOP = np.array([5.0, 3.0, 4.0, 0.0, 1.0, 2.0])
+TOPK_EVENTS = {  # method -> the privacy of each release of one call at epsilon 0.9, k = 3
+    "gumbel": [("exponential", topk.step_epsilon(3, "gumbel", epsilon=0.9, delta=0.0))] * 3,
+    "permute-and-flip": [("rr", topk.step_epsilon(3, "gumbel", epsilon=0.9, delta=0.0))] * 3,
+    "laplace": [("rr", 0.9)],
+    "joint": [("exponential", 0.9)],
+}
+
+
+@pytest.mark.parametrize("mode", ["fast", "exact"])
+@pytest.mark.parametrize("method", list(TOPK_EVENTS))
+def test_top_k_charges_each_release_all_or_none_before_any_draw(method, mode):
+    """Issue 32: a peeling selection charges its k steps (k exponential mechanisms for Gumbel,
+    k pure releases for permute-and-flip, never charged as exponential), the one-shot ones one
+    event; a call that would exceed the budget charges none of them and draws nothing"""
+    if mode == "exact" and method == "joint":
+        pytest.skip("no exact sampler: refused by name (tests/test_topk.py)")
+    call = lambda g, **kw: topk.dp_top_k(
+        TOP, 3, epsilon=0.9, sensitivity=1, method=method, rng=g, **kw
+    )
+    with pr.use_noise(mode):
+        with pr.budget(epsilon=10.0, delta=1e-3) as b:
+            call(np.random.default_rng(1))
+        assert [ev.privacy for ev in b.log] == TOPK_EVENTS[method]
+        assert all(ev.mechanism == "dp_top_k" and ev.law for ev in b.log)
+        assert b.spent[0] <= 0.9
+        g = np.random.default_rng(2)
+        state = g.bit_generator.state
+        with pr.budget(epsilon=1.0) as small:
+            call(g)  # 0.9 spent: a second call would exceed the budget
+            state = g.bit_generator.state
+            with pytest.raises(pr.BudgetExceeded):
+                call(g)
+        assert g.bit_generator.state == state and len(small.log) == len(TOPK_EVENTS[method])
+        b = pr.Budget(epsilon=10.0)
+        out = call(np.random.default_rng(1), budget=b)
+        assert [ev.privacy for ev in b.log] == TOPK_EVENTS[method]
+        assert repr(out) == repr(call(np.random.default_rng(1)))
+
+
+def test_top_k_with_delta_charges_what_composes_to_it():
+    "The Gumbel steps calibrated by zCDP: k exponential events whose total is (epsilon, delta)"
+    u = np.arange(20.0)
+    with pr.budget(epsilon=1.0, delta=1e-6) as b:
+        r = topk.dp_top_k(u, 15, epsilon=1.0, delta=1e-6, sensitivity=1, method="gumbel", rng=0)
+    e = r.diagnostics["step_epsilon"]
+    assert e > 1 / 15 and [ev.privacy for ev in b.log] == [("exponential", e)] * 15
+    assert b.spent[0] <= 1.0 and r.delta == 1e-6

@@ -40,11 +40,11 @@ from hypothesis import strategies as st
 # noqa: F401  (memory_guard is an autouse fixture: importing it applies it here)
 from test_hostile import COUNTS, refuses, time_limit
 
-from privrank import btl, core, footrule, kemeny, ledger, rr, tree
+from privrank import btl, core, footrule, kemeny, ledger, rr, topk, tree
 
 SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 NAN, INF = math.nan, math.inf
-MODULES = (rr, btl, tree, footrule)
+MODULES = (rr, btl, tree, footrule, topk)
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -150,6 +150,13 @@ PRIVATE = {  # name -> f(epsilon, delta); the mode is set around the call
     "inverse_variance_weights": lambda e, d: rr.inverse_variance_weights(epsilon=[e, 2.0]),
     "composed_user_epsilon": lambda e, d: rr.composed_user_epsilon(U5, epsilon=e),
     "privatized_win_probability": lambda e, d: rr.privatized_win_probability(0.7, epsilon=e),
+    "dp_top_k": lambda e, d: topk.dp_top_k(R5, 2, epsilon=e, delta=d, rng=0),
+    "dp_top_k (scores, gumbel)": lambda e, d: topk.dp_top_k(
+        X5, 2, epsilon=e, delta=d, sensitivity=1, method="gumbel", rng=0
+    ),
+    "dp_top_k (scores, permute-and-flip)": lambda e, d: topk.dp_top_k(
+        X5 * 0.3, 3, epsilon=e, delta=d, sensitivity=0.5, method="permute-and-flip", rng=0
+    ),
 }
 EXTREME_EPS = [
     5e-324,
@@ -825,6 +832,34 @@ SPEC = {
         dict(ranks=GOOD_R, **SOURCE_OK),
         dict(ranks=RANKS_BAD, **SOURCE_BAD),
     ),
+    # topk
+    "dp_top_k": (
+        topk.dp_top_k,
+        dict(
+            data=GOOD_R,
+            k=2,
+            epsilon=1.0,
+            delta=0.0,
+            method="auto",
+            sensitivity=None,
+            statistic="first",
+            approve=None,
+            rng=0,
+            **SOURCE_OK,
+        ),
+        dict(
+            data=RANKS_BAD,
+            k=INT_BAD + [0, 4],
+            epsilon=EPS_BAD_SCALAR + [5e-324],
+            delta=DELTA_BAD,
+            method=["best", None, 3, "Gumbel", "auto "],
+            sensitivity=[0, -1.0, NAN, INF, "1", True, [1.0]],
+            statistic=["plurality", None, 3, "Borda"],
+            approve=[0, -1, 1.5, "2", True, 3],
+            rng=RNG_BAD,
+            **SOURCE_BAD,
+        ),
+    ),
     "kemeny_cost": (
         kemeny.kemeny_cost,
         dict(w=np.zeros((3, 3)), ranks=[0, 1, 2]),
@@ -920,6 +955,7 @@ ALSO = {  # a bad value of one argument may be reported through the argument it 
     ("privatize", "n_items"): ("n_items", "i", "j"),
     ("randomized_response", "epsilon"): ("epsilon", "y"),
     ("debias", "epsilon"): ("epsilon", "y_tilde"),
+    ("dp_top_k", "data"): ("data", "ranks"),
 }
 # a private entry point's `budget=` (issue 31): anything but a privrank Budget (or None) is
 # refused naming `budget`, the context manager `pr.budget` included
@@ -1115,6 +1151,12 @@ BIG = [  # (function, call, parameter named, budget)
         "ranks_to_comparisons",
         lambda: btl.ranks_to_comparisons(np.tile(np.arange(300), (3000, 1))),
         "ranks",
+        1 << 30,
+    ),
+    (
+        "dp_top_k",
+        lambda: topk.dp_top_k(np.zeros(10**6), 100, epsilon=1.0, sensitivity=1, method="joint"),
+        "data",
         1 << 30,
     ),
     (
@@ -1334,6 +1376,7 @@ def _valid(name, a):
         "naive_dp_footrule_aggregate": dict(ranks=R, epsilon=1.0, delta=1e-6, rng=0),
         "pairwise_sensitivity": dict(n_items=m),
         "dp_pairwise_indegree_aggregate": dict(ranks=R, epsilon=1.0, delta=0.0, rng=0),
+        "dp_top_k": dict(data=R, k=min(2, m), epsilon=1.0, delta=0.0, statistic="borda", rng=0),
     }
     return table[name]
 
