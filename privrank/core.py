@@ -663,10 +663,10 @@ def preference_source(
     chunk_rows: int | None,
     client: object,
 ) -> object:
-    """(the `Source` of the voters' rows of PrefLib orders, `False` or `WEAK`): complete strict
-    orders give their ranks (checked chunk by chunk, `False`); if some order is partial or tied,
-    every order gives its weak order (`WEAK`): each item's tier, 0 = best, tied items sharing
-    one and the unranked items the tier after the last. Each distinct order's row is repeated
+    """(the `Source` of the voters' rows of PrefLib orders, `False` or `WEAK`): `.soc` data give
+    their ranks (checked chunk by chunk, `False`); `.soi`, `.toc` and `.toi` data give every
+    order's weak order (`WEAK`), whatever the ballots: each item's tier, 0 = best, tied items
+    sharing one and the unranked items the tier after the last. Each distinct order's row is repeated
     for its voters in file order, `chunk_rows` rows at a time, without the voters' rows all in
     memory. Refuses, naming `ranks`, an unreadable file, and `columns` and `client`"""
     from privrank.datasets import read_preflib
@@ -691,7 +691,14 @@ def preference_source(
         )
     from privrank.datasets import tier_levels
 
-    weak = not prefs.is_complete_strict
+    weak = prefs.data_type != "soc"  # the declared type, never the ballots, picks the reading
+    if not weak and not prefs.is_complete_strict:
+        k = next(i for i, o in enumerate(prefs.orders) if len(o) != prefs.n_items)
+        line = f" line {prefs.lineno[k]}" if prefs.lineno is not None else f" order {k}"
+        raise ValueError(
+            f"`ranks`: {where}{line} is partial or tied, but the data declare type 'soc' "
+            "(complete strict orders): declare 'soi', 'toc' or 'toi' to take such ballots"
+        )
     distinct = (
         tier_levels(prefs.orders, prefs.n_items)
         if weak

@@ -130,6 +130,37 @@ def test_private_kemeny_takes_weak_ballots_in_the_large_n_regime():
         pr.dp_kemeny_aggregate(p, epsilon=1.0, regime="small_n", n_buckets=2, rng=0)
 
 
+def test_the_reading_comes_from_the_declared_type_never_from_the_ballots():
+    """A reading chosen by the ballots would tell, by the kind of release, whether a voter left
+    candidates unranked: .soi/.toc/.toi data are weak orders even when every ballot is complete
+    and strict, and .soc data that are not complete strict are refused"""
+    rng = np.random.default_rng(11)
+    m = 6
+    orders = tuple(tuple(np.array([q]) for q in rng.permutation(m)) for _ in range(40))
+    make = lambda o, t: Preferences(
+        orders=o, counts=np.ones(len(o), np.int64), item_ids=np.arange(1, m + 1),
+        item_names=tuple(map(str, range(1, m + 1))), data_type=t,
+    )  # fmt: skip
+    complete, soc = make(orders, "soi"), make(orders, "soc")
+    partial = make(((orders[0][0],), *orders[1:]), "soi")  # voter 0 ranks one candidate
+    assert core.rank_source(complete, None, None, None)[1] is core.WEAK
+    assert core.rank_source(soc, None, None, None)[1] is False
+    assert np.array_equal(pr.borda_aggregate(complete).scores, pr.borda_aggregate(soc).scores)
+    with pr.use_noise("exact"):  # one lattice for both neighbours: half points
+        half = [
+            pr.dp_borda_aggregate(p, epsilon=1.0, rng=s).scores * 2
+            for p in (complete, partial)
+            for s in range(5)
+        ]
+        strict = [pr.dp_borda_aggregate(soc, epsilon=1.0, rng=s).scores for s in range(5)]
+    assert all(np.array_equal(h, np.round(h)) for h in half)
+    assert sum(int((h % 2 == 1).sum()) for h in half) > 0  # odd half points: released as such
+    assert all(np.array_equal(s, np.round(s)) for s in strict)
+    assert pr.dp_kemeny_aggregate(complete, epsilon=1.0, rng=0).diagnostics["regime"] == "large_n"
+    with pytest.raises(ValueError, match=r"^`ranks`: .* order 0 is partial or tied.*'soi'"):
+        pr.borda_aggregate(make(partial.orders, "soc"))
+
+
 @pytest.mark.parametrize(
     "call",
     [

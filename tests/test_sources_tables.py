@@ -106,7 +106,6 @@ def test_preflib_orders_give_the_release_of_their_ranks(files, method, delta, no
             ".soc path (str)": str(files / "election.soc"),
             ".soc path (Path)": files / "election.soc",
             ".SOC.GZ path": files / "ELECTION.SOC.GZ",
-            "complete .soi": files / "complete.soi",
         }
         for name, ranks in held.items():
             _same(ref, call(ranks, epsilon=0.8, delta=delta, rng=7), f"{method}: {name}")
