@@ -666,9 +666,9 @@ def preference_source(
     """(the `Source` of the voters' rows of PrefLib orders, `False` or `WEAK`): `.soc` data give
     their ranks (checked chunk by chunk, `False`); `.soi`, `.toc` and `.toi` data give every
     order's weak order (`WEAK`), whatever the ballots: each item's tier, 0 = best, tied items
-    sharing one and the unranked items the tier after the last. Each distinct order's row is repeated
-    for its voters in file order, `chunk_rows` rows at a time, without the voters' rows all in
-    memory. Refuses, naming `ranks`, an unreadable file, and `columns` and `client`"""
+    sharing one and the unranked items the tier after the last. Each distinct order's row is
+    repeated for its voters in file order, `chunk_rows` rows at a time, without the voters' rows
+    all in memory. Refuses, naming `ranks`, an unreadable file, and `columns` and `client`"""
     from privrank.datasets import read_preflib
     from privrank.sources import CHUNK_ENTRIES, Source
 
