@@ -537,10 +537,10 @@ def _borda_points(r):
 WEAK_BALLOTS = "partial or tied: averaged positions, unranked candidates tied last"
 
 
-def _level_points2(r):
-    """Twice each candidate's averaged Borda points in each weak order (rows of tiers in 0..m,
-    the lower the better): 2 x (the candidates strictly below it) + (the others tied with it),
-    whole numbers; for a permutation, 2 (m - 1 - rank)"""
+def tier_bounds(r: np.ndarray) -> tuple:  # (n, m) weak orders: tiers in 0..m, 0 = best
+    """(lt, le), each (n, m): how many candidates of each row lie in a better tier than each
+    candidate (lt) and in a tier at least as good, itself included (le); its tier spans the
+    positions lt..le-1 (for a permutation, lt = rank and le = rank + 1)"""
     n, m = r.shape
     r = np.asarray(r, np.int64)
     off = (np.arange(n, dtype=np.int64) * (m + 1))[:, None]  # tiers lie in 0..m: rows apart
@@ -548,7 +548,15 @@ def _level_points2(r):
     start = (np.arange(n, dtype=np.int64) * m)[:, None]
     le = np.searchsorted(flat, key, "right").reshape(n, m) - start  # tiers <= its own
     lt = np.searchsorted(flat, key, "left").reshape(n, m) - start  # tiers < its own
-    return 2 * (m - le) + (le - lt - 1)
+    return lt, le
+
+
+def _level_points2(r):
+    """Twice each candidate's averaged Borda points in each weak order (rows of tiers in 0..m,
+    the lower the better): 2 x (the candidates strictly below it) + (the others tied with it),
+    whole numbers; for a permutation, 2 (m - 1 - rank)"""
+    lt, le = tier_bounds(r)
+    return 2 * (r.shape[1] - le) + (le - lt - 1)
 
 
 def _weak_borda_points2(r):

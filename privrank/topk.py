@@ -17,6 +17,7 @@ import numpy as np
 
 from privrank.core import (
     EXACT_BITS,
+    WEAK,
     RNGLike,
     Voters,
     bernoulli_exp,
@@ -27,11 +28,13 @@ from privrank.core import (
     check_memory,
     check_rng,
     exact_noise,
+    float_sum_error,
     is_preflib,
     noise_mode,
     rank_chunk,
     rank_source,
     sample_laplace,
+    tier_bounds,
 )
 from .ledger import Event, zcdp_epsilon
 
@@ -352,20 +355,21 @@ def laplace_top_k_exact(z, k, scale, *, rng, n=None):  # integer scores; k; disc
     return _out(np.ascontiguousarray(out, dtype=np.int64), n)
 
 # %% ../nbs/13_top_k.ipynb #d25bc3a1
-def on_grid(u, raw, linf, l1=None):  # float scores; as given; sensitivities
+def on_grid(u, raw, linf, l1=None, err=0.0):  # float scores; as given; sensitivities; error
     """(integer scores, integer l_inf and l_1 sensitivities (l_1 None unless whole), grid) of
-    the exact path: whole scores as they are, else rounded to 2^(floor(log2 linf) - 10)"""
-    if float(linf).is_integer() and (np.abs(u) < 2.0**53).all() and (u == np.rint(u)).all():
-        z = raw.astype(np.int64) if raw.dtype.kind in "iu" else u.astype(np.int64)
-        return z, int(linf), None if l1 is None else int(l1), 1.0
+    the exact path: scores of an integer dtype with a whole sensitivity as they are, else
+    rounded half up to the grid 2^(floor(log2 linf) - 10), `err` bounding each score's error.
+    The dtype, never the values, picks the branch"""
+    if raw.dtype.kind in "iu" and float(linf).is_integer() and err == 0:
+        return raw.astype(np.int64), int(linf), None if l1 is None else int(l1), 1.0
     g = 2.0 ** (math.floor(math.log2(linf)) - 10)
     y = u / g
-    if not (np.abs(y) < 2.0**53).all():
+    if not (np.abs(y) < 2.0**52).all():
         raise ValueError(
             f"`data`: the exact path puts the scores on a grid of {g:g} (sensitivity / 2^10); "
-            "scores this large are beyond 2^53 grid steps: scale them down"
+            "scores this large are beyond 2^52 grid steps: scale them down"
         )
-    return np.rint(y).astype(np.int64), math.ceil(linf / g), None, g
+    return np.floor(y + 0.5).astype(np.int64), math.ceil((linf + 2 * err) / g), None, g
 
 # %% ../nbs/13_top_k.ipynb #c77121b4
 @dataclass(frozen=True, eq=False)
@@ -405,6 +409,7 @@ class _Scores:
     unit: str  # "voter" or "user"
     what: str  # the statistic, for the log
     n_voters: int | None = None
+    err: float = 0.0  # a bound on each computed score's floating-point error (exact path)
 
 
 def _check_sensitivity(x):
@@ -446,10 +451,19 @@ def _check_scores(data):
 
 # %% ../nbs/13_top_k.ipynb #3165c554
 def _statistic_chunk(x, statistic, t, checked, where):
-    "(Voters, the statistic's sums) of one chunk of ranks; None if empty"
-    r = rank_chunk(x, checked, where)
+    """(Voters, the statistic's sums) of one chunk of ranks; None if empty. Weak orders: twice
+    the averaged Borda points (whole numbers), or each tier's even share of the first place or
+    of the t approvals (floats)"""
+    r = rank_chunk(x, checked, where, weak=True)
     if r is None:
         return None
+    if checked is WEAK:
+        lt, le = tier_bounds(r)
+        if statistic == "borda":
+            s = (2 * (r.shape[1] - le) + (le - lt - 1)).sum(axis=0, dtype=np.int64)
+        else:
+            s = np.clip(((1 if statistic == "first" else t) - lt) / (le - lt), 0, 1).sum(axis=0)
+        return Voters(*r.shape), s
     if statistic == "borda":  # points m - 1 - rank, summed in int64
         s = (r.shape[1] - 1) * r.shape[0] - r.sum(axis=0, dtype=np.int64)
     else:  # first places are the top-1 approvals
@@ -507,7 +521,12 @@ def _read(data, sensitivity, statistic, approve, columns, chunk_rows, client):
     what = {"first": "first-place counts", "borda": "Borda scores"}.get(
         statistic, f"top-{approve} approval counts"
     )
-    return _Scores(s.astype(np.float64), s, linf, l1, labels, "voter", what, v.n)
+    err = 0.0
+    if checked is WEAK and statistic == "borda":  # in half points: twice the sensitivities
+        linf, l1, what = 2 * linf, 2 * l1, "Borda scores (averaged, in half points)"
+    elif checked is WEAK:  # float sums of shares in [0, 1]: n terms, magnitude <= n
+        err, what = float_sum_error(v.n, v.n), f"{what} (tiers sharing)"
+    return _Scores(s.astype(np.float64), s, linf, l1, labels, "voter", what, v.n, err)
 
 # %% ../nbs/13_top_k.ipynb #159c7769
 @dataclass(frozen=True)
@@ -699,7 +718,7 @@ MAX_NOISE_UNITS = 2**52  # the exact path's largest noise scale in grid units (a
 
 def _run_exact(sc, k, pl, epsilon, rng, dg, n=None):
     "The selection on the exact path (integer scores; exact coins or discrete Laplace noise)"
-    z, linf, l1, g = on_grid(sc.u, sc.raw, sc.linf, sc.l1)
+    z, linf, l1, g = on_grid(sc.u, sc.raw, sc.linf, sc.l1, sc.err)
     d = z.size
     check_memory(48 * d, name="data", what=f"the exact {pl.method} selection of {k} of {d:,} items")
     if pl.method == "laplace":

@@ -13,6 +13,7 @@ from scipy import stats
 
 import privrank as pr
 from privrank import core, topk
+from privrank.datasets import Preferences
 from privrank.topk import dp_top_k, exact_law
 
 ALPHA = 1e-6  # a correct sampler fails a law test with this probability
@@ -163,10 +164,14 @@ def test_every_dtype_gives_the_same_release(mode, method):
             dp_top_k(bits.astype(t), 3, epsilon=1.5, sensitivity=1, method=method, rng=9).items
             for t in (np.int64, np.int32, np.float64, np.uint8)
         ]
-    for g in got[1:]:
-        np.testing.assert_array_equal(g, got[0])
-    for g in got01[1:]:
-        np.testing.assert_array_equal(g, got01[0])
+    # the exact path: integer dtypes stay whole, float dtypes go to the grid (the dtype decides)
+    same = (range(6), range(4)) if mode == "fast" else ((0, 1, 2, 3), (0, 1, 3))
+    for g in same[0]:
+        np.testing.assert_array_equal(got[g], got[0])
+    for g in same[1]:
+        np.testing.assert_array_equal(got01[g], got01[0])
+    if mode == "exact":
+        np.testing.assert_array_equal(got[5], got[4])
 
 
 @pytest.mark.parametrize("mode", ["fast", "exact"])
@@ -222,6 +227,50 @@ def test_statistics_of_rankings_and_their_sources():
         linf, l1 = topk.topk_sensitivity(statistic, R.shape[1], t)
         assert ref.diagnostics["sensitivity_linf"] == linf
         assert ref.diagnostics["sensitivity_l1"] == l1
+
+
+def test_partial_and_tied_ballots_select_by_their_averaged_statistics():
+    "Each tier shares the first place, the approvals or the Borda points evenly (issue 32)"
+    from test_partial_ballots import random_profile, tiers_of
+
+    rng = np.random.default_rng(32)
+    p = random_profile(7, 150, rng)
+    T = tiers_of(p)
+    lt = (T[:, None, :] < T[:, :, None]).sum(-1)  # candidates in a better tier
+    le = (T[:, None, :] <= T[:, :, None]).sum(-1)  # ... at least as good, itself included
+    truth = {
+        "first": np.clip((1 - lt) / (le - lt), 0, 1).sum(0),
+        "approval": np.clip((2 - lt) / (le - lt), 0, 1).sum(0),
+        "borda": (2 * (7 - le) + (le - lt - 1)).sum(0) / 2,
+    }
+    for statistic, t in (("first", None), ("approval", 2), ("borda", None)):
+        u = truth[statistic]
+        for mode in ("fast", "exact"):
+            with pr.use_noise(mode):
+                top = dp_top_k(p, 3, epsilon=1e6, statistic=statistic, approve=t, rng=0)
+                again = dp_top_k(p, 3, epsilon=1.0, statistic=statistic, approve=t, rng=5)
+                np.testing.assert_array_equal(
+                    again.items,
+                    dp_top_k(p, 3, epsilon=1.0, statistic=statistic, approve=t, rng=5).items,
+                )
+            assert np.allclose(u[top.items], np.sort(u)[::-1][:3]), (statistic, mode)
+            linf, l1 = topk.topk_sensitivity(statistic, 7, t)
+            if statistic == "borda":  # in half points
+                assert (top.diagnostics["sensitivity_linf"], top.diagnostics["sensitivity_l1"]) == (
+                    2 * linf,
+                    2 * l1,
+                )
+            elif mode == "exact":  # shares: on the grid, the float error in the sensitivity
+                assert top.diagnostics["grid"] == 2.0**-10
+                assert top.diagnostics["sensitivity_units"] == 1025
+    # the declared type picks the reading: complete ballots in a .soi are weak orders too
+    orders = np.argsort(T, axis=1, kind="stable")[:20]  # complete strict orders
+    strict = Preferences(
+        orders=tuple(tuple(np.array([q]) for q in o) for o in orders),
+        counts=np.ones(20, np.int64), item_ids=np.arange(1, 8),
+        item_names=tuple(map(str, range(1, 8))), data_type="soi",
+    )  # fmt: skip
+    assert "tiers sharing" in dp_top_k(strict, 2, epsilon=1.0, rng=0).diagnostics["statistic"]
 
 
 def test_a_frame_and_a_series_give_labels():
