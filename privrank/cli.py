@@ -27,10 +27,9 @@ from typing import TextIO
 
 import numpy as np
 
-from . import __version__, auto, btl, completion, core, datasets, ledger, mc
+from . import __version__, auto, btl, completion, core, datasets, ledger, mc, topk
 from privrank.core import (
     Consensus,
-    RNGLike,
     borda_aggregate,
     check_delta,
     check_epsilon,
@@ -38,7 +37,7 @@ from privrank.core import (
     dp_borda_aggregate,
     kendall_tau_distance,
 )
-from .datasets import Comparisons
+from .datasets import Comparisons, Preferences
 from .footrule import dp_footrule_aggregate, footrule_aggregate
 from .kemeny import dp_kemeny_aggregate, kemeny_aggregate
 
@@ -126,7 +125,10 @@ register_method(
 # %% ../nbs/09_cli.ipynb #ad9b9321
 def _kemeny(ranks, **where):
     "Kemeny: exact up to m = 20 (`where`: the source layer's keywords, its columns the candidates)"
-    m = len(where["columns"]) if where.get("columns") is not None else np.shape(ranks)[1]
+    if where.get("columns") is not None:
+        m = len(where["columns"])
+    else:
+        m = ranks.n_items if isinstance(ranks, Preferences) else np.shape(ranks)[1]
     return kemeny_aggregate(ranks, solver="exact" if m <= 20 else "auto", **where)
 
 
@@ -236,7 +238,9 @@ class Profile:
     """What a file holds, in the shapes the methods read, with the file's candidate ids and names;
     a Parquet file stays a path, read in chunks by the methods with the keywords `where`"""
 
-    ranks: np.ndarray | Path | None  # (n, m) when the file holds rankings (a Parquet file: path)
+    # (n, m) ranks when the file holds complete rankings; partial or tied PrefLib orders: their
+    # `Preferences`, as they are; a Parquet file: its path
+    ranks: np.ndarray | Preferences | Path | None
     # comparisons (a `datasets.Comparisons` table, or a Parquet file's path), when the file holds
     # them (or derived from `ranks` on demand)
     pairs: Comparisons | Path | None
@@ -250,7 +254,7 @@ class Profile:
     def __post_init__(self):
         if (self.ranks is None) == (self.pairs is None):
             raise ValueError("a Profile holds either `ranks` or `pairs`")
-        if self.ranks is not None and not isinstance(self.ranks, Path):
+        if self.ranks is not None and not isinstance(self.ranks, (Path, Preferences)):
             object.__setattr__(self, "ranks", core.check_ranks(self.ranks))
         if self.pairs is not None and not isinstance(self.pairs, (Comparisons, Path)):
             raise TypeError(f"`pairs` must be a Comparisons table; got {type(self.pairs).__name__}")
@@ -261,7 +265,7 @@ class Profile:
             None
             if isinstance(data, Path)
             else data.n_items
-            if isinstance(data, Comparisons)
+            if isinstance(data, (Comparisons, Preferences))
             else data.shape[1]
         )
         if self.item_ids is None or self.item_names is None:
@@ -281,7 +285,6 @@ class Profile:
 def load_profile(
     path: str | os.PathLike,  # a PrefLib file, a pairwise CSV or a .parquet file
     *,
-    rng: RNGLike = None,  # seed or generator: ties of partial orders broken at random
     ignore: list | tuple = (),  # a CSV's columns that are not read (any other unknown: refused)
     client: object = None,  # a dask.distributed client: a Parquet file is read on its workers
 ) -> Profile:
@@ -289,7 +292,7 @@ def load_profile(
     is left to the methods, which read it in chunks, or on the workers of `client`)"""
     if not isinstance(path, (str, os.PathLike)) or isinstance(path, bytes):
         raise TypeError(f"`path` must be a file path; got {type(path).__name__}")
-    path, rng = Path(path), check_rng(rng)
+    path = Path(path)
     suf = _suffix(path)
     if suf in (".parquet", ".pq"):
         return _parquet_profile(path, ignore, client)
@@ -306,21 +309,10 @@ def load_profile(
             f"{'/'.join(_RANKING_SUFFIXES)} file "
             f"(optionally .gz), a pairwise .csv or a .parquet file"
         )
-    prefs = datasets.read_preflib(path)
-    if prefs.is_complete_strict:
-        ranks, note = prefs.ranks, None
-    else:
-        ranks = prefs.to_ranks(tie_break="random", rng=rng)
-        note = "partial/tied orders completed: unranked candidates last, ties broken at random"
-    return Profile(
-        ranks,
-        None,
-        np.asarray(prefs.item_ids),
-        tuple(prefs.item_names),
-        prefs.title,
-        note,
-        source=path.name,
-    )
+    prefs = datasets.read_preflib(path)  # .soc: ranks; else the orders as they are (WEAK)
+    ranks = prefs.ranks if prefs.data_type == "soc" else prefs
+    ids, names = np.asarray(prefs.item_ids), tuple(prefs.item_names)
+    return Profile(ranks, None, ids, names, prefs.title, source=path.name)
 
 # %% ../nbs/09_cli.ipynb #f8e2c324
 def _parquet_profile(path, ignore, client):
@@ -366,7 +358,8 @@ def _method_input(method: Method, profile: Profile):
             f"on a Parquet file of rankings, --method is borda, kemeny, footrule or auto; got "
             f"{method.name}"
         )
-    n, m = profile.ranks.shape
+    r = profile.ranks
+    n, m = (r.n_voters, r.n_items) if isinstance(r, Preferences) else r.shape
     k = n * (m * (m - 1) // 2)
     try:
         core.check_memory(
@@ -737,7 +730,7 @@ def _cmd_aggregate(args):
     "privrank aggregate FILE --method M ...: the text to print"
     rng = check_rng(args.seed)
     with _cluster(args) as client:
-        profile = load_profile(args.file, rng=rng, ignore=_ignored(args), client=client)
+        profile = load_profile(args.file, ignore=_ignored(args), client=client)
         res, sec = run_method(
             args.method,
             profile,
@@ -1043,6 +1036,92 @@ def _together(b):
     e, d = b.spent
     be, bd = ledger.basic_composition(b.log)
     return dict(releases=len(b.log), epsilon=e, delta=d, basic_epsilon=be, basic_delta=bd)
+
+# %% ../nbs/09_cli.ipynb #topkcli1
+def _top_k_input(args):
+    """(data, dp_top_k's keywords, each item's id and name, title) of `privrank top-k`'s FILE:
+    a CSV of scores (with --sensitivity) or ballots"""
+    path = Path(args.file)
+    if args.sensitivity is not None:
+        if args.statistic is not None or args.approve is not None:
+            raise CLIError(
+                "--statistic and --approve pick a statistic of ballots; with --sensitivity FILE "
+                "holds the scores themselves: leave them out"
+            )
+        if _suffix(path) != ".csv":
+            raise CLIError(
+                "with --sensitivity, FILE is a CSV of scores (a header naming score, and "
+                f"optionally item); got {printable(path.name)}"
+            )
+        labels, scores = datasets.read_scores_csv(path, ignore=_ignored(args))
+        kw = dict(sensitivity=args.sensitivity)
+        return scores, kw, np.array(labels, dtype=object), labels, path.name
+    if _suffix(path) == ".csv":
+        raise CLIError(
+            "a CSV is read as scores, with --sensitivity S (the most one individual can move "
+            "each score); ballots come as a PrefLib or a Parquet file"
+        )
+    if args.approve is not None and args.statistic != "approval":
+        raise CLIError("--approve goes with --statistic approval")
+    profile = load_profile(path, ignore=_ignored(args))
+    if profile.ranks is None:
+        raise CLIError(
+            "top-k reads ballots (a PrefLib file, or a Parquet file of rankings) or, with "
+            f"--sensitivity, a CSV of scores; {printable(path.name)} holds pairwise comparisons"
+        )
+    kw = dict(statistic=args.statistic or "first", approve=args.approve)
+    kw.update((k, v) for k, v in profile.where.items() if k == "columns")
+    return profile.ranks, kw, np.asarray(profile.item_ids), profile.item_names, profile.title
+
+
+def _cmd_top_k(args):
+    "privrank top-k FILE --k K --epsilon EPS ...: the text to print"
+    rng = check_rng(args.seed)
+    data, kw, ids, names, title = _top_k_input(args)
+    t0 = time.perf_counter()
+    res = topk.dp_top_k(
+        data, args.k, epsilon=args.epsilon, delta=args.delta or 0.0, method=args.method,
+        rng=rng, **kw,
+    )  # fmt: skip
+    dg = res.diagnostics
+    d = dict(
+        items=[_id(i) for i in ids[res.items]],
+        names=[names[i] for i in res.items],
+        k=res.k,
+        ordered=res.ordered,
+        method=res.method,
+        statistic=dg["statistic"],
+        epsilon=res.epsilon,
+        delta=res.delta,
+        privacy_unit=res.privacy_unit,
+        noise=res.noise,
+        n_items=res.n_items,
+        n_voters=dg.get("n_voters"),
+        seconds=round(time.perf_counter() - t0, 6),
+        seed=args.seed,
+    )
+    if dg.get("why"):
+        d["reason"] = dg["why"]
+    if args.json:
+        return _json(d)
+    who = "voter" if res.privacy_unit == "voter" else "individual"
+    of = f"{d['n_items']} items" + (f" ({printable(title)})" if title else "")
+    lines = [
+        f"top {res.k} of {of} by {d['statistic']}: epsilon = {res.epsilon:g}, delta = "
+        f"{res.delta:g} per {who} ({res.method}, {res.noise} noise)"
+    ]
+    if "reason" in d:
+        lines.append(f"picked {res.method}: {d['reason']}")
+    show = ids.dtype == object and list(ids) == list(names)  # scores: the label is the id
+    lines += [
+        f"{k + 1:>3}. {printable(str(n))}" + ("" if show else f" (id {printable(str(i))})")
+        for k, (i, n) in enumerate(zip(d["items"], d["names"]))
+    ]
+    if not res.ordered:
+        lines.append(
+            "note: the set of the top k in file order (this mechanism does not release their order)"
+        )
+    return "\n".join(lines)
 
 # %% ../nbs/09_cli.ipynb #6656893c
 def load_ratings(path, *, n_items=None, ignore=()):
@@ -1561,6 +1640,63 @@ def build_parser() -> argparse.ArgumentParser:
         "the command does not read is refused, so that a misspelt user or tie column is never "
         "ignored)",
     )
+    t = sub.add_parser("top-k", help="the k items on top, privately, from ballots or scores")
+    t.add_argument(
+        "file",
+        metavar="FILE",
+        help="ballots: a PrefLib .soc/.soi/.toc/.toi file (optionally .gz; partial and tied "
+        "ballots as they are) or a .parquet file of rankings; or, with --sensitivity, a CSV of "
+        "scores whose header names score (and optionally item)",
+    )
+    t.add_argument("--k", type=_count("--k", 1), required=True, help="how many items to select")
+    t.add_argument(
+        "--epsilon",
+        type=_positive_float("--epsilon"),
+        required=True,
+        help="privacy per voter (ballots) or per individual (scores)",
+    )
+    t.add_argument(
+        "--delta",
+        type=_positive_float("--delta"),
+        default=None,
+        help="0 <= delta < 1 (default 0: pure DP); > 0 lets the selection use it where that "
+        "selects better",
+    )
+    _add_budget_arg(t)
+    t.add_argument(
+        "--method",
+        choices=topk.TOPK_METHODS,
+        default="auto",
+        help="the mechanism (default auto: the smallest effective noise for k, d, epsilon, "
+        "delta, saying why)",
+    )
+    t.add_argument(
+        "--statistic",
+        choices=topk.TOPK_STATISTICS,
+        default=None,
+        help="ballots: first places (default), borda scores or approval counts (top --approve)",
+    )
+    t.add_argument(
+        "--approve",
+        type=_count("--approve", 1),
+        default=None,
+        help="with --statistic approval: each voter approves her top N",
+    )
+    t.add_argument(
+        "--sensitivity",
+        type=_positive_float("--sensitivity"),
+        default=None,
+        help="FILE holds scores: the most one individual can move each score (l_inf)",
+    )
+    _add_noise_arg(t)
+    t.add_argument("--seed", type=_seed, default=None, help="seed for the noise, to repeat a run")
+    t.add_argument(
+        "--ignore-columns",
+        default=None,
+        metavar="NAMES",
+        help="comma-separated columns of a CSV or Parquet file that are not read",
+    )
+    t.add_argument("--json", action="store_true", help="print one JSON object")
     c = sub.add_parser(
         "complete", help="private matrix completion of the ratings in RATINGS (joint DP)"
     )
@@ -1711,7 +1847,12 @@ def _add_timeout_arg(p):
     )
 
 
-_COMMANDS = {"demo": _cmd_demo, "aggregate": _cmd_aggregate, "complete": _cmd_complete}
+_COMMANDS = {
+    "demo": _cmd_demo,
+    "aggregate": _cmd_aggregate,
+    "top-k": _cmd_top_k,
+    "complete": _cmd_complete,
+}
 
 
 def _say(stream, line):
@@ -1795,7 +1936,7 @@ def _run(argv, out, err=None):
             out.flush()
         return e.code if isinstance(e.code, int) else 0
     if args.command is None:
-        raise CLIError("choose a command: demo, aggregate or complete (see privrank --help)")
+        raise CLIError("choose a command: demo, aggregate, top-k or complete (see privrank --help)")
     if out is None:
         raise CLIError(
             "standard output is closed: the result would be lost; run privrank with a "

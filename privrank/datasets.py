@@ -1114,6 +1114,47 @@ def read_pairwise_csv(
     user_ids, urank = _sorted_labels(tables["user"])
     return Comparisons(urank[cols["user"]], w, l, tie, user_ids, item_ids, str(path))
 
+# %% ../nbs/07_datasets.ipynb #scorescsv1
+SCORES_COLUMNS = dict(item=("item", "name", "label", "id"), score=("score",))
+
+
+def read_scores_csv(
+    path: str | os.PathLike,  # CSV with a header naming `score` (and `item`); gzip accepted
+    *,
+    max_bytes: int | None = None,  # size cap in bytes (None: `max_file_bytes()`)
+    allow_special: bool = False,  # read a FIFO / device too (still capped)
+    ignore: list | tuple = (),  # names of columns that are not read (any other is refused)
+) -> tuple[tuple, np.ndarray]:  # (each item's label, its score as float64)
+    """Items' scores from a CSV (RFC 4180): a `score` column of finite numbers and an optional
+    `item` column of labels (strings, each once; default: the data line's index from 0);
+    ValueError naming file and line if malformed"""
+    ignore = _check_ignore(ignore)
+    path, text = _read_text(
+        path, max_bytes=max_bytes, allow_special=allow_special, factor=CSV_PARSE_FACTOR
+    )
+    kinds = dict(item="item", score="f")
+    _, where, cols, tables, lines = _csv_table(
+        text, path, SCORES_COLUMNS, ("score",), kinds, ignore
+    )
+    score = cols["score"]
+    if "item" not in where:
+        return tuple(str(i) for i in range(score.size)), score
+    keys, codes = list(tables["item"]), cols["item"]
+    bad = np.array([not s.strip() or "\0" in s for s in keys])
+    if bad.any():
+        row = int(np.argmax(bad[codes]))
+        what = "holds a NUL character" if keys[codes[row]].strip() else "is an empty label"
+        raise ValueError(f"{path} line {lines[row]}: `item` {what}")
+    if len(keys) < codes.size:  # a label twice: name the line that repeats it
+        first = np.zeros(codes.size, bool)
+        first[np.unique(codes, return_index=True)[1]] = True
+        row = int(np.argmin(first))
+        raise ValueError(
+            f"{path} line {lines[row]}: item {keys[codes[row]]!r} appears twice; each item's "
+            "score is one line"
+        )
+    return tuple(keys[c] for c in codes), score
+
 # %% ../nbs/07_datasets.ipynb #538d477c
 MAX_N_ITEMS = 2**31 - 1  # largest item universe (column indices stay 32-bit)
 

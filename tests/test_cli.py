@@ -1047,3 +1047,53 @@ def test_auto_is_the_default_and_says_what_it_picked(tmp_path):
     assert d["picked"] == "btl" and d["model"] == "local" and "comparisons" in d["reason"]
     d = strict_json(run_inproc(["aggregate", DEMO, "--json"])[1])
     assert not d["private"] and d["picked"] == "kemeny_exact"
+
+
+PARTIAL = (
+    "# TITLE: club\n# DATA TYPE: toi\n# NUMBER ALTERNATIVES: 5\n# NUMBER VOTERS: 60\n"
+    "30: 2,{1,5}\n20: 1,2\n10: {3,4},2\n"
+)
+
+
+def test_aggregate_takes_partial_and_tied_ballots_without_conversion(tmp_path):
+    "Issue 32, item 5: the command's answer is the library's on the Preferences, as they are"
+    f = tmp_path / "club.toi"
+    f.write_text(PARTIAL)
+    prefs = pr.read_preflib(f)
+    ids = np.asarray(prefs.item_ids)
+    calls = {
+        "borda": pr.borda_aggregate(prefs),
+        "kemeny": pr.kemeny_aggregate(prefs),
+        "btl": pr.btl_aggregate(btl.ranks_to_comparisons(prefs)),
+    }
+    for method, ref in calls.items():
+        d = json.loads(run_inproc(["aggregate", str(f), "--method", method, "--json"])[1])
+        assert d["order"] == ids[ref.order].tolist(), method
+        assert "conversion" not in d, method
+    d = json.loads(
+        run_inproc(
+            ["aggregate", str(f), "--method", "borda", "--epsilon", "1", "--seed", "4", "--json"]
+        )[1]
+    )
+    ref = pr.dp_borda_aggregate(prefs, epsilon=1.0, rng=4)
+    assert d["order"] == ids[ref.order].tolist()
+
+
+def test_top_k_answers_from_ballots_and_from_scores(tmp_path):
+    f = tmp_path / "club.toi"
+    f.write_text(PARTIAL)
+    prefs = pr.read_preflib(f)
+    for statistic in ("first", "borda"):
+        argv = ["top-k", str(f), "--k", "2", "--epsilon", "1", "--seed", "3", "--json"]
+        d = json.loads(run_inproc(argv + ["--statistic", statistic])[1])
+        ref = pr.dp_top_k(prefs, 2, epsilon=1.0, statistic=statistic, rng=3)
+        assert d["items"] == np.asarray(prefs.item_ids)[ref.items].tolist()
+        assert (d["method"], d["epsilon"], d["privacy_unit"]) == (ref.method, 1.0, "voter")
+    s = tmp_path / "scores.csv"
+    s.write_text("item,score\na,1\nb,9\nc,5\n")
+    argv = ["top-k", str(s), "--k", "2", "--epsilon", "2", "--sensitivity", "1", "--seed", "1"]
+    d = json.loads(run_inproc(argv + ["--json"])[1])
+    ref = pr.dp_top_k(np.array([1.0, 9.0, 5.0]), 2, epsilon=2.0, sensitivity=1, rng=1)
+    assert d["names"] == [("a", "b", "c")[i] for i in ref.items]
+    code, out, err = run_inproc(argv[:-4] + ["--seed", "1"])  # no --sensitivity
+    assert code == 2 and "--sensitivity" in err and err.count("\n") == 1

@@ -898,7 +898,6 @@ BAD = [
         "item_ids",
     ),
     ("load_profile", lambda: cli.load_profile(3), "path"),
-    ("load_profile", lambda: cli.load_profile(DEMO, rng=1.5), "rng"),
     ("run_method", lambda: cli.run_method(3, profile()), "name"),
     ("run_method", lambda: cli.run_method("borda", DEMO), "profile"),
     ("run_method", lambda: cli.run_method("borda", profile(), epsilon=np.nan), "epsilon"),
