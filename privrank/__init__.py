@@ -9,12 +9,12 @@ __all__ = ['__version__', 'audit', 'auto', 'btl', 'completion', 'core', 'dataset
            'sources', 'topk', 'tree', 'Consensus', 'borda_aggregate', 'dp_borda_aggregate', 'footrule_aggregate',
            'dp_footrule_aggregate', 'naive_dp_footrule_aggregate', 'kemeny_exact', 'kemeny_aggregate',
            'dp_kemeny_aggregate', 'noisy_margins_instance', 'btl_aggregate', 'dp_btl_aggregate', 'BTLFit', 'PrivateBTL',
-           'randomized_response', 'debias', 'range_count_tree', 'private_position_costs', 'private_apxmed',
-           'dp_aggregate', 'choose_aggregator', 'dp_top_k', 'TopK', 'complete', 'Completion', 'load_demo',
-           'read_preflib', 'read_pairwise_csv', 'read_movielens', 'read_jester', 'read_ratings', 'Preferences',
-           'Comparisons', 'Ratings', 'ranks_to_orders', 'orders_to_ranks', 'ranks_to_comparisons', 'use_client',
-           'sample_plackett_luce', 'sample_mallows', 'privacy_record', 'budget', 'Budget', 'BudgetExceeded',
-           'set_noise', 'use_noise', 'noise_mode', 'set_memory_limit', 'audit_epsilon', 'audit_table',
+           'plackett_luce_aggregate', 'randomized_response', 'debias', 'range_count_tree', 'private_position_costs',
+           'private_apxmed', 'dp_aggregate', 'choose_aggregator', 'dp_top_k', 'TopK', 'complete', 'Completion',
+           'load_demo', 'read_preflib', 'read_pairwise_csv', 'read_movielens', 'read_jester', 'read_ratings',
+           'Preferences', 'Comparisons', 'Ratings', 'ranks_to_orders', 'orders_to_ranks', 'ranks_to_comparisons',
+           'use_client', 'sample_plackett_luce', 'sample_mallows', 'privacy_record', 'budget', 'Budget',
+           'BudgetExceeded', 'set_noise', 'use_noise', 'noise_mode', 'set_memory_limit', 'audit_epsilon', 'audit_table',
            'kendall_tau_distance', 'footrule_distance']
 
 # %% ../nbs/10_api.ipynb #8b513538
@@ -43,6 +43,7 @@ from privrank.btl import (
     PrivateBTL,
     btl_aggregate,
     dp_btl_aggregate,
+    plackett_luce_aggregate,
     ranks_to_comparisons,
 )
 from .completion import complete
@@ -100,7 +101,7 @@ _all_ = [
     "Consensus", "borda_aggregate", "dp_borda_aggregate",
     "footrule_aggregate", "dp_footrule_aggregate", "naive_dp_footrule_aggregate",
     "kemeny_exact", "kemeny_aggregate", "dp_kemeny_aggregate", "noisy_margins_instance",
-    "btl_aggregate", "dp_btl_aggregate", "BTLFit", "PrivateBTL",
+    "btl_aggregate", "dp_btl_aggregate", "BTLFit", "PrivateBTL", "plackett_luce_aggregate",
     "randomized_response", "debias",
     "range_count_tree", "private_position_costs", "private_apxmed",
     # select: the aggregator for the public (n, m, epsilon, delta, model); the top k items

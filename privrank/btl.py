@@ -36,7 +36,7 @@ from privrank.core import (
     real_array,
     rr_flips,
 )
-from .datasets import Comparisons, Preferences
+from .datasets import Comparisons, Preferences, read_preflib, tier_levels
 from privrank.sources import (
     CHUNK_ENTRIES,
     Chunk,
@@ -53,7 +53,8 @@ from privrank.sources import (
 )
 
 # %% auto #0
-__all__ = ['BTLFit', 'fit_btl_pairs', 'PrivateBTL', 'fit_btl_counts', 'ranks_to_comparisons', 'btl_aggregate', 'dp_btl_aggregate']
+__all__ = ['BTLFit', 'fit_btl_pairs', 'PrivateBTL', 'fit_btl_counts', 'ranks_to_comparisons', 'btl_aggregate', 'dp_btl_aggregate',
+           'plackett_luce_aggregate']
 
 # %% ../nbs/02_btl.ipynb #62aeb53b
 _LINKS = {"logit": special.expit, "probit": special.ndtr}
@@ -770,21 +771,39 @@ def fit_btl_counts(
     )
     return fit_btl_pairs(s, lam=lam, tol=tol, solver=solver, link=link)
 
+# %% ../nbs/02_btl.ipynb #plunranked
+# what an unranked item means: "below" every ranked one, or "absent" (not on offer)
+PL_UNRANKED = ("absent", "below")
+# plackett_luce_aggregate(lam="mle") where no MLE exists: a N(0, 1) prior on each theta
+PL_RIDGE = 1.0
+
 # %% ../nbs/02_btl.ipynb #d38170b5
 def ranks_to_comparisons(
     ranks: object,  # (n_voters, n_items) ranks, 0 = best; or PrefLib orders (partial, tied)
-) -> Comparisons:  # voter i's m(m-1)/2 comparisons, privacy unit "voter"
+    *,
+    unranked: str = "below",  # PrefLib orders: "below" (every pair) or "absent" (ranked pairs)
+) -> Comparisons:  # voter i's comparisons, privacy unit "voter"
     """All pairwise comparisons implied by rankings, as a `datasets.Comparisons` table: for each
     voter (`user`, her row) and each pair i < j of items, the one she ranks higher is the
     `winner`. PrefLib orders (a `datasets.Preferences` or a .soc/.soi/.toc/.toi path) give every
     pair too: a pair she ranks in one tie, or leaves both unranked, is a tie (it counts 1/2 to
     each item; privately, a fair coin), so which pairs a voter compares never depends on her
     ballot. Its privacy unit is the voter: `dp_btl_aggregate` splits her epsilon over her
-    m(m-1)/2 comparisons.
+    m(m-1)/2 comparisons. `unranked="absent"` (the unranked items were not on offer, as in
+    Plackett-Luce's reading of the same name) keeps only the pairs of items she ranked: the
+    items each voter ranked are then public, and only her order among them is protected.
 
     Refuses invalid `ranks` and profiles whose comparisons exceed `MAX_ENTRIES` or the memory."""
+    if not (isinstance(unranked, str) and unranked in PL_UNRANKED):
+        raise ValueError(f"`unranked` must be one of {PL_UNRANKED}; got {unranked!r}")
+    ranked = None  # which items each voter ranked ("absent" only)
     if is_preflib(ranks) or isinstance(ranks, Preferences):
-        r, tied = _preference_tiers(ranks), True
+        prefs = _preferences(ranks)
+        r, tied = _preference_tiers(prefs), True
+        if unranked == "absent":
+            lens = np.fromiter(map(len, prefs.orders), np.int64, prefs.n_orders)  # its tiers
+            levels = tier_levels(prefs.orders, prefs.n_items)  # the unranked: tier `lens`
+            ranked = np.repeat(levels < lens[:, None], prefs.counts, axis=0)
     else:
         r, tied = check_ranks(ranks), False
     n, m = r.shape
@@ -801,15 +820,30 @@ def ranks_to_comparisons(
     I, J = np.triu_indices(m, 1)
     first = (r[:, I] < r[:, J]).ravel()  # she ranks i above j
     i, j = np.tile(I, n), np.tile(J, n)
+    user = np.repeat(np.arange(n), len(I))
+    tie = (r[:, I] == r[:, J]).ravel() if tied else np.zeros(len(i), bool)
+    if ranked is not None:  # only the pairs of items she ranked
+        keep = (ranked[:, I] & ranked[:, J]).ravel()
+        first, i, j, user, tie = first[keep], i[keep], j[keep], user[keep], tie[keep]
     return Comparisons(
-        user=np.repeat(np.arange(n), len(I)),
+        user=user,
         winner=np.where(first, i, j),
         loser=np.where(first, j, i),
-        tie=(r[:, I] == r[:, J]).ravel() if tied else np.zeros(len(i), bool),
+        tie=tie,
         user_ids=np.arange(n),
         item_ids=np.arange(m),
         privacy_unit="voter",
     )
+
+
+def _preferences(ranks, name="ranks"):
+    "The `Preferences` of a table or of a PrefLib path (errors naming `name`)"
+    if isinstance(ranks, Preferences):
+        return ranks
+    try:
+        return read_preflib(ranks)
+    except (OSError, ValueError) as e:
+        raise ValueError(f"`{name}`: {e}") from None
 
 
 def _preference_tiers(prefs):
@@ -1256,9 +1290,6 @@ def dp_btl_aggregate(
     )
 
 # %% ../nbs/02_btl.ipynb #plackett02
-PL_UNRANKED = ("absent", "below")  # what an unranked item means to Plackett-Luce (see above)
-
-
 def _segments(lens):
     "(starts, ends, ranking of each entry, position within its ranking) of rankings end to end"
     ends = np.cumsum(lens)
@@ -1401,4 +1432,50 @@ def fit_plackett_luce(
         converged=bool(g <= 10 * tol * total),
         log_likelihood=parts(th)[0],
         n_choices=total,
+    )
+
+# %% ../nbs/02_btl.ipynb #plackett08
+def plackett_luce_aggregate(
+    ranks: object,  # PrefLib orders (a `Preferences`, a .soc/.soi path) or (n, m) ranks
+    *,
+    unranked: str = "absent",  # "absent": not on offer; "below": after every ranked item
+    lam: float | str = "mle",  # ridge lam / 2 ||theta||^2 >= 0, or "mle" (see below)
+) -> Consensus:  # non-private: items by the fitted theta, best first; scores = theta
+    """Non-private Plackett-Luce consensus of rankings of some or all of the items: the
+    maximum likelihood estimate (`fit_plackett_luce`); `lam="mle"`: the MLE where it exists,
+    else the stated ridge `PL_RIDGE` (said in the diagnostics). Tied orders (.toc, .toi) are
+    refused, naming `ranks`. Privately, by rank breaking:
+    `dp_btl_aggregate(ranks_to_comparisons(ranks, unranked=...), epsilon=...)`"""
+    if is_preflib(ranks) or isinstance(ranks, Preferences):
+        prefs = _preferences(ranks)
+        if prefs.data_type in ("toc", "toi"):
+            raise ValueError(
+                f"`ranks`: {prefs.source or 'the table'} is {prefs.data_type!r} data (tied "
+                "orders), and Plackett-Luce ranks strictly: use btl_aggregate("
+                "ranks_to_comparisons(...)) (a tie counts half) or borda_aggregate (averaged)"
+            )
+        orders, counts, m = list(map(np.concatenate, prefs.orders)), prefs.counts, prefs.n_items
+    else:
+        r = check_ranks(ranks)
+        orders, counts = np.unique(np.argsort(r, axis=1), axis=0, return_counts=True)
+        orders, m = list(orders), r.shape[1]
+    rule = "given"
+    if isinstance(lam, str) and lam == "mle":
+        lam, rule = 0.0, "mle"
+    try:
+        theta, dg = fit_plackett_luce(orders, m, counts=counts, unranked=unranked, lam=lam)
+    except ValueError as e:
+        if rule != "mle" or "does not exist" not in str(e):
+            raise ValueError(str(e).replace("`rankings`", "`ranks`")) from None
+        lam, rule = PL_RIDGE, "ridge: the MLE does not exist (some items only lose)"
+        theta, dg = fit_plackett_luce(orders, m, counts=counts, unranked=unranked, lam=lam)
+    return Consensus(
+        order=np.argsort(-theta, kind="stable"),
+        method="plackett-luce",
+        epsilon=math.inf,
+        delta=0.0,
+        model="none",
+        n_voters=int(np.sum(counts)),
+        scores=theta,
+        diagnostics=dict(unranked=unranked, lam=lam, lam_rule=rule, n_iter=dg["n_iter"]),
     )

@@ -65,6 +65,7 @@ class Method:
     pure: bool = False  # pure epsilon-DP only: --delta is refused
     # keyword options its functions take beyond the privacy ones (the command's --lam is "lam")
     options: tuple = ()
+    demo: bool = True  # whether `privrank demo` runs it (not when it repeats another's release)
 
     def __post_init__(self):
         if not (isinstance(self.name, str) and self.name.strip()):
@@ -87,6 +88,8 @@ class Method:
             raise ValueError(f"`data` must be one of {DATA_KINDS}; got {self.data!r}")
         if not isinstance(self.pure, (bool, np.bool_)):
             raise TypeError(f"`pure` must be True or False; got {type(self.pure).__name__}")
+        if not isinstance(self.demo, (bool, np.bool_)):
+            raise TypeError(f"`demo` must be True or False; got {type(self.demo).__name__}")
         if not (isinstance(self.options, tuple) and all(isinstance(x, str) for x in self.options)):
             raise TypeError(f"`options` must be a tuple of option names; got {self.options!r}")
 
@@ -209,6 +212,35 @@ register_method(
         options=("lam",),
     )
 )
+
+def _pl(ranks, **where):
+    "Plackett-Luce consensus (`btl.plackett_luce_aggregate`): an unranked item was not on offer"
+    return btl.plackett_luce_aggregate(ranks, **where)
+
+
+def _dp_pl(ranks, *, epsilon, delta=0.0, model="local", rng=None, **where):
+    """Plackett-Luce privately by rank breaking: each voter's comparisons among the items she
+    ranked, by randomized response (`btl.dp_btl_aggregate`); which items she ranked is public"""
+    pairs = btl.ranks_to_comparisons(ranks, unranked="absent")
+    res = btl.dp_btl_aggregate(pairs, epsilon=epsilon, delta=delta, model=model, rng=rng)
+    public = "which items each voter ranked (only her order among them is protected)"
+    return replace(res, method="plackett-luce", diagnostics=dict(res.diagnostics, public=public))
+
+
+register_method(
+    Method(
+        "plackett-luce",
+        _pl,
+        _dp_pl,
+        ("local",),
+        "Plackett-Luce maximum likelihood on rankings of some of the items (an unranked item "
+        "was not on offer); private: rank breaking, randomized response on each voter's "
+        "comparisons among the items she ranked (local DP, which items she ranked public)",
+        pure=True,
+        demo=False,  # on complete rankings, the demo's, rank breaking is btl's release
+    )
+)
+
 
 # %% ../nbs/09_cli.ipynb #f5a30097
 class CLIError(Exception):
@@ -515,7 +547,7 @@ def _result_dict(res, profile, seconds, *, seed=None, method=None, noise=None):
         for k, v in res.diagnostics.items()
         if isinstance(v, (str, bool, int, float, np.generic))
     }
-    if private and res.method == "btl":
+    if private and res.method in ("btl", "plackett-luce"):  # comparisons, each at epsilon/k
         d["epsilon_per_comparison"] = dict(
             min=diag.pop("epsilon_per_comparison_min"), max=diag.pop("epsilon_per_comparison_max")
         )
@@ -523,7 +555,7 @@ def _result_dict(res, profile, seconds, *, seed=None, method=None, noise=None):
             min=diag.pop("comparisons_per_unit_min"), max=diag.pop("comparisons_per_unit_max")
         )
         d["composition"] = diag.pop("composition")
-    if res.method == "btl":
+    if res.method in ("btl", "plackett-luce"):
         d["theta"] = [float(t) for t in res.scores]  # in the file's candidate order
     if "solver" in diag:
         d["solver"] = diag["solver"]
@@ -590,6 +622,8 @@ def _format_result(d, title=""):
     dg = d.get("diagnostics", {})
     if d["method"] == "btl" and "lam" in dg:
         lines.append(f"lambda = {dg['lam']:g} ({dg['lam_rule']}: {dg.get('lam_reason', '')})")
+    if "public" in dg:
+        lines.append(f"note: public: {dg['public']}")
     if d.get("conversion"):
         lines.append(f"note: {d['conversion']}")
     if d.get("note"):
@@ -947,6 +981,8 @@ def demo_rows(*, epsilon=1.0, delta=1e-6, model=None, rng=None):
     profile = load_profile(datasets.demo_path())
     rows = []
     for name, m in METHODS.items():
+        if not m.demo:
+            continue
         models = (
             [x for x in m.models if model is None or x == model] if m.private is not None else []
         )

@@ -328,8 +328,9 @@ def test_the_public_surface_is_curated():
     # `budget`, `Budget` and `BudgetExceeded` (issue 31, first part; its `charge` and `Event`
     # are building blocks); 103 with `ledger.repeat_and_select` and `ledger.Selection` (issue 31,
     # item 4: accounted tuning; public in `privrank.ledger`, not in the `pr` namespace); 105
-    # with `topk.dp_top_k` and `topk.TopK` (issue 32, item 3: private top-k selection)
-    assert len(PUBLIC) > 40 and len(names) <= 105, (len(PUBLIC), len(names))
+    # with `topk.dp_top_k` and `topk.TopK` (issue 32, item 3: private top-k selection); 106
+    # with `btl.plackett_luce_aggregate` (issue 32, item 2: Plackett-Luce on partial rankings)
+    assert len(PUBLIC) > 40 and len(names) <= 106, (len(PUBLIC), len(names))
     for mod in MODULES:
         assert not [x for x in mod.__all__ if x.startswith("_")], mod.__name__
 
@@ -402,7 +403,8 @@ def test_aggregators_follow_the_rule():
         if name.count(".") != 1 or not short.endswith("_aggregate") or name.startswith("cli."):
             continue
         params = list(inspect.signature(f).parameters)
-        first = "comparisons" if name.startswith("btl.") else "ranks"
+        # comparisons for the BTL estimators; ranks (any rankings, PrefLib orders) for the others
+        first = "comparisons" if name in ("btl.btl_aggregate", "btl.dp_btl_aggregate") else "ranks"
         assert params[0] == first, f"{name}: the first parameter is {params[0]!r}, not `{first}`"
         if "epsilon" in params:
             found += 1

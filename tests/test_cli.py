@@ -1097,3 +1097,27 @@ def test_top_k_answers_from_ballots_and_from_scores(tmp_path):
     assert d["names"] == [("a", "b", "c")[i] for i in ref.items]
     code, out, err = run_inproc(argv[:-4] + ["--seed", "1"])  # no --sensitivity
     assert code == 2 and "--sensitivity" in err and err.count("\n") == 1
+
+
+def test_plackett_luce_runs_on_partial_ballots_and_says_what_is_public(tmp_path):
+    f = tmp_path / "club.soi"
+    f.write_text(
+        "# TITLE: club\n# DATA TYPE: soi\n# NUMBER ALTERNATIVES: 4\n# NUMBER VOTERS: 50\n"
+        "20: 2,1,3\n15: 1,2\n10: 3,4,1\n5: 4,2\n"
+    )
+    prefs = pr.read_preflib(f)
+    ids = np.asarray(prefs.item_ids)
+    d = json.loads(run_inproc(["aggregate", str(f), "--method", "plackett-luce", "--json"])[1])
+    assert d["order"] == ids[pr.plackett_luce_aggregate(prefs).order].tolist()
+    argv = ["aggregate", str(f), "--method", "plackett-luce", "--epsilon", "3", "--seed", "2"]
+    d = json.loads(run_inproc(argv + ["--json"])[1])
+    pairs = pr.ranks_to_comparisons(prefs, unranked="absent")
+    ref = pr.dp_btl_aggregate(pairs, epsilon=3.0, rng=2)
+    assert d["order"] == ids[ref.order].tolist() and d["model"] == "local"
+    assert d["comparisons_per_voter"] == dict(min=1, max=3)  # 1 to 3 pairs of ranked items
+    assert "which items each voter ranked" in d["diagnostics"]["public"]
+    assert "note: public: which items" in run_inproc(argv)[1]
+    toi = tmp_path / "club.toi"
+    toi.write_text(PARTIAL)
+    code, out, err = run_inproc(["aggregate", str(toi), "--method", "plackett-luce"])
+    assert code == 2 and "ranks strictly" in err

@@ -607,7 +607,16 @@ SPEC = {
             link=["x"],
         ),
     ),
-    "ranks_to_comparisons": (btl.ranks_to_comparisons, dict(ranks=GOOD_R), dict(ranks=RANKS_BAD)),
+    "ranks_to_comparisons": (
+        btl.ranks_to_comparisons,
+        dict(ranks=GOOD_R, unranked="below"),
+        dict(ranks=RANKS_BAD, unranked=["x", None, 1, "Absent"]),
+    ),
+    "plackett_luce_aggregate": (
+        btl.plackett_luce_aggregate,
+        dict(ranks=GOOD_R, unranked="absent", lam=0.5),
+        dict(ranks=RANKS_BAD, unranked=["x", None, 1, "Below"], lam=[-1.0, NAN, INF, "x", None]),
+    ),
     "btl_consensus": (
         btl.btl_consensus,
         dict(fit=FIT3, n_voters=3, epsilon=None, privacy_unit="voter", diagnostics=None),
@@ -1323,6 +1332,7 @@ def _valid(name, a):
             link="logit",
         ),
         "ranks_to_comparisons": dict(ranks=R),
+        "plackett_luce_aggregate": dict(ranks=R, lam=0.5),
         "btl_consensus": dict(fit=btl.fit_btl(i, j, y, n_items=m), n_voters=3),
         "per_comparison_epsilon": dict(counts=np.bincount(u) + 1, epsilon=1.0),
         "btl_aggregate": dict(comparisons=rows, n_items=m, ties=True),

@@ -116,3 +116,51 @@ def test_layout_appends_each_rankings_unranked_items_after_it():
     o, choice, c, lens, seg = _pl_layout([np.array([2, 0]), np.array([1])], 4, None, "below")
     assert o.tolist() == [2, 0, 1, 3, 1, 0, 2, 3]
     assert choice.tolist() == [True, True, False, False, True, False, False, False]
+
+
+@needs_data
+def test_the_entry_point_on_sushi_equals_choix_and_rank_breaking_is_close_to_it():
+    import privrank as pr
+    from privrank.core import kendall_tau_distance
+
+    sushi = read_preflib(SHARED / "preflib-sushi" / "00014-00000002.soi.gz")
+    res = pr.plackett_luce_aggregate(sushi)
+    every = [list(np.concatenate(o)) for o, k in zip(sushi.orders, sushi.counts) for _ in range(k)]
+    ref = choix.ilsr_rankings(sushi.n_items, every, alpha=0.0, tol=1e-12)
+    assert np.abs(res.scores - centred(ref)).max() < 1e-6
+    assert (res.method, res.private, res.n_voters) == ("plackett-luce", False, 5000)
+    assert np.array_equal(res.order, np.argsort(-res.scores, kind="stable"))
+    # full rank breaking of the items each voter ranked: BTL's estimate is near PL's (4.3% of
+    # the pairs measured in 02); every pair of every ballot ("below") is not PL's likelihood
+    broken = pr.ranks_to_comparisons(sushi, unranked="absent")
+    assert broken.n_comparisons == 5000 * 45 and np.bincount(broken.user).max() == 45
+    pairs = 100 * 99 / 2
+    near = kendall_tau_distance(pr.btl_aggregate(broken).ranks, res.ranks) / pairs
+    assert near < 0.06, near
+
+
+def test_absent_keeps_exactly_the_pairs_of_ranked_items():
+    "Against brute force on random partial and tied ballots"
+    from test_partial_ballots import random_profile, tiers_of
+
+    import privrank as pr
+
+    rng = np.random.default_rng(5)
+    p = random_profile(6, 30, rng)
+    T = tiers_of(p)
+    lens = np.repeat([len(o) for o in p.orders], p.counts)  # each voter's number of tiers
+    c = pr.ranks_to_comparisons(p, unranked="absent")
+    want = set()
+    for v in range(len(T)):
+        for a in range(6):
+            for b in range(a + 1, 6):
+                if T[v, a] < lens[v] and T[v, b] < lens[v]:  # both ranked
+                    want.add((v, min(a, b), max(a, b), T[v, a] == T[v, b]))
+    got = {(u, min(w, l), max(w, l), t) for u, w, l, t in zip(c.user, c.winner, c.loser, c.tie)}
+    assert got == want and len(got) == c.n_comparisons
+    for u, w, l, t in zip(c.user, c.winner, c.loser, c.tie):  # the winner is ranked higher
+        assert t or T[u, w] < T[u, l]
+    full = pr.ranks_to_comparisons(p)  # "below": every pair of every voter
+    assert full.n_comparisons == len(T) * 15
+    with pytest.raises(ValueError, match="Plackett-Luce ranks strictly"):
+        pr.plackett_luce_aggregate(p)  # tied orders: refused by their declared type
