@@ -140,8 +140,8 @@ def footrule_aggregate(
     client: object = None,  # a dask.distributed Client: the sums are taken on its workers
 ) -> Consensus:
     """The optimal (non-private) footrule consensus: a min-cost matching of candidates to
-    positions, from ranks wherever they are (the position histograms are a sum over the voters);
-    partial or tied ballots (PrefLib orders) place each candidate at its averaged position.
+    positions, from ranks wherever they are (the position histograms are a sum over the voters).
+    Partial or tied ballots (PrefLib orders) place each candidate at its averaged position.
 
     Returns a `Consensus` (diagnostics: its `footrule_cost`, the mean footrule distance to the
     voters). Refuses, naming `ranks`, rows that are not permutations and more than
@@ -192,7 +192,8 @@ def dp_footrule_aggregate(
 ) -> Consensus:
     """The private footrule consensus (Algorithm 2): noisy position costs from the modified tree
     (`privrank.tree.private_position_costs`, from ranks wherever they are), then a min-cost
-    matching; partial or tied ballots (PrefLib orders) at their averaged positions.
+    matching. Partial or tied ballots (PrefLib orders) place each candidate at its averaged
+    position.
 
     Returns a `Consensus` with the privacy record (diagnostics: the noisy cost of the consensus
     and the released `PositionCosts`). Refuses, naming the parameter, what
