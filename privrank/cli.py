@@ -213,6 +213,7 @@ register_method(
     )
 )
 
+
 def _pl(ranks, **where):
     "Plackett-Luce consensus (`btl.plackett_luce_aggregate`): an unranked item was not on offer"
     return btl.plackett_luce_aggregate(ranks, **where)
@@ -240,7 +241,6 @@ register_method(
         demo=False,  # on complete rankings, the demo's, rank breaking is btl's release
     )
 )
-
 
 # %% ../nbs/09_cli.ipynb #f5a30097
 class CLIError(Exception):

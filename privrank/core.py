@@ -751,7 +751,9 @@ def rank_chunk(
     if checked is WEAK and not weak:
         raise ValueError(
             "`ranks` holds partial or tied ballots (weak orders), which this method does not "
-            "take yet: Borda, Kemeny (large n), the non-private Kemeny and BTL do; or complete "
+            "take yet: Borda, Kemeny (large n), the non-private Kemeny, BTL, Plackett-Luce, the "
+            "footrule (exact and private), the position costs, the pairwise in-degree and top-k "
+            "selection do; or complete "
             "each ballot first, knowingly: `Preferences.to_ranks(tie_break='index' or 'random')` "
             "puts unranked items last and breaks ties (lossy), and its array can be passed as "
             "`ranks`"

@@ -15,7 +15,10 @@ from scipy.optimize import linear_sum_assignment
 
 from privrank.core import (
     MAX_ENTRIES,
+    WEAK,
+    WEAK_BALLOTS,
     Consensus,
+    Voters,
     calibrate_noise,
     charges,
     check_delta,
@@ -24,13 +27,17 @@ from privrank.core import (
     check_memory,
     check_ranks,
     check_rng,
+    is_preflib,
     noise_mode,
+    pair_counts,
     preference_counts,
     privacy_event,
+    rank_chunk,
     rank_source,
     ranks_to_orders,
     release,
 )
+from .datasets import Preferences
 from .kemeny import order_by_indegree
 from privrank.tree import (
     PositionCosts,
@@ -44,6 +51,7 @@ from privrank.tree import (
     positions_chunk,
     private_position_costs,
     rank_histograms,
+    weak_positions_chunk,
 )
 
 # %% auto #0
@@ -133,6 +141,7 @@ def footrule_aggregate(
 ) -> Consensus:
     """The optimal (non-private) footrule consensus: a min-cost matching of candidates to
     positions, from ranks wherever they are (the position histograms are a sum over the voters).
+    Partial or tied ballots (PrefLib orders) place each candidate at its averaged position.
 
     Returns a `Consensus` (diagnostics: its `footrule_cost`, the mean footrule distance to the
     voters). Refuses, naming `ranks`, rows that are not permutations and more than
@@ -140,14 +149,15 @@ def footrule_aggregate(
     if isinstance(ranks, np.ndarray):
         ranks = _matching_m(ranks)  # refused before the m x m costs are built
     src, checked = rank_source(ranks, columns, chunk_rows, client)
-    v, H = src.reduce(positions_chunk, checked, exact=True)
+    weak = checked is WEAK  # weak orders: half-unit histograms of the averaged positions
+    v, H = src.reduce(weak_positions_chunk if weak else positions_chunk, checked, exact=True)
     if v.m > MAX_MATCHING_M:
         raise ValueError(
             f"`ranks` has m = {v.m:,} candidates: the footrule matching handles"
             f" m <= {MAX_MATCHING_M:,}"
         )
     check_cost_memory(v.n, v.m, 16 * v.m**2)
-    gamma = cost_counts(H) / v.n  # exact_position_costs
+    gamma = cost_counts(H) / (2 * v.n if weak else v.n)  # exact_position_costs
     psi = _min_matching(gamma)
     return Consensus(
         order=ranks_to_orders(psi[None])[0],
@@ -156,7 +166,9 @@ def footrule_aggregate(
         delta=0.0,
         model="none",
         n_voters=v.n,
-        diagnostics=dict(footrule_cost=_cost(gamma, psi)),
+        diagnostics=dict(
+            footrule_cost=_cost(gamma, psi), **(dict(ballots=WEAK_BALLOTS) if weak else {})
+        ),
     )
 
 # %% ../nbs/04_footrule.ipynb #351d96e8
@@ -180,7 +192,8 @@ def dp_footrule_aggregate(
 ) -> Consensus:
     """The private footrule consensus (Algorithm 2): noisy position costs from the modified tree
     (`privrank.tree.private_position_costs`, from ranks wherever they are), then a min-cost
-    matching.
+    matching. Partial or tied ballots (PrefLib orders) place each candidate at its averaged
+    position.
 
     Returns a `Consensus` with the privacy record (diagnostics: the noisy cost of the consensus
     and the released `PositionCosts`). Refuses, naming the parameter, what
@@ -221,7 +234,11 @@ def dp_footrule_from_costs(
         n_voters=pc.n_voters,
         privacy_unit=pc.privacy_unit,
         noise=pc.noise,
-        diagnostics=dict(noisy_footrule_cost=_cost(pc.gamma, psi), position_costs=pc),
+        diagnostics=dict(
+            noisy_footrule_cost=_cost(pc.gamma, psi),
+            position_costs=pc,
+            **({"ballots": pc.diagnostics["ballots"]} if "ballots" in pc.diagnostics else {}),
+        ),
     )
 
 # %% ../nbs/04_footrule.ipynb #3fad0e84
@@ -260,6 +277,22 @@ def cost_matrix_sensitivity(n_items):  # number of candidates m
         math.sqrt(max(_cost(f2, _min_matching(f2, maximize=True)), 0.0)),
     )
 
+# %% ../nbs/04_footrule.ipynb #strictranks
+def _strict_ranks(ranks, who):
+    """`ranks` as they are, or the ranks of PrefLib orders that are all complete and strict (read
+    whole); refuses, naming `ranks`, partial or tied ballots, with the reason"""
+    if not (is_preflib(ranks) or isinstance(ranks, Preferences)):
+        return ranks
+    src, checked = rank_source(ranks, None, None, None)
+    if checked is WEAK:
+        raise ValueError(
+            f"`ranks` holds partial or tied ballots (weak orders), which `{who}` does not take: "
+            "its noise is calibrated to the exact joint sensitivity of the m x m cost matrix over "
+            "pairs of permutations (an assignment), and the worst pair of weak orders is not "
+            "derived; `dp_footrule_aggregate` takes them (averaged positions)"
+        )
+    return np.concatenate(list(src.chunks()))
+
 # %% ../nbs/04_footrule.ipynb #d8a9e8ab
 @charges(privacy_event("naive_dp_footrule_aggregate", "position costs", additive=True))
 def naive_dp_footrule_aggregate(
@@ -274,10 +307,11 @@ def naive_dp_footrule_aggregate(
 
     Returns a `Consensus` with the privacy record (diagnostics: the noisy costs, the noise law,
     scale and sensitivities). Refuses, naming the parameter, rows of `ranks` that are not
-    permutations, more than `MAX_MATCHING_M` candidates, a non-scalar or non-positive `epsilon`,
-    a `delta` outside [0, 1), an m x m beyond the memory limit and an `epsilon` so small that a
-    matching's sum would overflow."""
-    r = check_matching_size(ranks)
+    permutations, partial or tied ballots (the worst pair of weak orders is not derived), more
+    than `MAX_MATCHING_M` candidates, a non-scalar or non-positive `epsilon`, a `delta` outside
+    [0, 1), an m x m beyond the memory limit and an `epsilon` so small that a matching's sum
+    would overflow."""
+    r = check_matching_size(_strict_ranks(ranks, "naive_dp_footrule_aggregate"))
     n, m = r.shape
     epsilon, delta, rng, mode = (
         check_epsilon(epsilon, scalar=True),
@@ -334,15 +368,23 @@ def dp_pairwise_indegree_aggregate(
     diagnostics: the noisy matrix, the noise law, scale and sensitivities). Refuses, naming the
     parameter, rows of `ranks` that are not permutations, a non-scalar or non-positive `epsilon`,
     a `delta` outside [0, 1), an m x m beyond the memory limit and an `epsilon` so small that an
-    in-degree would overflow."""
-    r = check_ranks(ranks)
+    in-degree would overflow. Partial or tied ballots (PrefLib orders) count the preferences
+    they express: their margins are released, at the same sensitivity (6)."""
     epsilon, delta, rng, mode = (
         check_epsilon(epsilon, scalar=True),
         check_delta(delta),
         check_rng(rng),
         noise_mode(),
     )
-    n, m = r.shape
+    C, weak = None, False
+    if is_preflib(ranks) or isinstance(ranks, Preferences):  # read chunk by chunk
+        src, checked = rank_source(ranks, None, None, None)
+        weak = checked is WEAK
+        v, C = src.reduce(_pair_counts_chunk, checked, exact=True)
+        n, m = v.n, v.m
+    else:
+        r = check_ranks(ranks)
+        n, m = r.shape
     if m * m > MAX_ENTRIES:
         raise ValueError(
             f"`ranks` has m = {m:,} candidates: the m x m preference matrix would exceed"
@@ -357,9 +399,12 @@ def dp_pairwise_indegree_aggregate(
     law, scale = calibrate_noise(epsilon=epsilon, delta=delta, l1=l1 / n, l2=l2 / n, noise=mode)
     check_scale(scale, m, "an in-degree (a sum of m noisy weights)")
     iu = np.triu_indices(m, 1)
-    counts = preference_counts(r)[iu]  # n w[u, v]: the number of voters placing u before v
     w = np.zeros((m, m))
-    w[iu] = release(counts, law, scale, rng=rng, denom=n, noise=mode)
+    if weak:  # the margins n (w[u, v] - w[v, u]), released over 2n: w[u, v] - 1/2, ties halved
+        w[iu] = 0.5 + release((C - C.T)[iu], law, scale, rng=rng, denom=2 * n, noise=mode)
+    else:
+        counts = (preference_counts(r) if C is None else C)[iu]  # n w[u, v]: voters u before v
+        w[iu] = release(counts, law, scale, rng=rng, denom=n, noise=mode)
     w[iu[1], iu[0]] = 1 - w[iu]
     order, indegree = order_by_indegree(w)  # indegree[u] = sum_v w[v, u]: weight of "v before u"
     return Consensus(
@@ -378,5 +423,13 @@ def dp_pairwise_indegree_aggregate(
             noise_scale=scale,
             sensitivity_l1=l1 / n,
             sensitivity_l2=l2 / n,
+            **(dict(ballots=WEAK_BALLOTS) if weak else {}),
         ),
     )
+
+
+def _pair_counts_chunk(x, checked, where):
+    """(Voters, counts C[u, v] of the rows placing u strictly before v) of one chunk of ranks or
+    weak orders; None if empty"""
+    r = rank_chunk(x, checked, where, weak=True)
+    return None if r is None else (Voters(*r.shape), pair_counts(r))

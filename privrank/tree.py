@@ -18,6 +18,8 @@ from scipy import sparse
 from privrank.core import (
     MAX_ENTRIES,
     NOISE_LAWS,
+    WEAK,
+    WEAK_BALLOTS,
     Rows,
     Voters,
     calibrate_noise,
@@ -440,12 +442,13 @@ def _reconstruct(nodes, m, k=None):
 def tree_sensitivity(
     n_items,  # number of positions m
     *,
-    scope,  # "value": one value in one tree, eq. (3); "ranking": one ranking in m trees, eq. (4)
+    scope,  # "value": one value in one tree, (3); "ranking": one ranking in m trees, (4);
+    # "weak": one weak order in m trees, (5)
 ):
     "Per-level (l1, l2) sensitivities times n of the node values (v, u) when one voter is replaced"
     m = check_int(n_items, name="n_items", minimum=1, maximum=MAX_ENTRIES)
-    if not (isinstance(scope, str) and scope in ("value", "ranking")):
-        raise ValueError(f"`scope` must be 'value' or 'ranking'; got {scope!r}")
+    if not (isinstance(scope, str) and scope in ("value", "ranking", "weak")):
+        raise ValueError(f"`scope` must be 'value', 'ranking' or 'weak'; got {scope!r}")
     d = tree_depth(m)
     l1, l2 = np.zeros(d), np.zeros(d)
     for l in range(d):
@@ -457,6 +460,8 @@ def tree_sensitivity(
         )
         if scope == "value":
             l1[l], l2[l] = 2 * (w - 1) + 2 * w, math.sqrt(2 * (w - 1) ** 2 + 2 * w * w)
+        elif scope == "weak":  # m one-value trees: no permutation structure to use, (5)
+            l1[l], l2[l] = m * (2 * (w - 1) + 2 * w), math.sqrt(m * (2 * (w - 1) ** 2 + 2 * w * w))
         else:
             l1[l], l2[l] = 2 * off + 2 * m * w, math.sqrt(2 * off2 + 2 * m * w * w)
     return l1, l2
@@ -669,13 +674,17 @@ def _stream(rng, k):
     return rng.stream(k) if isinstance(rng, Rows) else rng
 
 
-def _summed_reports(C, sizes, law, scales, rng):
+def _summed_reports(C, sizes, law, scales, rng, half=False):
     """The server's group sums of the fast path's local reports, drawn directly from the counts
     C[g, x] of the voters of group g reporting value x: per level, each group's node counts (the
     sum of its voters' one-value trees, exact) plus the sum of its voters' noise
-    (`core.summed_noise`); the same law as `_group_sums(local_reports(...))` in O(m^2) work"""
+    (`core.summed_noise`); the same law as `_group_sums(local_reports(...))` in O(m^2) work.
+    `half`: C holds half units (weak orders), so the node counts are halved first"""
     return [
-        tuple(c + summed_noise(law, scales[l], sizes[:, None], c.shape, rng=rng) for c in vu)
+        tuple(
+            (c / 2 if half else c) + summed_noise(law, scales[l], sizes[:, None], c.shape, rng=rng)
+            for c in vu
+        )
         for l, vu in enumerate(_node_counts(C))
     ]
 
@@ -747,6 +756,10 @@ def private_position_costs(
     wherever they are (`sources.Source`): the same release for the same `rng` whatever the
     source and its chunks.
 
+    Partial or tied ballots (PrefLib orders) place each candidate at its averaged position
+    (its tier's mean position, unranked candidates tied last), with the sensitivities of weak
+    orders (central: (5); local: (3), unchanged).
+
     Returns a `PositionCosts` with the (m, m) estimate, its RMS error bound and the privacy
     record. Refuses, naming the parameter, rows of `ranks` that are not permutations, a non-
     scalar or non-positive `epsilon`, a `delta` outside [0, 1), a `model` other than
@@ -766,8 +779,9 @@ def private_position_costs(
             check_cost_memory(
                 n, m, 32 * m * m + noise_bytes(m * m, mode), "the released trees and position costs"
             )
-        v, H = src.reduce(positions_chunk, checked, exact=True)
-        return _central_costs(H, v.n, epsilon, delta, kappa, rng, mode)
+        weak = checked is WEAK  # weak orders: half-unit histograms of the averaged positions
+        v, H = src.reduce(weak_positions_chunk if weak else positions_chunk, checked, exact=True)
+        return _central_costs(H, v.n, epsilon, delta, kappa, rng, mode, weak=weak)
     # local: each voter releases her own one-value tree plus noise; the server sums per group
     v = rank_shape(src, checked)
     n, m = v.n, v.m
@@ -790,34 +804,46 @@ def private_position_costs(
     if mode == "fast":  # the group sums' law drawn directly: O(n + m^2) work
         sizes = np.bincount(groups, minlength=m)
         (C,) = src.reduce(_group_values_chunk, groups, checked, rng=Rows(0), exact=True)
-        sums = _summed_reports(C.reshape(m, m), sizes, law, scales, rng)
+        sums = _summed_reports(C.reshape(m, m), sizes, law, scales, rng, half=checked is WEAK)
     else:  # one integer draw per voter and node, keyed by her row: the same for any chunking
         out = src.reduce(
             _reports_chunk, groups, law, scales, mode, checked, rng=Rows.of(rng), exact=True
         )
         sums, sizes = [(out[2 * l], out[2 * l + 1]) for l in range(len(scales))], out[-1]
-    return _local_costs(sums, sizes, n, epsilon, delta, law, scales, mode)
+    return _local_costs(sums, sizes, n, epsilon, delta, law, scales, mode, weak=checked is WEAK)
 
 
 def _group_values_chunk(x, groups, checked, rows, where):
     """(counts C[g m + x],) of one chunk: its voters by group g and by the value x they report
-    (their position of the group's candidate); the chunk's groups from its first row"""
-    r = rank_chunk(x, checked, where)
+    (their position of the group's candidate; of weak orders, half-unit counts of the averaged
+    position split between its two neighbours); the chunk's groups from its first row"""
+    r = rank_chunk(x, checked, where, weak=True)
     if r is None:
         return None
     n, m = r.shape
     g = groups[rows.first : rows.first + n]
+    if checked is WEAK:
+        a = doubled_positions(r)[np.arange(n), g]
+        return (
+            np.bincount(g * m + a // 2, minlength=m * m)
+            + np.bincount(g * m + (a + 1) // 2, minlength=m * m),
+        )
     return (np.bincount(g * m + r[np.arange(n), g], minlength=m * m),)
 
 
 def _reports_chunk(x, groups, law, scales, mode, checked, rows, where):
     """The flat tuple (v_0, u_0, v_1, u_1, ..., group sizes) of the per-group sums of one chunk's
     exact local reports, each voter's noise keyed by her row"""
-    r = rank_chunk(x, checked, where)
+    r = rank_chunk(x, checked, where, weak=True)
     if r is None:
         return None
     g = groups[rows.first : rows.first + len(r)]
-    sums, sizes = _report_sums(r, g, law, scales, rows, mode)
+    if checked is WEAK:  # her averaged position, split in halves
+        a = doubled_positions(r)[np.arange(len(r)), g]
+        reports = weak_local_reports(a, r.shape[1], law, scales, rng=rows, noise=mode)
+        sums, sizes = _group_sums(reports, g, r.shape[1])
+    else:
+        sums, sizes = _report_sums(r, g, law, scales, rows, mode)
     return (*(a for vu in sums for a in vu), sizes)
 
 
@@ -842,7 +868,7 @@ def _report_sums(r, groups, law, scales, rng, mode):
     )
 
 
-def _local_costs(sums, sizes, n, epsilon, delta, law, scales, mode):
+def _local_costs(sums, sizes, n, epsilon, delta, law, scales, mode, weak=False):
     "The local model's `PositionCosts` from the per-group sums of all n voters' reports"
     m = len(sizes)
     l1, l2 = tree_sensitivity(m, scope="value")
@@ -859,22 +885,28 @@ def _local_costs(sums, sizes, n, epsilon, delta, law, scales, mode):
         noise_scale=scales,
         error_bound=bound,
         diagnostics=dict(
-            sensitivity_l1=l1, sensitivity_l2=l2, group_sizes=sizes, group_report_sums=sums
+            sensitivity_l1=l1,
+            sensitivity_l2=l2,
+            group_sizes=sizes,
+            group_report_sums=sums,
+            **(dict(ballots=WEAK_BALLOTS) if weak else {}),
         ),
     )
 
 
-def _central_costs(H, n, epsilon, delta, kappa, rng, mode):
-    "The central release of `private_position_costs` from the (m, m) integer histograms of n voters"
+def _central_costs(H, n, epsilon, delta, kappa, rng, mode, weak=False):
+    """The central release of `private_position_costs` from the (m, m) integer histograms of n
+    voters (weak: the half-unit histograms of weak orders, released over 2n with (5))"""
     m = len(H)
     check_cost_memory(
         n, m, 32 * m * m + noise_bytes(m * m, mode), "the released trees and position costs"
     )
-    l1, l2 = tree_sensitivity(m, scope="ranking")
+    l1, l2 = tree_sensitivity(m, scope="weak" if weak else "ranking")
     l1, l2 = l1 / n, l2 / n
     law, scales = level_noise_scales(l1, l2, epsilon=epsilon, delta=delta, kappa=kappa, noise=mode)
     check_scale(scales, 4 * len(scales) * m, "the reconstructed costs")
-    nodes = release_nodes(_node_counts(H), law, scales, rng=rng, denom=n, noise=mode)
+    denom = 2 * n if weak else n  # half units: the counts are twice the voters' node counts
+    nodes = release_nodes(_node_counts(H), law, scales, rng=rng, denom=denom, noise=mode)
     return PositionCosts(
         gamma=_reconstruct(nodes, m),
         epsilon=epsilon,
@@ -885,7 +917,13 @@ def _central_costs(H, n, epsilon, delta, kappa, rng, mode):
         noise_law=law,
         noise_scale=scales,
         error_bound=_rms_bound(m, law, scales),
-        diagnostics=dict(sensitivity_l1=l1, sensitivity_l2=l2, released_nodes=nodes, denom=n),
+        diagnostics=dict(
+            sensitivity_l1=l1,
+            sensitivity_l2=l2,
+            released_nodes=nodes,
+            denom=denom,
+            **(dict(ballots=WEAK_BALLOTS) if weak else {}),
+        ),
     )
 
 # %% ../nbs/03_tree_mechanism.ipynb #54fb4215
@@ -930,6 +968,17 @@ def positions_chunk(x, checked, where):
     m = r.shape[1]
     check_memory(8 * m * m, name="ranks", what=f"the {m:,} x {m:,} position histograms")
     return Voters(*r.shape), rank_histograms(r)
+
+
+def weak_positions_chunk(x, checked, where):
+    """(Voters, half-unit histograms H2[q, x] of the averaged positions, `weak_histograms`) of
+    one chunk of weak orders (or ranks); None if empty"""
+    r = rank_chunk(x, checked, where, weak=True)
+    if r is None:
+        return None
+    m = r.shape[1]
+    check_memory(16 * r.size + 8 * m * m, name="ranks", what=f"the {m:,} x {m:,} histograms")
+    return Voters(*r.shape), weak_histograms(doubled_positions(r))
 
 # %% ../nbs/03_tree_mechanism.ipynb #6c104609
 @dataclass(frozen=True, eq=False)
@@ -1015,3 +1064,59 @@ def private_apxmed(
         noise_scale=scales,
         diagnostics=dict(released_nodes=nodes, denom=n),
     )
+
+# %% ../nbs/03_tree_mechanism.ipynb #weak03code
+def doubled_positions(r):  # (n, m) weak orders as tiers, 0 = best (ranks too)
+    """2 a[i, q]: twice each candidate's averaged position in each weak order, in 0..2m-2 (int64):
+    the candidates in tiers before its own plus those in tiers up to its own, minus one"""
+    n, m = r.shape
+    r = np.asarray(r, np.int64)
+    off = (np.arange(n, dtype=np.int64) * (m + 1))[:, None]  # tiers lie in 0..m: rows apart
+    flat, key = (np.sort(r, axis=1) + off).ravel(), (r + off).ravel()
+    start = (np.arange(n, dtype=np.int64) * m)[:, None]
+    le = np.searchsorted(flat, key, "right").reshape(n, m) - start  # tiers <= its own
+    lt = np.searchsorted(flat, key, "left").reshape(n, m) - start  # tiers < its own
+    return lt + le - 1
+
+
+def weak_histograms(a):  # (n, m) doubled positions, from `doubled_positions`
+    """H2[q, x], half units: a whole averaged position x adds 2 at x, a half-integer k + 1/2
+    adds 1 at k and 1 at k + 1 (int64, one bincount per half); H2 = 2 H for permutations"""
+    n, m = a.shape
+    offs = np.arange(m, dtype=np.int64) * m
+    lo, hi = (a // 2 + offs).ravel(), ((a + 1) // 2 + offs).ravel()
+    return (np.bincount(lo, minlength=m * m) + np.bincount(hi, minlength=m * m)).reshape(m, m)
+
+
+def weak_local_reports(
+    a,  # (n,) each voter's doubled averaged position in her tree, in 0..2m-2
+    n_items,  # number of positions m
+    law,  # "laplace" or "gaussian" (from `level_noise_scales`)
+    scales,  # (d,) per-level noise scale of one report, in count units
+    *,
+    rng,  # a seed or generator, or `core.Rows` (each voter's noise keyed by her row)
+    noise=None,  # "fast", "exact" or None (`noise_mode()`)
+):
+    """`local_reports` of averaged positions: per level (v, u) of shape (n, ceil(m/2^l)), her
+    half-unit one-value tree (a half-integer split between its two neighbours) plus noise at
+    twice the scale, halved: the law of `local_reports` on whole positions"""
+    m = check_int(n_items, name="n_items", minimum=1)
+    a = _ints(a, "a", ndim=1, lo=0, hi=2 * m - 1)
+    law, scales = _check_law_scales(law, scales, tree_depth(m))
+    mode, rng = noise_mode(noise), (rng if isinstance(rng, Rows) else check_rng(rng))
+    n, rows = len(a), np.arange(len(a))
+    check_memory(_local_bytes(n, m, mode), name="a", what=f"the reports of {n:,} voters")
+    out = []
+    for l in range(tree_depth(m)):
+        nb = -(-m // 2**l)
+        V, U = np.zeros((n, nb), np.int64), np.zeros((n, nb), np.int64)
+        for x in (a // 2, (a + 1) // 2):  # the two halves (twice the same point if whole)
+            V[rows, x >> l] += x % 2**l
+            U[rows, x >> l] += 2**l
+        out.append(
+            tuple(
+                release(c, law, 2 * scales[l], rng=_stream(rng, 2 * l + k), noise=mode) / 2
+                for k, c in enumerate((V, U))
+            )
+        )
+    return out
