@@ -37,6 +37,7 @@ from privrank.core import (
     rank_source,
     release,
     summed_noise,
+    tier_bounds,
 )
 from .sources import CHUNK_ENTRIES
 
@@ -1069,13 +1070,7 @@ def private_apxmed(
 def doubled_positions(r):  # (n, m) weak orders as tiers, 0 = best (ranks too)
     """2 a[i, q]: twice each candidate's averaged position in each weak order, in 0..2m-2 (int64):
     the candidates in tiers before its own plus those in tiers up to its own, minus one"""
-    n, m = r.shape
-    r = np.asarray(r, np.int64)
-    off = (np.arange(n, dtype=np.int64) * (m + 1))[:, None]  # tiers lie in 0..m: rows apart
-    flat, key = (np.sort(r, axis=1) + off).ravel(), (r + off).ravel()
-    start = (np.arange(n, dtype=np.int64) * m)[:, None]
-    le = np.searchsorted(flat, key, "right").reshape(n, m) - start  # tiers <= its own
-    lt = np.searchsorted(flat, key, "left").reshape(n, m) - start  # tiers < its own
+    lt, le = tier_bounds(r)  # its tier spans the positions lt..le-1: their mean, doubled
     return lt + le - 1
 
 
