@@ -1201,9 +1201,9 @@ def standard_audits(
 def _weak_ballot_audits(
     scale: float = 1.0,  # multiply the default run counts
 ) -> list[MechanismAudit]:
-    """Audits of the tree on partial or tied ballots (weak orders), fast and exact paths (after
-    the others, so that their rows and seeds stay where they were)"""
-    from privrank import tree
+    """Audits of Borda and the tree on partial or tied ballots (weak orders), fast and exact
+    paths (after the others, so that their rows and seeds stay where they were)"""
+    from privrank import core, tree
 
     N = lambda k: max(int(k * scale), 1000)
     e, d = 1.0, 1e-3
@@ -1280,6 +1280,39 @@ def _weak_ballot_audits(
             batch=True,
         )
     )
+
+    # Borda on weak ballots, central: twice the averaged points (whole numbers) released at twice
+    # the scale and halved (on the exact path, the half-point lattice). Neighbours: voter 0's
+    # complete ballot reversed, the other voter's tie making the data weak orders (the l1 and l2
+    # bounds of complete rankings are attained there: 00_core)
+    def borda_weak(delta):
+        real = lambda p, rng: core.dp_borda_aggregate(p, epsilon=e, delta=delta, rng=rng).scores
+
+        def batch(p, rng, n):
+            dg = core.dp_borda_aggregate(p, epsilon=e, delta=delta, rng=0).diagnostics
+            points2 = np.tile(2 * core.borda_aggregate(p).scores, (n, 1))  # whole numbers
+            return core.release(points2, dg["noise_law"], 2 * dg["noise_scale"], rng=rng) / 2
+
+        return batch, _replayer(batch, real)
+
+    for delta in (0.0, d):
+        b, rp = borda_weak(delta)
+        out.append(
+            MechanismAudit(
+                f"DP Borda on weak ballots ({'Gaussian' if delta else 'Laplace'}), m = 3",
+                "central",
+                "voter",
+                b,
+                _weak_profile(((0,), (1,), (2,)), 3),
+                _weak_profile(((2,), (1,), (0,)), 3),
+                e,
+                delta,
+                "gaussian" if delta else "laplace",
+                N(100_000 if delta else 40_000),
+                batch=True,
+                replay=rp,
+            )
+        )
 
     return out + [
         dataclasses.replace(

@@ -86,6 +86,37 @@ def test_kemeny_is_the_brute_force_optimum_of_the_margins(seed):
         assert cost(list(got.order)) == best, (solver, got.order)
 
 
+def subset_dp_optimum(C):
+    """The least Kemeny cost of the margins C (C[u, v]: voters putting u before v), by an
+    independent dynamic programme over the sets of candidates placed first (Held-Karp style)"""
+    m = len(C)
+    best = np.full(1 << m, np.inf)
+    best[0] = 0.0
+    for S in range(1 << m):
+        if best[S] == np.inf:
+            continue
+        placed = [y for y in range(m) if S >> y & 1]
+        for x in range(m):
+            if not S >> x & 1:  # x after every placed y: each voter putting x before y disagrees
+                c = best[S] + sum(C[x, y] for y in placed)
+                best[S | 1 << x] = min(best[S | 1 << x], c)
+    return best[-1]
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_kemeny_is_optimal_up_to_ten_candidates_against_a_subset_dp(seed):
+    "The done-when of issue 32: m <= 10 random partial profiles, an independent exact optimum"
+    rng = np.random.default_rng(300 + seed)
+    for m in (8, 9, 10):
+        p = random_profile(m, 25, rng)
+        C = brute_counts(tiers_of(p))
+        want = subset_dp_optimum(C)
+        for solver in ("auto", "exact", "ilp"):
+            order = list(pr.kemeny_aggregate(p, solver=solver).order)
+            got = sum(C[v, u] for a, u in enumerate(order) for v in order[a + 1 :])
+            assert got == want, (m, solver, got, want)
+
+
 def test_the_sensitivities_hold_over_every_pair_of_weak_ballots_and_are_attained():
     "Borda (averaged) and the margins, under replacing one ballot by any other, at m = 2..4"
     for m in (2, 3, 4):
