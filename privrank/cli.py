@@ -214,14 +214,25 @@ register_method(
 )
 
 
+def _in_memory(ranks, where):
+    "Plackett-Luce reads PrefLib orders or ranks here, not a Parquet file in chunks"
+    if where.get("columns") is not None or isinstance(ranks, Path):
+        raise CLIError(
+            "plackett-luce reads a PrefLib file; a Parquet file holds complete rankings, whose "
+            "rank breaking is btl's: use --method btl"
+        )
+
+
 def _pl(ranks, **where):
     "Plackett-Luce consensus (`btl.plackett_luce_aggregate`): an unranked item was not on offer"
-    return btl.plackett_luce_aggregate(ranks, **where)
+    _in_memory(ranks, where)
+    return btl.plackett_luce_aggregate(ranks)
 
 
 def _dp_pl(ranks, *, epsilon, delta=0.0, model="local", rng=None, **where):
     """Plackett-Luce privately by rank breaking: each voter's comparisons among the items she
     ranked, by randomized response (`btl.dp_btl_aggregate`); which items she ranked is public"""
+    _in_memory(ranks, where)
     pairs = btl.ranks_to_comparisons(ranks, unranked="absent")
     res = btl.dp_btl_aggregate(pairs, epsilon=epsilon, delta=delta, model=model, rng=rng)
     public = "which items each voter ranked (only her order among them is protected)"

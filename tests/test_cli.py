@@ -1121,3 +1121,20 @@ def test_plackett_luce_runs_on_partial_ballots_and_says_what_is_public(tmp_path)
     toi.write_text(PARTIAL)
     code, out, err = run_inproc(["aggregate", str(toi), "--method", "plackett-luce"])
     assert code == 2 and "ranks strictly" in err
+
+
+def test_plackett_luce_on_a_parquet_file_says_to_use_btl_and_top_k_reads_it(tmp_path):
+    pa = pytest.importorskip("pyarrow")
+    pq = pytest.importorskip("pyarrow.parquet")
+    R = np.array([np.random.default_rng(i).permutation(4) for i in range(30)])
+    f = tmp_path / "r.parquet"
+    pq.write_table(pa.table({f"c{i}": R[:, i] for i in range(4)}), f)
+    for extra in ([], ["--epsilon", "1"]):
+        code, out, err = run_inproc(["aggregate", str(f), "--method", "plackett-luce", *extra])
+        assert_one_line_error(code, out, err)
+        assert "--method btl" in err
+    d = json.loads(
+        run_inproc(["top-k", str(f), "--k", "2", "--epsilon", "1", "--seed", "0", "--json"])[1]
+    )
+    ref = pr.dp_top_k(R, 2, epsilon=1.0, rng=0)
+    assert d["names"] == [f"c{i}" for i in ref.items]
