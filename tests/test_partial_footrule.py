@@ -10,11 +10,11 @@ import math
 
 import numpy as np
 import pytest
+from test_partial_ballots import random_profile, tiers_of, weak_orders
 
 import privrank as pr
 from privrank import footrule, tree
 from privrank.datasets import Preferences, shared_data_dir
-from tests.test_partial_ballots import random_profile, tiers_of, weak_orders
 
 
 def averaged(T):
