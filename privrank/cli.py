@@ -127,12 +127,8 @@ register_method(
 
 # %% ../nbs/09_cli.ipynb #ad9b9321
 def _kemeny(ranks, **where):
-    "Kemeny: exact up to m = 20 (`where`: the source layer's keywords, its columns the candidates)"
-    if where.get("columns") is not None:
-        m = len(where["columns"])
-    else:
-        m = ranks.n_items if isinstance(ranks, Preferences) else np.shape(ranks)[1]
-    return kemeny_aggregate(ranks, solver="exact" if m <= 20 else "auto", **where)
+    "Kemeny by the library's one rule (`solver='auto'`; `where`: the source layer's keywords)"
+    return kemeny_aggregate(ranks, **where)
 
 
 def _dp_kemeny(ranks, *, epsilon, delta=0.0, model="central", rng=None, **where):
@@ -145,8 +141,10 @@ register_method(
         _kemeny,
         _dp_kemeny,
         ("central",),
-        "Kemeny consensus (exact up to m = 20); private: the improved DP PTAS, regime "
-        "picked from n, m, epsilon, delta",
+        "Kemeny consensus: the exact subset DP up to 16 candidates, the ILP up to 20 (its best "
+        "order at its time limit, with the gap), a heuristic beyond (the KMS moves, not the "
+        "PTAS); private: noisy margins or bucketed two-way marginals (the regime picked from "
+        "n, m, epsilon, delta), then the same solver on the noisy instance",
     )
 )
 
@@ -631,6 +629,16 @@ def _format_result(d, title=""):
         for k, (i, name) in enumerate(zip(d["order"], d["names"]))
     ]
     dg = d.get("diagnostics", {})
+    if "guarantee" in dg:  # the solver that ran and what it guarantees
+        gap = f" (MIP gap {dg['gap']:.3g})" if dg.get("gap") else ""
+        lines.append(f"solver: {dg.get('solver', '?')}: {dg['guarantee']}{gap}")
+    if "bound_large_n" in dg:  # the derived bound of the release that ran, and the trivial one
+        b = dg["bound_small_n"] if dg.get("regime") == "small_n" else dg["bound_large_n"]
+        most = d["n_items"] * (d["n_items"] - 1) // 2
+        lines.append(
+            f"cost error bound ({dg.get('regime', '')} release): {b:.4g} (mean Kendall distance "
+            f"per voter; no order is more than {most} from the optimum)"
+        )
     if d["method"] == "btl" and "lam" in dg:
         lines.append(f"lambda = {dg['lam']:g} ({dg['lam_rule']}: {dg.get('lam_reason', '')})")
     if "public" in dg:

@@ -206,11 +206,17 @@ def kemeny_ilp(
     time_limit: float = 60.0,  # seconds for HiGHS
 ) -> np.ndarray:
     """An optimal order (candidates best first) by the transitivity ILP, solved by
-    `scipy.optimize.milp` (HiGHS).
+    `scipy.optimize.milp` (HiGHS); at the time limit, HiGHS' best order so far (its incumbent:
+    `kemeny_aggregate(solver="ilp")` says whether it is proven optimal, and the MIP gap).
 
     Refuses, naming the parameter, a `w` that is not finite and square, a `time_limit` that is not a
     positive finite number, and the binom(m, 3) constraints beyond the memory limit; raises
-    RuntimeError when HiGHS does not finish in time."""
+    RuntimeError when HiGHS stops without any order."""
+    return _ilp(w, time_limit)[0]
+
+
+def _ilp(w, time_limit):
+    "(order, proven optimal, MIP gap) of the transitivity ILP (see `kemeny_ilp`)"
     w = check_weights(w)
     m = len(w)
     if (
@@ -222,7 +228,7 @@ def kemeny_ilp(
             f"`time_limit` must be a positive finite number of seconds; got {time_limit!r}"
         )
     if m == 1:
-        return np.zeros(1, np.int64)
+        return np.zeros(1, np.int64), True, 0.0
     check_memory(
         150 * math.comb(m, 3),
         name="w",
@@ -249,12 +255,14 @@ def kemeny_ilp(
         bounds=optimize.Bounds(0, 1),
         options=dict(time_limit=time_limit),
     )
-    if res.x is None or res.status != 0:
-        raise RuntimeError(f"kemeny_ilp: HiGHS did not finish ({res.message})")
+    if res.x is None:  # stopped (time limit, or failed) before any feasible order
+        raise RuntimeError(f"kemeny_ilp: HiGHS found no order ({res.message})")
+    optimal = res.status == 0  # 1: stopped at the time limit with its incumbent
+    gap = 0.0 if optimal else float(getattr(res, "mip_gap", None) or math.nan)
     x = np.zeros((m, m))
     x[iu, ju] = np.round(res.x)
     x[ju, iu] = 1 - x[iu, ju]
-    return np.argsort(-x.sum(axis=1), kind="stable")
+    return np.argsort(-x.sum(axis=1), kind="stable"), optimal, gap
 
 # %% ../nbs/05_kemeny.ipynb #d0967ee8
 def order_by_indegree(w):  # (m, m) validated WFAS weights
@@ -382,6 +390,10 @@ def kemeny_ptas(
             best = o
     return best
 
+# %% ../nbs/05_kemeny.ipynb #autorule1
+EXACT_BELOW, ILP_BELOW = 17, 21  # auto: the subset DP for m < 17, the ILP for m < 21
+AUTO_ILP_SECONDS = 30.0  # auto: HiGHS' time limit (then its incumbent, or the heuristic)
+
 # %% ../nbs/05_kemeny.ipynb #c9d39ac5
 SOLVERS = ("auto", "exact", "ilp", "indegree", "kwiksort", "local_search", "ptas")
 
@@ -393,29 +405,41 @@ def _check_solver(solver):
 
 
 def _solve(w, solver, rng):
-    "Order for instance `w` by `solver`, and the solver actually used"
+    """(order for instance `w` by `solver`, the solver actually used, {"optimal": proven
+    optimal, "gap": the ILP's MIP gap when it stopped at its time limit})"""
     m = len(w)
     if _check_solver(solver) == "auto":
-        solver = "exact" if m <= 16 else "ptas"
+        solver = "exact" if m < EXACT_BELOW else "ilp" if m < ILP_BELOW else "ptas"
+        if solver == "ilp":
+            try:
+                order, optimal, gap = _ilp(w, AUTO_ILP_SECONDS)
+                return order, "ilp", dict(optimal=optimal, gap=gap)
+            except RuntimeError:  # no order within the time limit: the heuristic
+                return kemeny_ptas(w, rng=rng), "ptas", dict(optimal=False, gap=None)
+    if solver == "ilp":
+        order, optimal, gap = _ilp(w, 60.0)
+        return order, "ilp", dict(optimal=optimal, gap=gap)
     f = dict(
         exact=kemeny_exact,
-        ilp=kemeny_ilp,
         indegree=indegree_order,
         local_search=local_search,
         kwiksort=lambda w: kwiksort(w, rng=rng),
         ptas=lambda w: kemeny_ptas(w, rng=rng),
     )[solver]
-    return f(w), solver
+    return f(w), solver, dict(optimal=solver == "exact", gap=None)
 
 # %% ../nbs/05_kemeny.ipynb #dfb389c5
 def solver_guarantee(
     solver: str,  # a solver of SOLVERS other than "auto": the one that ran
     tournament: bool,  # whether the instance is a weighted tournament: w[u, v] + w[v, u] = 1
     instance: str = "the instance",  # how the text names the instance solved
+    optimal: bool = True,  # the ILP: whether HiGHS proved its order optimal (not at its time limit)
 ) -> tuple[str, float | None]:  # (what is guaranteed, approximation factor or None)
     """What `solver` guarantees on the instance it solved: exact and ILP are optimal; in-degree and
     KwikSort have their factors (5; 11/7 in expectation) only on weighted tournaments, as a
     profile's w^Pi is and a noisy instance is not; local search and the PTAS stand-in have none"""
+    if solver == "ilp" and not optimal:
+        return "none proven: HiGHS' best order at its time limit (its MIP gap: `gap`)", None
     if solver in ("exact", "ilp"):
         return f"optimal for {instance}", 1.0
     if solver in ("indegree", "kwiksort"):
@@ -448,7 +472,7 @@ def _counts_chunk(x, checked, where):
 def kemeny_aggregate(
     ranks: object,  # (n, m) ranks: an array, a frame, a .parquet / .csv path, chunks, Dask
     *,
-    solver: str = "auto",  # one of SOLVERS; "auto": "exact" for m <= 16, else "ptas"
+    solver: str = "auto",  # one of SOLVERS; "auto": "exact" m <= 16, "ilp" m <= 20, else "ptas"
     rng: int | np.random.Generator | None = None,  # only KwikSort and the PTAS stand-in use it
     columns: list | None = None,  # the columns of a file or frame holding the ranks; None: all
     chunk_rows: int | None = None,  # rows per chunk read at once; None: CHUNK_ENTRIES / m
@@ -458,8 +482,9 @@ def kemeny_aggregate(
     a sum over the voters) by the chosen WFAS solver; partial or tied ballots (PrefLib orders)
     count the preferences they express (a ranked candidate beats an unranked one).
 
-    Returns a `Consensus` (diagnostics: the solver used, the Kemeny cost, whether it is optimal,
-    and the guarantee of the solver that ran, in words and as a factor or None).
+    Returns a `Consensus` (diagnostics: the solver used, the Kemeny cost, whether it is proven
+    optimal (the ILP at its time limit: `gap`, HiGHS' MIP gap), and the guarantee of the solver
+    that ran, in words and as a factor or None).
     Refuses, naming the parameter, rows that are not permutations, an unknown `solver` and what the
     solver refuses (m > 20 for "exact")."""
     _check_solver(solver)
@@ -467,7 +492,7 @@ def kemeny_aggregate(
     src, checked = rank_source(ranks, columns, chunk_rows, client)
     v, C = src.reduce(_counts_chunk, checked, exact=True)
     w = C / v.n  # preference_matrix: the fraction of voters placing u before v
-    order, used = _solve(w, solver, rng)
+    order, used, info = _solve(w, solver, rng)
     return Consensus(
         order=order,
         method=f"kemeny_{used}",
@@ -478,9 +503,10 @@ def kemeny_aggregate(
         diagnostics=dict(
             solver=used,
             kemeny_cost=kemeny_cost(w, order),
-            optimal=used in ("exact", "ilp"),
-            guarantee=(g := solver_guarantee(used, True))[0],
+            optimal=info["optimal"],
+            guarantee=(g := solver_guarantee(used, True, optimal=info["optimal"]))[0],
             approximation_factor=g[1],
+            **({} if info["gap"] is None else dict(gap=info["gap"])),
         ),
     )
 
@@ -1059,7 +1085,8 @@ def _kemeny_consensus(inst, regime, paper, bounds, solver, rng, mode):
             f"`epsilon` = {epsilon:g} is too small: the noisy instance overflows floating point"
         )
     # solved at unit scale: the same orders, no overflow
-    order, used = _solve(inst.w / top if top > 0 else inst.w, solver, rng)
+    order, used, info = _solve(inst.w / top if top > 0 else inst.w, solver, rng)
+    most = inst.w.shape[0] * (inst.w.shape[0] - 1) / 2  # no order's cost error exceeds binom(m, 2)
     return Consensus(
         order=order,
         method="kemeny",
@@ -1070,12 +1097,16 @@ def _kemeny_consensus(inst, regime, paper, bounds, solver, rng, mode):
         noise=mode,
         diagnostics=dict(
             regime=regime,
-            guarantee=(g := solver_guarantee(used, False, "the noisy instance"))[0],
+            guarantee=(g := solver_guarantee(used, False, "the noisy instance", info["optimal"]))[
+                0
+            ],
             approximation_factor=g[1],
             paper_regime=paper,
-            bound_large_n=bounds["large_n"],
-            bound_small_n=bounds["small_n"],
+            bound_large_n=min(bounds["large_n"], most),  # capped by the trivial bound
+            bound_small_n=min(bounds["small_n"], most),
             solver=used,
+            optimal=info["optimal"],
+            **({} if info["gap"] is None else dict(gap=info["gap"])),
             mechanism=inst.mechanism,
             **{k: v for k, v in inst.diagnostics.items() if np.ndim(v) == 0},
         ),

@@ -267,3 +267,53 @@ def test_elliptope_projection_keeps_a_true_G_and_records_its_gap():
     same = kemeny.bucketed_instance(R, epsilon=1.0, delta=1e-6, n_buckets=2, rng=0)
     np.testing.assert_array_equal(d["G_noisy"], same.diagnostics["G_noisy"])  # the same release
     assert same.diagnostics["projection"] == "psd_trace"
+
+
+# issue 33, items 1 and 2 (first part): the ILP by default at m = 17..20, its incumbent at the
+# time limit with the gap, and bounds capped by the trivial one
+
+
+def test_auto_solves_m_17_to_20_by_the_ilp_and_proves_it_optimal():
+    R = core.sample_plackett_luce(np.linspace(1, 0, 18), 60, rng=3)
+    res = K.kemeny_aggregate(R)
+    w = core.preference_matrix(R)
+    assert res.diagnostics["solver"] == "ilp" and res.diagnostics["optimal"] is True
+    assert res.diagnostics["approximation_factor"] == 1.0 and res.diagnostics["gap"] == 0.0
+    assert res.diagnostics["kemeny_cost"] == pytest.approx(K.kemeny_cost(w, K.kemeny_exact(w)))
+    assert K.kemeny_aggregate(R[:, :16].argsort(1).argsort(1)).diagnostics["solver"] == "exact"
+
+
+def test_the_ilp_returns_its_incumbent_at_the_time_limit_with_the_gap(monkeypatch):
+    from scipy import optimize
+
+    R = core.sample_plackett_luce(np.linspace(1, 0, 18), 60, rng=4)
+    real = optimize.milp
+
+    def stopped(*a, **kw):  # HiGHS at its time limit: a feasible order, not proven optimal
+        res = real(*a, **kw)
+        res.status, res.mip_gap, res.message = 1, 0.05, "Time limit reached"
+        return res
+
+    monkeypatch.setattr(K.optimize, "milp", stopped)
+    for solver in ("auto", "ilp"):
+        dg = K.kemeny_aggregate(R, solver=solver).diagnostics
+        assert (dg["solver"], dg["optimal"], dg["gap"]) == ("ilp", False, 0.05)
+        assert dg["approximation_factor"] is None and "none proven" in dg["guarantee"]
+
+    def nothing(*a, **kw):  # stopped before any feasible order
+        res = real(*a, **kw)
+        res.status, res.x, res.message = 1, None, "Time limit reached"
+        return res
+
+    monkeypatch.setattr(K.optimize, "milp", nothing)
+    dg = K.kemeny_aggregate(R).diagnostics  # auto: the heuristic, said
+    assert (dg["solver"], dg["optimal"]) == ("ptas", False)
+    with pytest.raises(RuntimeError, match="found no order"):
+        K.kemeny_aggregate(R, solver="ilp")
+
+
+def test_reported_bounds_never_exceed_the_trivial_one():
+    R = core.sample_plackett_luce(np.linspace(1, 0, 20), 200, rng=5)
+    dg = K.dp_kemeny_aggregate(R, epsilon=1.0, rng=0).diagnostics
+    assert max(dg["bound_large_n"], dg["bound_small_n"]) <= 190  # binom(20, 2)
+    assert dg["solver"] == "ilp" and isinstance(dg["optimal"], bool)
