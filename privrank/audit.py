@@ -1406,10 +1406,11 @@ def composed_audits(
     dg = core.dp_borda_aggregate(r0, epsilon=e / k, rng=0).diagnostics  # its calibration
 
     def five_batch(r, rng, n):
-        s = np.tile(core.borda_scores(r), (n, 1))
-        return np.concatenate(
-            [core.release(s, dg["noise_law"], dg["noise_scale"], rng=rng) for _ in range(k)], 1
-        )
+        s, out = np.tile(core.borda_scores(r), (n, 1)), []
+        for _ in range(k):
+            out.append(core.release(s, dg["noise_law"], dg["noise_scale"], rng=rng))
+            rng.permutation(s.shape[1])  # each release's tie-break, drawn after its noise
+        return np.concatenate(out, 1)
 
     def five_real(r, rng):
         return np.concatenate(
@@ -1447,6 +1448,7 @@ def composed_audits(
         x = core.release(
             np.tile(core.borda_scores(r), (n, 1)), gb["noise_law"], gb["noise_scale"], rng=rng
         )
+        rng.permutation(x.shape[1])  # Borda's tie-break, drawn after its noise
         y = np.bincount(A.indices, A.data, minlength=A.shape[1])
         return np.concatenate([x, y + core.sample_gaussian(2 * z, (n, A.shape[1]), rng=rng)], 1)
 

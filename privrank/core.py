@@ -1768,7 +1768,7 @@ def dp_borda_aggregate(
         # one integer draw per voter, keyed by her row: the same for any chunking
         v, noisy = src.reduce(_local_borda_chunk, epsilon, delta, mode, checked, rng=Rows.of(rng))
         law, scale = _borda_noise(v.m, epsilon, delta, mode)
-        return _borda_consensus(noisy, law, scale, "local", epsilon, delta, v.n, mode)
+        return _borda_consensus(noisy, law, scale, "local", epsilon, delta, v.n, mode, rng)
     v, points = src.reduce(_borda_chunk, checked, exact=True)
     if checked is WEAK:  # twice the averaged points: released at twice the scale, halved
         law, scale = _borda_noise(v.m, epsilon, delta, mode)
@@ -1776,21 +1776,34 @@ def dp_borda_aggregate(
             noisy = release(points, law, 2 * scale, rng=rng, noise=mode) / 2
         else:
             noisy = points / 2 + summed_noise(law, scale, v.n, points.shape, rng=rng)
-        res = _borda_consensus(noisy, law, scale, model, epsilon, delta, v.n, mode)
+        res = _borda_consensus(noisy, law, scale, model, epsilon, delta, v.n, mode, rng)
         return replace(res, diagnostics=dict(res.diagnostics, ballots=WEAK_BALLOTS))
     if model == "central":
         return dp_borda_from_scores(points, n_voters=v.n, epsilon=epsilon, delta=delta, rng=rng)
     # local, fast path: the server sees only the sum of the n reports; its noise in one draw
     law, scale = _borda_noise(v.m, epsilon, delta, mode)
     noisy = points + summed_noise(law, scale, v.n, points.shape, rng=rng)
-    return _borda_consensus(noisy, law, scale, "local", epsilon, delta, v.n, mode)
+    return _borda_consensus(noisy, law, scale, "local", epsilon, delta, v.n, mode, rng)
+
+# %% ../nbs/00_core.ipynb #f34498de
+def private_order(
+    scores: np.ndarray,  # released (noisy) scores, higher is better
+    rng: np.random.Generator,  # the release's generator, after its noise
+) -> np.ndarray:
+    """Candidates by released scores, best first, ties broken uniformly at random: a random
+    permutation drawn from `rng` after the release (post-processing, and m draws whatever the
+    scores), then a stable sort. The exact path's integer noise ties often; a fixed rule (the
+    lower index first) would then favour some candidates"""
+    perm = rng.permutation(len(scores))
+    return perm[np.argsort(-np.asarray(scores)[perm], kind="stable")]
 
 
-def _borda_consensus(noisy, law, scale, model, epsilon, delta, n, mode):
-    "The Consensus of released Borda scores, with the privacy record and the noise it carries"
+def _borda_consensus(noisy, law, scale, model, epsilon, delta, n, mode, rng):
+    """The Consensus of released Borda scores, with the privacy record and the noise it carries;
+    ties among the released scores broken uniformly at random by `rng` (`private_order`)"""
     l1, l2 = borda_sensitivity(len(noisy))
     return Consensus(
-        order=_order_from_scores(noisy),
+        order=private_order(noisy, rng),
         method="borda",
         epsilon=epsilon,
         delta=delta,
@@ -1840,7 +1853,7 @@ def dp_borda_from_scores(
     rng, mode = check_rng(rng), noise_mode()
     law, scale = _borda_noise(m, epsilon, delta, mode)
     noisy = release(s.astype(np.int64), law, scale, rng=rng, noise=mode)
-    return _borda_consensus(noisy, law, scale, "central", epsilon, delta, n, mode)
+    return _borda_consensus(noisy, law, scale, "central", epsilon, delta, n, mode, rng)
 
 # %% ../nbs/00_core.ipynb #93caba6b
 PRIVACY_MODELS = (
