@@ -33,10 +33,11 @@ from privrank.core import (
     keyed,
     noise_mode,
     privacy_event,
+    read_preferences,
     real_array,
     rr_flips,
 )
-from .datasets import Comparisons, Preferences, read_preflib, tier_levels
+from .datasets import Comparisons, Preferences, tier_levels
 from privrank.sources import (
     CHUNK_ENTRIES,
     Chunk,
@@ -798,7 +799,7 @@ def ranks_to_comparisons(
         raise ValueError(f"`unranked` must be one of {PL_UNRANKED}; got {unranked!r}")
     ranked = None  # which items each voter ranked ("absent" only)
     if is_preflib(ranks) or isinstance(ranks, Preferences):
-        prefs = _preferences(ranks)
+        prefs = read_preferences(ranks)
         r, tied = _preference_tiers(prefs), True
         if unranked == "absent":
             lens = np.fromiter(map(len, prefs.orders), np.int64, prefs.n_orders)  # its tiers
@@ -834,16 +835,6 @@ def ranks_to_comparisons(
         item_ids=np.arange(m),
         privacy_unit="voter",
     )
-
-
-def _preferences(ranks, name="ranks"):
-    "The `Preferences` of a table or of a PrefLib path (errors naming `name`)"
-    if isinstance(ranks, Preferences):
-        return ranks
-    try:
-        return read_preflib(ranks)
-    except (OSError, ValueError) as e:
-        raise ValueError(f"`{name}`: {e}") from None
 
 
 def _preference_tiers(prefs):
@@ -1447,7 +1438,7 @@ def plackett_luce_aggregate(
     refused, naming `ranks`. Privately, by rank breaking:
     `dp_btl_aggregate(ranks_to_comparisons(ranks, unranked=...), epsilon=...)`"""
     if is_preflib(ranks) or isinstance(ranks, Preferences):
-        prefs = _preferences(ranks)
+        prefs = read_preferences(ranks)
         if prefs.data_type in ("toc", "toi"):
             raise ValueError(
                 f"`ranks`: {prefs.source or 'the table'} is {prefs.data_type!r} data (tied "

@@ -486,6 +486,14 @@ def pair_counts(r):
         counts += (chunk[:, :, None] < chunk[:, None, :]).sum(axis=0)
     return counts
 
+
+def pair_counts_chunk(x, checked, where):
+    """(Voters, C[u, v] = rows placing u strictly before v, `pair_counts`) of one chunk of ranks
+    or weak orders (tied candidates count for neither); None if empty: the reduction Kemeny and
+    the pairwise in-degree share"""
+    r = rank_chunk(x, checked, where, weak=True)
+    return None if r is None else (Voters(*r.shape), pair_counts(r))
+
 # %% ../nbs/00_core.ipynb #520a5006
 def preference_matrix(ranks: ArrayLike) -> np.ndarray:  # (n, m) ranks
     "w[u, v] = fraction of voters placing candidate u before candidate v"
@@ -665,6 +673,21 @@ def _is_preferences(x):
     return isinstance(x, Preferences)
 
 
+def read_preferences(
+    x: object,  # a `datasets.Preferences`, or a path to a PrefLib file
+    name: str = "ranks",  # the parameter the errors name
+) -> object:
+    "The `datasets.Preferences` of a table (as it is) or of a PrefLib file (errors naming `name`)"
+    from privrank.datasets import read_preflib
+
+    if _is_preferences(x):
+        return x
+    try:
+        return read_preflib(x)
+    except (OSError, ValueError) as e:
+        raise ValueError(f"`{name}`: {e}") from None
+
+
 def preference_source(
     ranks: object,  # a `datasets.Preferences`, or a path to a PrefLib file
     columns: list | None,
@@ -677,15 +700,9 @@ def preference_source(
     sharing one and the unranked items the tier after the last. Each distinct order's row is
     repeated for its voters in file order, `chunk_rows` rows at a time, without the voters' rows
     all in memory. Refuses, naming `ranks`, an unreadable file, and `columns` and `client`"""
-    from privrank.datasets import read_preflib
     from privrank.sources import CHUNK_ENTRIES, Source
 
-    prefs = ranks
-    if not _is_preferences(ranks):
-        try:
-            prefs = read_preflib(ranks)
-        except (OSError, ValueError) as e:
-            raise ValueError(f"`ranks`: {e}") from None
+    prefs = read_preferences(ranks)
     where = prefs.source or "the table"
     if columns is not None:
         raise ValueError(

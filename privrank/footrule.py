@@ -18,7 +18,6 @@ from privrank.core import (
     WEAK,
     WEAK_BALLOTS,
     Consensus,
-    Voters,
     calibrate_noise,
     charges,
     check_delta,
@@ -29,10 +28,9 @@ from privrank.core import (
     check_rng,
     is_preflib,
     noise_mode,
-    pair_counts,
+    pair_counts_chunk,
     preference_counts,
     privacy_event,
-    rank_chunk,
     rank_source,
     ranks_to_orders,
     release,
@@ -380,7 +378,7 @@ def dp_pairwise_indegree_aggregate(
     if is_preflib(ranks) or isinstance(ranks, Preferences):  # read chunk by chunk
         src, checked = rank_source(ranks, None, None, None)
         weak = checked is WEAK
-        v, C = src.reduce(_pair_counts_chunk, checked, exact=True)
+        v, C = src.reduce(pair_counts_chunk, checked, exact=True)
         n, m = v.n, v.m
     else:
         r = check_ranks(ranks)
@@ -426,10 +424,3 @@ def dp_pairwise_indegree_aggregate(
             **(dict(ballots=WEAK_BALLOTS) if weak else {}),
         ),
     )
-
-
-def _pair_counts_chunk(x, checked, where):
-    """(Voters, counts C[u, v] of the rows placing u strictly before v) of one chunk of ranks or
-    weak orders; None if empty"""
-    r = rank_chunk(x, checked, where, weak=True)
-    return None if r is None else (Voters(*r.shape), pair_counts(r))

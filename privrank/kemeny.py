@@ -20,7 +20,6 @@ from privrank.core import (
     MAX_ENTRIES,
     WEAK,
     Consensus,
-    Voters,
     calibrate_noise,
     charges,
     check_delta,
@@ -32,7 +31,7 @@ from privrank.core import (
     check_rng,
     noise_mode,
     orders_to_ranks,
-    pair_counts,
+    pair_counts_chunk,
     preference_counts,
     preference_matrix,
     privacy_event,
@@ -461,13 +460,6 @@ def solver_guarantee(
         )
     raise ValueError(f"`solver` must be one of {', '.join(map(repr, SOLVERS[1:]))}; got {solver!r}")
 
-
-def _counts_chunk(x, checked, where):
-    """(Voters, preference counts C[u, v] = voters placing u strictly before v) of one chunk
-    (weak orders too: tied candidates count for neither); None if empty"""
-    r = rank_chunk(x, checked, where, weak=True)
-    return None if r is None else (Voters(*r.shape), pair_counts(r))
-
 # %% ../nbs/05_kemeny.ipynb #8ec36858
 def kemeny_aggregate(
     ranks: object,  # (n, m) ranks: an array, a frame, a .parquet / .csv path, chunks, Dask
@@ -490,7 +482,7 @@ def kemeny_aggregate(
     _check_solver(solver)
     rng = check_rng(rng)
     src, checked = rank_source(ranks, columns, chunk_rows, client)
-    v, C = src.reduce(_counts_chunk, checked, exact=True)
+    v, C = src.reduce(pair_counts_chunk, checked, exact=True)
     w = C / v.n  # preference_matrix: the fraction of voters placing u before v
     order, used, info = _solve(w, solver, rng)
     return Consensus(
@@ -1055,7 +1047,7 @@ def dp_kemeny_aggregate(
         raise ValueError(f"`regime` must be 'auto', 'large_n' or 'small_n'; got {regime!r}")
     src, checked = rank_source(ranks, columns, chunk_rows, client)
     with use_noise(noise_mode()) as mode:  # one noise path for every release of this call
-        v, C = src.reduce(_counts_chunk, checked, exact=True)  # the first pass: n, m, counts
+        v, C = src.reduce(pair_counts_chunk, checked, exact=True)  # the first pass: n, m, counts
         c = C - C.T  # the margins
         n, m = v.n, v.m
         paper = "large_n" if large_n_ok(n, m, epsilon=epsilon, delta=delta) else "small_n"

@@ -33,6 +33,7 @@ from privrank.core import (
     noise_mode,
     rank_chunk,
     rank_source,
+    read_preferences,
     sample_laplace,
     tier_bounds,
 )
@@ -501,12 +502,7 @@ def _read(data, sensitivity, statistic, approve, columns, chunk_rows, client):
         return _Scores(u, raw, linf, None, labels, "user", "scores")
     labels = None
     if is_preflib(data):
-        from privrank.datasets import read_preflib
-
-        try:
-            data = read_preflib(data)
-        except (OSError, ValueError) as e:
-            raise ValueError(f"`data`: {e}") from None
+        data = read_preferences(data, "data")
     from privrank.datasets import Preferences  # datasets is built on core, as this module
 
     if isinstance(data, Preferences):
