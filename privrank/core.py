@@ -571,11 +571,23 @@ def _weak_borda_points2(r):
     "Twice the averaged Borda points of weak orders, summed over the rows (int64)"
     return _level_points2(r).sum(axis=0, dtype=np.int64)
 
+# %% ../nbs/00_core.ipynb #tierule2
+def order_by_score(
+    scores: np.ndarray,  # higher is better
+    prio: np.ndarray | None = None,  # priority of each candidate, lower first; None: the labels
+    tol: float = 0.0,  # scores whose sorted neighbours differ by at most this count as tied
+) -> np.ndarray:
+    "Candidates by score, best first; tied candidates (within `tol`) in the priority's order"
+    s = -np.asarray(scores, float)
+    p = np.arange(len(s)) if prio is None else np.asarray(prio)
+    if tol > 0:  # runs of sorted scores with gaps <= tol share one key
+        by = np.argsort(s, kind="stable")
+        key = np.empty(len(s), np.int64)
+        key[by] = np.r_[0, np.cumsum(np.diff(s[by]) > tol)]
+        return np.lexsort((p, key))
+    return np.lexsort((p, s))
+
 # %% ../nbs/00_core.ipynb #d07817d9
-def _order_from_scores(scores):
-    return np.argsort(-np.asarray(scores), kind="stable")
-
-
 def borda_aggregate(
     ranks: object,  # (n, m) ranks: an array, a frame, a .parquet / .csv path, chunks, Dask
     *,
@@ -583,15 +595,15 @@ def borda_aggregate(
     chunk_rows: int | None = None,  # rows per chunk read at once; None: CHUNK_ENTRIES / m
     client: object = None,  # a dask.distributed Client: the sums are taken on its workers
 ) -> Consensus:
-    """Non-private Borda consensus: candidates by total points, best first (ties to the lower
-    index), from ranks wherever they are (`sources.Source`); partial or tied ballots (PrefLib
+    """Non-private Borda consensus: candidates by total points, best first (ties: the lower
+    label first), from ranks wherever they are (`sources.Source`); partial or tied ballots (PrefLib
     orders) score each candidate by its averaged position"""
     src, checked = rank_source(ranks, columns, chunk_rows, client)
     v, s = src.reduce(_borda_chunk, checked, exact=True)
     if checked is WEAK:  # twice the averaged points, halved
         s = s / 2
     return Consensus(
-        order=_order_from_scores(s),
+        order=order_by_score(s),
         method="borda",
         epsilon=math.inf,
         delta=0.0,
@@ -1811,8 +1823,8 @@ def private_order(
     permutation drawn from `rng` after the release (post-processing, and m draws whatever the
     scores), then a stable sort. The exact path's integer noise ties often; a fixed rule (the
     lower index first) would then favour some candidates"""
-    perm = rng.permutation(len(scores))
-    return perm[np.argsort(-np.asarray(scores)[perm], kind="stable")]
+    perm = rng.permutation(len(scores))  # the priority: candidate perm[i] comes i-th
+    return order_by_score(scores, np.argsort(perm))
 
 
 def _borda_consensus(noisy, law, scale, model, epsilon, delta, n, mode, rng):

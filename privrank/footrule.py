@@ -31,6 +31,7 @@ from privrank.core import (
     pair_counts_chunk,
     preference_counts,
     privacy_event,
+    private_order,
     rank_source,
     ranks_to_orders,
     release,
@@ -130,6 +131,19 @@ def _cost(gamma, psi):
     return float(gamma[np.arange(len(psi)), psi].sum())
 
 # %% ../nbs/04_footrule.ipynb #3f546563
+def _tie_rule_costs(K, prio):
+    """Whole-number position costs `K` made generic by the tie rule: big K[q, j] + |prio[q] - j|,
+    big = floor(m^2 / 2) + 1 above any footrule distance, so that an optimal matching of the result
+    is optimal for `K` and, among those, at the smallest footrule distance from `prio` (the
+    position each candidate has in the priority order); `K` itself when big K would not be exact
+    in floating point"""
+    m = len(K)
+    big = m * m // 2 + 1
+    if big * (float(np.abs(K).max()) + 1) * m >= 2.0**52:
+        return np.asarray(K, float)
+    return big * np.asarray(K, float) + np.abs(np.asarray(prio)[:, None] - np.arange(m))
+
+
 def footrule_aggregate(
     ranks: object,  # (n, m) ranks: an array, a frame, a .parquet / .csv path, chunks, Dask
     *,
@@ -155,8 +169,9 @@ def footrule_aggregate(
             f" m <= {MAX_MATCHING_M:,}"
         )
     check_cost_memory(v.n, v.m, 16 * v.m**2)
-    gamma = cost_counts(H) / (2 * v.n if weak else v.n)  # exact_position_costs
-    psi = _min_matching(gamma)
+    K = cost_counts(H)  # whole numbers: n gamma (2 n gamma for weak orders)
+    gamma = K / (2 * v.n if weak else v.n)  # exact_position_costs
+    psi = _min_matching(_tie_rule_costs(K, np.arange(v.m)))
     return Consensus(
         order=ranks_to_orders(psi[None])[0],
         method="footrule",
@@ -404,7 +419,12 @@ def dp_pairwise_indegree_aggregate(
         counts = (preference_counts(r) if C is None else C)[iu]  # n w[u, v]: voters u before v
         w[iu] = release(counts, law, scale, rng=rng, denom=n, noise=mode)
     w[iu[1], iu[0]] = 1 - w[iu]
-    order, indegree = order_by_indegree(w)  # indegree[u] = sum_v w[v, u]: weight of "v before u"
+    _, indegree = order_by_indegree(w)  # indegree[u] = sum_v w[v, u]: weight of "v before u"
+    # ties broken uniformly at random (`core.private_order`): on the exact path the in-degrees are
+    # whole multiples of 1/denom and compared as such, not as float sums that differ in their last bit
+    denom = 2 * n if weak else n
+    key = np.rint(indegree * denom) if mode == "exact" else indegree
+    order = private_order(-key, rng)
     return Consensus(
         order=order,
         method="pairwise_indegree",

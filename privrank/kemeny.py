@@ -206,7 +206,8 @@ def kemeny_ilp(
 ) -> np.ndarray:
     """An optimal order (candidates best first) by the transitivity ILP, solved by
     `scipy.optimize.milp` (HiGHS); at the time limit, HiGHS' best order so far (its incumbent:
-    `kemeny_aggregate(solver="ilp")` says whether it is proven optimal, and the MIP gap).
+    `kemeny_aggregate(solver="ilp")` says whether it is proven optimal, and the gap to HiGHS'
+    lower bound).
 
     Refuses, naming the parameter, a `w` that is not finite and square, a `time_limit` that is not a
     positive finite number, and the binom(m, 3) constraints beyond the memory limit; raises
@@ -215,7 +216,8 @@ def kemeny_ilp(
 
 
 def _ilp(w, time_limit):
-    "(order, proven optimal, MIP gap) of the transitivity ILP (see `kemeny_ilp`)"
+    """(order, proven optimal, HiGHS' lower bound on the cost) of the transitivity ILP (see
+    `kemeny_ilp`)"""
     w = check_weights(w)
     m = len(w)
     if (
@@ -247,21 +249,23 @@ def _ilp(w, time_limit):
         (np.tile([1.0, 1.0, -1.0], u.size), (rows, cols)), shape=(u.size, iu.size)
     )
     cons = [optimize.LinearConstraint(A, 0, 1)] if u.size else []
+    c = w[ju, iu] - w[iu, ju]  # cost = sum_{u<v} w[u, v] + c . x, x[u, v] = 1: u before v
     res = optimize.milp(
-        w[ju, iu] - w[iu, ju],
+        c,
         constraints=cons,
         integrality=np.ones(iu.size),
         bounds=optimize.Bounds(0, 1),
-        options=dict(time_limit=time_limit),
+        options=dict(time_limit=time_limit, mip_rel_gap=0.0),  # proven optimal, not within 1e-4
     )
     if res.x is None:  # stopped (time limit, or failed) before any feasible order
         raise RuntimeError(f"kemeny_ilp: HiGHS found no order ({res.message})")
     optimal = res.status == 0  # 1: stopped at the time limit with its incumbent
-    gap = 0.0 if optimal else float(getattr(res, "mip_gap", None) or math.nan)
     x = np.zeros((m, m))
     x[iu, ju] = np.round(res.x)
     x[ju, iu] = 1 - x[iu, ju]
-    return np.argsort(-x.sum(axis=1), kind="stable"), optimal, gap
+    bound = getattr(res, "mip_dual_bound", None)
+    lower = float(w[iu, ju].sum() + bound) if bound is not None and np.isfinite(bound) else -math.inf
+    return np.argsort(-x.sum(axis=1), kind="stable"), optimal, lower
 
 # %% ../nbs/05_kemeny.ipynb #d0967ee8
 def order_by_indegree(w):  # (m, m) validated WFAS weights
@@ -390,8 +394,11 @@ def kemeny_ptas(
     return best
 
 # %% ../nbs/05_kemeny.ipynb #autorule1
-EXACT_BELOW, ILP_BELOW = 17, 21  # auto: the subset DP for m < 17, the ILP for m < 21
-AUTO_ILP_SECONDS = 30.0  # auto: HiGHS' time limit (then its incumbent, or the heuristic)
+# auto: the subset DP for m < EXACT_BELOW; the ILP up to AUTO_ILP_MAX_M, for AUTO_ILP_SECONDS (then
+# the better of its incumbent and the heuristic, with the gap to HiGHS' lower bound); the heuristic
+# beyond, where the binom(m, 3) triangle constraints make the ILP slow even to build
+EXACT_BELOW, AUTO_ILP_MAX_M = 17, 100
+AUTO_ILP_SECONDS = 10.0
 
 # %% ../nbs/05_kemeny.ipynb #c9d39ac5
 SOLVERS = ("auto", "exact", "ilp", "indegree", "kwiksort", "local_search", "ptas")
@@ -403,21 +410,50 @@ def _check_solver(solver):
     return solver
 
 
-def _solve(w, solver, rng):
-    """(order for instance `w` by `solver`, the solver actually used, {"optimal": proven
-    optimal, "gap": the ILP's MIP gap when it stopped at its time limit})"""
+def _tie_rule(counts, prio):
+    """Integer weights proportional to an instance, made generic by the tie rule: big x `counts`
+    plus, for each pair placed against `prio`'s order (u before v, prio[u] > prio[v]), a penalty
+    m - prio[v] (the earlier v comes in `prio`, the more it costs to place it late); big = m
+    binom(m, 2) + 1 exceeds any sum of penalties. An optimal order of the result is optimal for
+    `counts` and, among those, has the smallest sum of penalties"""
+    p = np.asarray(prio)
+    m = len(p)
+    big = m * math.comb(m, 2) + 1
+    return big * np.asarray(counts, float) + (m - p[:, None]) * (p[None, :] > p[:, None])
+
+
+def _gap(t, order, lower):
+    "Relative distance of the order's cost on `t` to a lower bound on the optimum"
+    c = kemeny_cost(t, order)
+    return 0.0 if c <= lower else float((c - lower) / abs(c)) if c else math.inf
+
+
+def _solve(w, solver, rng, counts=None, prio=None):
+    """(order for instance `w` by `solver`, the solver that gave it, {"optimal": proven optimal,
+    "gap": relative gap to the ILP's lower bound when it stopped at its time limit}).
+
+    `counts`: whole numbers proportional to `w` (voters' preference counts, or released counts on
+    the exact path): the tie rule `_tie_rule` then decides between equally good orders, the one
+    with the fewest pairs out of `prio`'s order (default: the labels' order) is returned;
+    None (continuous noise, ties have probability 0): `w` as it is"""
     m = len(w)
-    if _check_solver(solver) == "auto":
-        solver = "exact" if m < EXACT_BELOW else "ilp" if m < ILP_BELOW else "ptas"
-        if solver == "ilp":
-            try:
-                order, optimal, gap = _ilp(w, AUTO_ILP_SECONDS)
-                return order, "ilp", dict(optimal=optimal, gap=gap)
-            except RuntimeError:  # no order within the time limit: the heuristic
-                return kemeny_ptas(w, rng=rng), "ptas", dict(optimal=False, gap=None)
+    solver = _check_solver(solver)
+    if counts is not None:
+        w = _tie_rule(counts, np.arange(m) if prio is None else prio)
+    seconds = AUTO_ILP_SECONDS if solver == "auto" else 60.0
+    if solver == "auto":
+        solver = "exact" if m < EXACT_BELOW else "ilp" if m <= AUTO_ILP_MAX_M else "ptas"
     if solver == "ilp":
-        order, optimal, gap = _ilp(w, 60.0)
-        return order, "ilp", dict(optimal=optimal, gap=gap)
+        try:
+            order, optimal, lower = _ilp(w, seconds)
+        except RuntimeError:  # no order within the time limit
+            order, optimal, lower = None, False, -math.inf
+        used = "ilp"
+        if not optimal:  # HiGHS' incumbent, if any, or the heuristic's order, whichever is better
+            h = kemeny_ptas(w, rng=rng)
+            if order is None or kemeny_cost(w, h) < kemeny_cost(w, order):
+                order, used = h, "ptas"
+        return order, used, dict(optimal=optimal, gap=0.0 if optimal else _gap(w, order, lower))
     f = dict(
         exact=kemeny_exact,
         indegree=indegree_order,
@@ -464,7 +500,7 @@ def solver_guarantee(
 def kemeny_aggregate(
     ranks: object,  # (n, m) ranks: an array, a frame, a .parquet / .csv path, chunks, Dask
     *,
-    solver: str = "auto",  # one of SOLVERS; "auto": "exact" m <= 16, "ilp" m <= 20, else "ptas"
+    solver: str = "auto",  # one of SOLVERS; "auto": "exact" m <= 16, "ilp" m <= 100, else "ptas"
     rng: int | np.random.Generator | None = None,  # only KwikSort and the PTAS stand-in use it
     columns: list | None = None,  # the columns of a file or frame holding the ranks; None: all
     chunk_rows: int | None = None,  # rows per chunk read at once; None: CHUNK_ENTRIES / m
@@ -484,7 +520,7 @@ def kemeny_aggregate(
     src, checked = rank_source(ranks, columns, chunk_rows, client)
     v, C = src.reduce(pair_counts_chunk, checked, exact=True)
     w = C / v.n  # preference_matrix: the fraction of voters placing u before v
-    order, used, info = _solve(w, solver, rng)
+    order, used, info = _solve(w, solver, rng, counts=C)
     return Consensus(
         order=order,
         method=f"kemeny_{used}",
@@ -1076,8 +1112,15 @@ def _kemeny_consensus(inst, regime, paper, bounds, solver, rng, mode):
         raise ValueError(
             f"`epsilon` = {epsilon:g} is too small: the noisy instance overflows floating point"
         )
+    # ties between equally good orders are broken by a uniformly random priority of the candidates,
+    # drawn after the noise from the release's generator (m draws, whatever the data): on the exact
+    # path the released counts are whole numbers and tie often; on the fast path ties have
+    # probability 0 and the draw changes nothing
+    prio = rng.permutation(len(inst.w))
+    k = inst.w * n
+    counts = np.rint(k) if mode == "exact" and np.allclose(k, np.rint(k), rtol=0, atol=1e-6) else None
     # solved at unit scale: the same orders, no overflow
-    order, used, info = _solve(inst.w / top if top > 0 else inst.w, solver, rng)
+    order, used, info = _solve(inst.w / top if top > 0 else inst.w, solver, rng, counts, prio)
     most = inst.w.shape[0] * (inst.w.shape[0] - 1) / 2  # no order's cost error exceeds binom(m, 2)
     return Consensus(
         order=order,
