@@ -212,12 +212,15 @@ def kemeny_ilp(
     Refuses, naming the parameter, a `w` that is not finite and square, a `time_limit` that is not a
     positive finite number, and the binom(m, 3) constraints beyond the memory limit; raises
     RuntimeError when HiGHS stops without any order."""
-    return _ilp(w, time_limit)[0]
+    order, _, _ = _ilp(w, time_limit)
+    if order is None:
+        raise RuntimeError("kemeny_ilp: HiGHS found no order within its time limit")
+    return order
 
 
 def _ilp(w, time_limit):
-    """(order, proven optimal, HiGHS' lower bound on the cost) of the transitivity ILP (see
-    `kemeny_ilp`)"""
+    """(order or None if HiGHS found none, proven optimal, HiGHS' lower bound on the cost) of the
+    transitivity ILP (see `kemeny_ilp`)"""
     w = check_weights(w)
     m = len(w)
     if (
@@ -257,14 +260,14 @@ def _ilp(w, time_limit):
         bounds=optimize.Bounds(0, 1),
         options=dict(time_limit=time_limit, mip_rel_gap=0.0),  # proven optimal, not within 1e-4
     )
+    bound = getattr(res, "mip_dual_bound", None)
+    lower = float(w[iu, ju].sum() + bound) if bound is not None and np.isfinite(bound) else -math.inf
     if res.x is None:  # stopped (time limit, or failed) before any feasible order
-        raise RuntimeError(f"kemeny_ilp: HiGHS found no order ({res.message})")
+        return None, False, lower
     optimal = res.status == 0  # 1: stopped at the time limit with its incumbent
     x = np.zeros((m, m))
     x[iu, ju] = np.round(res.x)
     x[ju, iu] = 1 - x[iu, ju]
-    bound = getattr(res, "mip_dual_bound", None)
-    lower = float(w[iu, ju].sum() + bound) if bound is not None and np.isfinite(bound) else -math.inf
     return np.argsort(-x.sum(axis=1), kind="stable"), optimal, lower
 
 # %% ../nbs/05_kemeny.ipynb #d0967ee8
@@ -429,8 +432,9 @@ def _gap(t, order, lower):
 
 
 def _solve(w, solver, rng, counts=None, prio=None):
-    """(order for instance `w` by `solver`, the solver that gave it, {"optimal": proven optimal,
-    "gap": relative gap to the ILP's lower bound when it stopped at its time limit}).
+    """(order for instance `w` by `solver`, the solver that ran, {"optimal": proven optimal, "gap":
+    the order's relative distance to HiGHS' lower bound, "order_from": "ilp" or "heuristic" (the
+    better order when HiGHS stops at its time limit)} (the last two for the ILP)).
 
     `counts`: whole numbers proportional to `w` (voters' preference counts, or released counts on
     the exact path): the tie rule `_tie_rule` then decides between equally good orders, the one
@@ -444,16 +448,14 @@ def _solve(w, solver, rng, counts=None, prio=None):
     if solver == "auto":
         solver = "exact" if m < EXACT_BELOW else "ilp" if m <= AUTO_ILP_MAX_M else "ptas"
     if solver == "ilp":
-        try:
-            order, optimal, lower = _ilp(w, seconds)
-        except RuntimeError:  # no order within the time limit
-            order, optimal, lower = None, False, -math.inf
-        used = "ilp"
+        order, optimal, lower = _ilp(w, seconds)
+        info = dict(optimal=optimal, gap=0.0, order_from="ilp")
         if not optimal:  # HiGHS' incumbent, if any, or the heuristic's order, whichever is better
             h = kemeny_ptas(w, rng=rng)
             if order is None or kemeny_cost(w, h) < kemeny_cost(w, order):
-                order, used = h, "ptas"
-        return order, used, dict(optimal=optimal, gap=0.0 if optimal else _gap(w, order, lower))
+                order, info["order_from"] = h, "heuristic"
+            info["gap"] = _gap(w, order, lower)
+        return order, "ilp", info
     f = dict(
         exact=kemeny_exact,
         indegree=indegree_order,
@@ -474,7 +476,11 @@ def solver_guarantee(
     KwikSort have their factors (5; 11/7 in expectation) only on weighted tournaments, as a
     profile's w^Pi is and a noisy instance is not; local search and the PTAS stand-in have none"""
     if solver == "ilp" and not optimal:
-        return "none proven: HiGHS' best order at its time limit (its MIP gap: `gap`)", None
+        return (
+            "none proven: at its time limit, the better of HiGHS' best order and the heuristic's "
+            "(`order_from`), within `gap` (relative) of HiGHS' lower bound on the optimum",
+            None,
+        )
     if solver in ("exact", "ilp"):
         return f"optimal for {instance}", 1.0
     if solver in ("indegree", "kwiksort"):
@@ -534,7 +540,7 @@ def kemeny_aggregate(
             optimal=info["optimal"],
             guarantee=(g := solver_guarantee(used, True, optimal=info["optimal"]))[0],
             approximation_factor=g[1],
-            **({} if info["gap"] is None else dict(gap=info["gap"])),
+            **{k: info[k] for k in ("gap", "order_from") if info.get(k) is not None},
         ),
     )
 
@@ -1141,7 +1147,7 @@ def _kemeny_consensus(inst, regime, paper, bounds, solver, rng, mode):
             bound_small_n=min(bounds["small_n"], most),
             solver=used,
             optimal=info["optimal"],
-            **({} if info["gap"] is None else dict(gap=info["gap"])),
+            **{k: info[k] for k in ("gap", "order_from") if info.get(k) is not None},
             mechanism=inst.mechanism,
             **{k: v for k, v in inst.diagnostics.items() if np.ndim(v) == 0},
         ),
