@@ -141,8 +141,9 @@ register_method(
         _kemeny,
         _dp_kemeny,
         ("central",),
-        "Kemeny consensus: the exact subset DP up to 16 candidates, the ILP up to 20 (its best "
-        "order at its time limit, with the gap), a heuristic beyond (the KMS moves, not the "
+        "Kemeny consensus: the exact subset DP up to 16 candidates, the ILP up to 100 (proven "
+        "optimal, or at 10 s the better of its best order and the heuristic's, with the gap), a "
+        "heuristic beyond (the KMS moves, not the "
         "PTAS); private: noisy margins or bucketed two-way marginals (the regime picked from "
         "n, m, epsilon, delta), then the same solver on the noisy instance",
     )

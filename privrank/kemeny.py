@@ -261,7 +261,9 @@ def _ilp(w, time_limit):
         options=dict(time_limit=time_limit, mip_rel_gap=0.0),  # proven optimal, not within 1e-4
     )
     bound = getattr(res, "mip_dual_bound", None)
-    lower = float(w[iu, ju].sum() + bound) if bound is not None and np.isfinite(bound) else -math.inf
+    lower = (
+        float(w[iu, ju].sum() + bound) if bound is not None and np.isfinite(bound) else -math.inf
+    )
     if res.x is None:  # stopped (time limit, or failed) before any feasible order
         return None, False, lower
     optimal = res.status == 0  # 1: stopped at the time limit with its incumbent
@@ -399,8 +401,10 @@ def kemeny_ptas(
 # %% ../nbs/05_kemeny.ipynb #autorule1
 # auto: the subset DP for m < EXACT_BELOW; the ILP up to AUTO_ILP_MAX_M, for AUTO_ILP_SECONDS (then
 # the better of its incumbent and the heuristic, with the gap to HiGHS' lower bound); the heuristic
-# beyond, where the binom(m, 3) triangle constraints make the ILP slow even to build
-EXACT_BELOW, AUTO_ILP_MAX_M = 17, 100
+# beyond, where the binom(m, 3) triangle constraints make the ILP slow even to build. A released
+# (noisy) instance has margins near 0 wherever the noise dominates, the ILP's hard case: the ILP up
+# to AUTO_ILP_NOISY_MAX_M only, where it proves the optimum in about a second (measured in 05)
+EXACT_BELOW, AUTO_ILP_MAX_M, AUTO_ILP_NOISY_MAX_M = 17, 100, 30
 AUTO_ILP_SECONDS = 10.0
 
 # %% ../nbs/05_kemeny.ipynb #c9d39ac5
@@ -431,7 +435,7 @@ def _gap(t, order, lower):
     return 0.0 if c <= lower else float((c - lower) / abs(c)) if c else math.inf
 
 
-def _solve(w, solver, rng, counts=None, prio=None):
+def _solve(w, solver, rng, counts=None, prio=None, noisy=False):
     """(order for instance `w` by `solver`, the solver that ran, {"optimal": proven optimal, "gap":
     the order's relative distance to HiGHS' lower bound, "order_from": "ilp" or "heuristic" (the
     better order when HiGHS stops at its time limit)} (the last two for the ILP)).
@@ -439,14 +443,16 @@ def _solve(w, solver, rng, counts=None, prio=None):
     `counts`: whole numbers proportional to `w` (voters' preference counts, or released counts on
     the exact path): the tie rule `_tie_rule` then decides between equally good orders, the one
     with the fewest pairs out of `prio`'s order (default: the labels' order) is returned;
-    None (continuous noise, ties have probability 0): `w` as it is"""
+    None (continuous noise, ties have probability 0): `w` as it is. `noisy`: a released instance
+    (auto's ILP up to AUTO_ILP_NOISY_MAX_M candidates)"""
     m = len(w)
     solver = _check_solver(solver)
     if counts is not None:
         w = _tie_rule(counts, np.arange(m) if prio is None else prio)
     seconds = AUTO_ILP_SECONDS if solver == "auto" else 60.0
     if solver == "auto":
-        solver = "exact" if m < EXACT_BELOW else "ilp" if m <= AUTO_ILP_MAX_M else "ptas"
+        top = AUTO_ILP_NOISY_MAX_M if noisy else AUTO_ILP_MAX_M
+        solver = "exact" if m < EXACT_BELOW else "ilp" if m <= top else "ptas"
     if solver == "ilp":
         order, optimal, lower = _ilp(w, seconds)
         info = dict(optimal=optimal, gap=0.0, order_from="ilp")
@@ -1124,9 +1130,12 @@ def _kemeny_consensus(inst, regime, paper, bounds, solver, rng, mode):
     # probability 0 and the draw changes nothing
     prio = rng.permutation(len(inst.w))
     k = inst.w * n
-    counts = np.rint(k) if mode == "exact" and np.allclose(k, np.rint(k), rtol=0, atol=1e-6) else None
+    counts = (
+        np.rint(k) if mode == "exact" and np.allclose(k, np.rint(k), rtol=0, atol=1e-6) else None
+    )
     # solved at unit scale: the same orders, no overflow
-    order, used, info = _solve(inst.w / top if top > 0 else inst.w, solver, rng, counts, prio)
+    w = inst.w / top if top > 0 else inst.w
+    order, used, info = _solve(w, solver, rng, counts, prio, noisy=True)
     most = inst.w.shape[0] * (inst.w.shape[0] - 1) / 2  # no order's cost error exceeds binom(m, 2)
     return Consensus(
         order=order,
