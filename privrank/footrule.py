@@ -421,7 +421,7 @@ def dp_pairwise_indegree_aggregate(
     w[iu[1], iu[0]] = 1 - w[iu]
     _, indegree = order_by_indegree(w)  # indegree[u] = sum_v w[v, u]: weight of "v before u"
     # ties broken uniformly at random (`core.private_order`): on the exact path the in-degrees are
-    # whole multiples of 1/denom and compared as such, not as float sums that differ in their last bit
+    # whole multiples of 1/denom and compared as such, not as float sums differing in a last bit
     denom = 2 * n if weak else n
     key = np.rint(indegree * denom) if mode == "exact" else indegree
     order = private_order(-key, rng)
