@@ -421,13 +421,13 @@ def test_defaults_and_diagnostics_of_the_aggregators():
 
     for f in (btl.fit_btl, btl.fit_btl_pairs, btl.btl_aggregate):
         assert inspect.signature(f).parameters["lam"].default == "mle", f.__name__
-    for f in (btl.private_btl, btl.dp_btl_aggregate):
-        assert inspect.signature(f).parameters["lam"].default == "r3", f.__name__
+    assert inspect.signature(btl.private_btl).parameters["lam"].default == "r3"
+    assert inspect.signature(btl.dp_btl_aggregate).parameters["lam"].default == "private"
     R = btl.ranks_to_comparisons(np.array([[0, 1, 2], [1, 0, 2], [0, 2, 1], [2, 1, 0]]))
     c = btl.btl_aggregate(R)
     assert c.diagnostics["lam_rule"] == "mle" and c.diagnostics["lam"] == 0.0
     cp = btl.dp_btl_aggregate(R, epsilon=2.0, rng=0)
-    assert cp.diagnostics["lam_rule"] == "r3" and cp.diagnostics["lam"] > 0
+    assert cp.diagnostics["lam_rule"] == "private" and cp.diagnostics["lam"] > 0
     c2 = btl.btl_aggregate(R, lam=0.3)
     assert (c2.diagnostics["lam"], c2.diagnostics["lam_rule"]) == (0.3, "given")
 
