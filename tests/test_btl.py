@@ -194,10 +194,10 @@ def test_aggregators_match_the_cli(mode):
         for k in ("order", "scores"):
             assert np.array_equal(getattr(ours, k), getattr(theirs, k))
         assert (ours.model, ours.epsilon, ours.n_voters) == ("none", math.inf, 60)
-        for eps, seed in [(1.0, 0), (5.0, 3)]:
+        for eps, seed in [(1.0, 0), (5.0, 3)]:  # one rule for lambda on both sides
             _same(
-                btl.dp_btl_aggregate(pairs, epsilon=eps, rng=seed),
-                cli.METHODS["btl"].private(pairs, epsilon=eps, rng=seed),
+                btl.dp_btl_aggregate(pairs, epsilon=eps, rng=seed, lam="private"),
+                cli.METHODS["btl"].private(pairs, epsilon=eps, rng=seed, lam="private"),
             )
 
 
@@ -227,7 +227,7 @@ def test_a_table_and_its_rows_give_one_release_with_ties_and_users():
     for seed in range(3):
         ours = btl.dp_btl_aggregate(rows, n_items=m, ties=True, epsilon=2.0, rng=seed)
         assert ours.diagnostics["n_comparisons"] == n and ours.n_voters == len(ids)
-        theirs = cli.METHODS["btl"].private(table, epsilon=2.0, rng=seed)
+        theirs = cli.METHODS["btl"].private(table, epsilon=2.0, rng=seed, lam="private")
         assert np.array_equal(ours.scores, theirs.scores)
         assert core.privacy_record(ours) == core.privacy_record(theirs)
     ours = btl.btl_aggregate(rows, n_items=m, ties=True)
