@@ -379,9 +379,9 @@ def private_lambda(
     s: rr.PairStats,  # pair statistics of debiased outcomes, from `rr.pair_statistics`
 ) -> float:  # the penalty lambda >= 1/8
     """lambda = k^2 / 8, equation (R4): the stated ridge of one virtual tie per item, in the units
-    of the private loss, where a comparison's variance is k^2 = sum_c w_c^2 (2 z_c - 1)^2 /
-    sum_c w_c times a raw one's ((e^eps + 1)/(e^eps - 1))^2 for one epsilon, whatever the
-    outcomes). Never below `LAM_MLE_RIDGE`.
+    of the private loss, where a comparison's variance is k^2 times a raw one's: k^2 =
+    sum_c w_c^2 (2 z_c - 1)^2 / sum_c w_c, which is ((e^eps + 1)/(e^eps - 1))^2 for one epsilon,
+    whatever the outcomes. Never below `LAM_MLE_RIDGE`.
 
     Refuses an `s` that is not a PairStats."""
     s = _check_pairdata(s)
@@ -520,7 +520,9 @@ def fit_btl_pairs(
 ) -> BTLFit:  # the centred estimate theta with the solver's diagnostics
     """BTL M-estimator (equation (3), in the form (R1)) from pair statistics. `lam`="mle": the
     maximum likelihood estimate (lambda = 0) when the win graph is strongly connected, else the
-    stated ridge `LAM_MLE_RIDGE`; "r3": equation (R3). The result says which rule applied and why.
+    stated ridge `LAM_MLE_RIDGE`; "r3": equation (R3); "private": equation (R4), the stated ridge
+    at the variance of a debiased comparison (the "mle" rule on raw outcomes). The result says
+    which rule applied and why.
 
     Refuses (naming the parameter) an `s` that is not a PairStats, a bad `lam` (and the retired
     "auto"), `tol`, `solver`, `max_iter` or `link`, "mle" when some pair's mean outcome lies
