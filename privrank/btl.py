@@ -375,6 +375,24 @@ def default_lambda(
     return C_LAMBDA * math.sqrt(2 * s.sum_w2_v / s.n_items * math.log(max(s.n_items, 2)))
 
 
+def private_lambda(
+    s: rr.PairStats,  # pair statistics of debiased outcomes, from `rr.pair_statistics`
+) -> float:  # the penalty lambda >= 1/8
+    """lambda = k^2 / 8, equation (R4): the stated ridge of one virtual tie per item, in the units
+    of the private loss, where a comparison's variance is k^2 times a raw one's: k^2 =
+    sum_c w_c^2 (2 z_c - 1)^2 / sum_c w_c, which is ((e^eps + 1)/(e^eps - 1))^2 for one epsilon,
+    whatever the outcomes. Never below `LAM_MLE_RIDGE`.
+
+    Refuses an `s` that is not a PairStats."""
+    s = _check_pairdata(s)
+    return LAM_MLE_RIDGE * max(1.0, _noise_factor(s))
+
+
+def _noise_factor(s: rr.PairStats):
+    "k^2 of (R4): sum_c w_c^2 (2 z_c - 1)^2 / sum_c w_c, a function of epsilon and the weights"
+    return s.sum_w2_v / max(float(s.weight.sum()), np.finfo(float).tiny)
+
+
 def _win_graph(s: rr.PairStats):
     """The win graph as a sparse matrix (an edge loser -> winner for each pair where the loser lost
     with positive weight), or None when some pair's mean outcome lies outside [0, 1]"""
@@ -420,7 +438,7 @@ def _components(s: rr.PairStats):
     return nscc, 1 if hub else connected_components(g, directed=False)[0]
 
 
-_LAM = "a number >= 0, 'mle' or 'r3'"
+_LAM = "a number >= 0, 'mle', 'r3' or 'private'"
 
 
 def _choose_lam(lam, s: rr.PairStats):
@@ -429,10 +447,10 @@ def _choose_lam(lam, s: rr.PairStats):
         if lam == "auto":
             raise ValueError(
                 "`lam`='auto' was retired: use 'mle' (the maximum likelihood estimate, the "
-                "default without privacy), 'r3' (equation (R3), the default for debiased private "
-                "data) or a number >= 0"
+                "default without privacy), 'r3' (equation (R3)), 'private' (equation (R4), the "
+                "default for debiased private data) or a number >= 0"
             )
-        if lam not in ("mle", "r3"):
+        if lam not in ("mle", "r3", "private"):
             raise ValueError(f"`lam` must be {_LAM}; got {lam!r}")
     elif lam is None or isinstance(lam, bytes):
         raise TypeError(f"`lam` must be {_LAM}; got {lam!r}")
@@ -444,14 +462,23 @@ def _choose_lam(lam, s: rr.PairStats):
     nscc, ncc = _components(s)
     if lam == "r3":
         return default_lambda(s), "r3", "equation (R3)", nscc, ncc
+    if lam == "private":
+        k2 = _noise_factor(s)
+        if nscc is None or k2 > 1:
+            why = (
+                f"equation (R4): one virtual tie per item at the variance of a private "
+                f"comparison, k^2 = {k2:.4g} times a raw one's"
+            )
+            return private_lambda(s), "private", why, nscc, ncc
+        lam = "mle"  # raw outcomes, no privacy noise (k^2 <= 1): the MLE rule itself
     if lam == "mle":
         if nscc is None:
             out = int(((s.zbar < 0) | (s.zbar > 1)).sum())
             raise ValueError(
                 f"`lam`='mle' needs every pair's mean outcome in [0, 1] (raw outcomes, ties as "
                 f"1/2); {out} pairs have means outside it, as debiased private outcomes do, and "
-                "then the unpenalised loss can be unbounded below: use `lam`='r3' (equation "
-                "(R3)) or a number > 0"
+                "then the unpenalised loss can be unbounded below: use `lam`='private' "
+                "(equation (R4)), 'r3' (equation (R3)) or a number > 0"
             )
         if nscc == 1:
             why = "the win graph is strongly connected: the MLE exists and is unique"
@@ -471,7 +498,7 @@ def _choose_lam(lam, s: rr.PairStats):
         raise ValueError(
             "`lam`=0 needs every pair's mean outcome in [0, 1] (raw outcomes, ties as 1/2); "
             "debiased private outcomes leave it, and then the unpenalised loss can be unbounded "
-            "below: use `lam`='r3' (equation (R3)) or a number > 0"
+            "below: use `lam`='private' (equation (R4)), 'r3' or a number > 0"
         )
     if lam == 0 and nscc is not None and nscc > 1:
         raise ValueError(
@@ -493,7 +520,9 @@ def fit_btl_pairs(
 ) -> BTLFit:  # the centred estimate theta with the solver's diagnostics
     """BTL M-estimator (equation (3), in the form (R1)) from pair statistics. `lam`="mle": the
     maximum likelihood estimate (lambda = 0) when the win graph is strongly connected, else the
-    stated ridge `LAM_MLE_RIDGE`; "r3": equation (R3). The result says which rule applied and why.
+    stated ridge `LAM_MLE_RIDGE`; "r3": equation (R3); "private": equation (R4), the stated ridge
+    at the variance of a debiased comparison (the "mle" rule on raw outcomes). The result says
+    which rule applied and why.
 
     Refuses (naming the parameter) an `s` that is not a PairStats, a bad `lam` (and the retired
     "auto"), `tol`, `solver`, `max_iter` or `link`, "mle" when some pair's mean outcome lies
@@ -733,8 +762,7 @@ def fit_btl_counts(
     *,
     epsilon: np.ndarray,  # (G,) the per-comparison epsilon of each group's randomized response
     weighting: str = "inverse_variance",  # or "uniform" (the plain mean of equation (3))
-    lam: float
-    | str = "r3",  # ridge >= 0, "r3" (R3, Theorem 1) or "mle" (if all pair means in [0,1])
+    lam: float | str = "private",  # ridge >= 0: "private" (R4), "r3" (R3) or "mle" (means in [0,1])
     tol: float = 1e-9,  # gradient tolerance of the solver
     solver: str = "auto",  # "auto", "newton", "newton-cg" or "lbfgs"
     link: str = "logit",  # "logit" (BTL) or "probit" (Thurstone)
@@ -1174,7 +1202,7 @@ def dp_btl_aggregate(
     model: str = "local",  # must be "local": each unit privatises her own comparisons
     rng: RNGLike = None,  # seed or generator of the randomized response
     privacy_unit: str | None = None,  # "voter", "user" (rows have a user column) or "comparison"
-    lam: float | str = "r3",  # ridge >= 0, "r3" (R3, Theorem 1) or "mle"
+    lam: float | str = "private",  # ridge >= 0: "private" (R4), "r3" (R3, Theorem 1) or "mle"
     n_items: int | None = None,  # rows: number of items m, ids 0..m-1; None: `items` or the data's
     items: object = None,  # rows: the item labels (public), in id order; None: ids or the data's
     ties: bool = False,  # rows: a last column flags ties (0/1): each released as a fair coin

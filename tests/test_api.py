@@ -277,7 +277,7 @@ BUILDING_BLOCKS = {
         "debiased_variance", "inverse_variance_weights", "epsilon_of_comparisons",
         "composed_user_epsilon", "PairStats",
     ),
-    btl: ("default_lambda", "btl_consensus", "per_comparison_epsilon"),
+    btl: ("default_lambda", "private_lambda", "btl_consensus", "per_comparison_epsilon"),
     audit: ("lattice_leaks", "lattice_spacings"),
     auto: ("KEMENY_BELOW",),
     ledger: (

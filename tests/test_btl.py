@@ -194,10 +194,10 @@ def test_aggregators_match_the_cli(mode):
         for k in ("order", "scores"):
             assert np.array_equal(getattr(ours, k), getattr(theirs, k))
         assert (ours.model, ours.epsilon, ours.n_voters) == ("none", math.inf, 60)
-        for eps, seed in [(1.0, 0), (5.0, 3)]:
+        for eps, seed in [(1.0, 0), (5.0, 3)]:  # one rule for lambda on both sides
             _same(
-                btl.dp_btl_aggregate(pairs, epsilon=eps, rng=seed),
-                cli.METHODS["btl"].private(pairs, epsilon=eps, rng=seed),
+                btl.dp_btl_aggregate(pairs, epsilon=eps, rng=seed, lam="private"),
+                cli.METHODS["btl"].private(pairs, epsilon=eps, rng=seed, lam="private"),
             )
 
 
@@ -227,7 +227,7 @@ def test_a_table_and_its_rows_give_one_release_with_ties_and_users():
     for seed in range(3):
         ours = btl.dp_btl_aggregate(rows, n_items=m, ties=True, epsilon=2.0, rng=seed)
         assert ours.diagnostics["n_comparisons"] == n and ours.n_voters == len(ids)
-        theirs = cli.METHODS["btl"].private(table, epsilon=2.0, rng=seed)
+        theirs = cli.METHODS["btl"].private(table, epsilon=2.0, rng=seed, lam="private")
         assert np.array_equal(ours.scores, theirs.scores)
         assert core.privacy_record(ours) == core.privacy_record(theirs)
     ours = btl.btl_aggregate(rows, n_items=m, ties=True)
@@ -421,13 +421,13 @@ def test_defaults_and_diagnostics_of_the_aggregators():
 
     for f in (btl.fit_btl, btl.fit_btl_pairs, btl.btl_aggregate):
         assert inspect.signature(f).parameters["lam"].default == "mle", f.__name__
-    for f in (btl.private_btl, btl.dp_btl_aggregate):
-        assert inspect.signature(f).parameters["lam"].default == "r3", f.__name__
+    assert inspect.signature(btl.private_btl).parameters["lam"].default == "r3"
+    assert inspect.signature(btl.dp_btl_aggregate).parameters["lam"].default == "private"
     R = btl.ranks_to_comparisons(np.array([[0, 1, 2], [1, 0, 2], [0, 2, 1], [2, 1, 0]]))
     c = btl.btl_aggregate(R)
     assert c.diagnostics["lam_rule"] == "mle" and c.diagnostics["lam"] == 0.0
     cp = btl.dp_btl_aggregate(R, epsilon=2.0, rng=0)
-    assert cp.diagnostics["lam_rule"] == "r3" and cp.diagnostics["lam"] > 0
+    assert cp.diagnostics["lam_rule"] == "private" and cp.diagnostics["lam"] > 0
     c2 = btl.btl_aggregate(R, lam=0.3)
     assert (c2.diagnostics["lam"], c2.diagnostics["lam_rule"]) == (0.3, "given")
 

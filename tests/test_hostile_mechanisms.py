@@ -499,6 +499,7 @@ SPEC = {
         dict(theta=REAL_BAD, s=[None, PD.__dict__], lam=[-1.0, INF], link=[1]),
     ),
     "default_lambda": (btl.default_lambda, dict(s=PD), dict(s=[None, "s", PD.__dict__])),
+    "private_lambda": (btl.private_lambda, dict(s=PD), dict(s=[None, "s", PD.__dict__])),
     "fit_btl_counts": (
         btl.fit_btl_counts,
         dict(
@@ -1021,6 +1022,7 @@ INTERNAL = {
     "debiased_variance",
     "inverse_variance_weights",
     "default_lambda",
+    "private_lambda",
     "btl_consensus",
     "per_comparison_epsilon",
     "costs_from_histograms",
@@ -1304,6 +1306,7 @@ def _valid(name, a):
         "btl_grad": dict(theta=a["theta"], s=pd_, lam=0.2, link="logit"),
         "btl_hessian": dict(theta=a["theta"], s=pd_, lam=0.2, link="logit"),
         "default_lambda": dict(s=pd_),
+        "private_lambda": dict(s=pd_),
         "fit_btl_pairs": dict(s=pd_, lam=0.5, tol=1e-9, solver="auto", max_iter=200, link="logit"),
         "fit_btl": dict(
             i=i,
