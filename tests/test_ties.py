@@ -180,7 +180,9 @@ def kemeny_first_places(monkeypatch=None, fixed=False):
 
     if fixed:  # the labels' priority instead of the release's random one
         solve = K._solve
-        monkeypatch.setattr(K, "_solve", lambda w, s, rng, c=None, p=None: solve(w, s, rng, c))
+        monkeypatch.setattr(
+            K, "_solve", lambda w, s, rng, c=None, p=None, **kw: solve(w, s, rng, c, **kw)
+        )
     with pr.use_noise("exact"):
         res = [pr.dp_kemeny_aggregate(CYCLE, epsilon=5.0, rng=s) for s in range(RUNS)]
     return np.bincount([r.order[0] for r in res], minlength=3) / RUNS
