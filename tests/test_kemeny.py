@@ -324,3 +324,20 @@ def test_reported_bounds_never_exceed_the_trivial_one():
     dg = K.dp_kemeny_aggregate(R, epsilon=1.0, rng=0).diagnostics
     assert max(dg["bound_large_n"], dg["bound_small_n"]) <= 190  # binom(20, 2)
     assert dg["solver"] == "ilp" and isinstance(dg["optimal"], bool)
+
+
+def test_auto_returns_the_optimum_on_a_uniform_profile_at_m_40_n_1000_within_15_s():
+    # the done-when: every order equally likely (margins near 0, the hard case)
+    import time
+
+    rng = np.random.default_rng(33)
+    R = np.argsort(np.argsort(rng.random((1000, 40)), axis=1), axis=1)
+    t0 = time.perf_counter()
+    res = K.kemeny_aggregate(R)
+    took = time.perf_counter() - t0
+    w = core.preference_matrix(R)
+    best = K.kemeny_cost(w, K.kemeny_ilp(w, time_limit=600.0))  # the ILP, no practical limit
+    assert res.diagnostics["solver"] == "ilp" and res.diagnostics["optimal"] is True
+    assert res.diagnostics["kemeny_cost"] == pytest.approx(best, rel=1e-12)
+    assert took < 15.0, took
+    assert K.kemeny_cost(w, K.kemeny_ptas(w, rng=0)) >= best - 1e-9  # no order beats the optimum
