@@ -1497,6 +1497,7 @@ def _central_btl(
         cap="max_per_unit" if cap is not None else "the public schedule's largest",
         n_comparisons=s.n_comparisons,
         public="the schedule: which pairs were compared, how often, and by which unit",
+        released_wins=W,  # the noisy win counts (what the fit post-processes)
     )
     if vocab is not None or labels is not None:
         diag["items"] = (vocab.labels if labels is None else labels).tolist()
