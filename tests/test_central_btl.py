@@ -28,7 +28,12 @@ def _worst(pairs, m, unit_rows):
     n = len(pairs)
     out = np.array(list(itertools.product(range(3), repeat=n)))  # 0 a won, 1 tie, 2 b won
     a, b = pairs[:, 0], pairs[:, 1]
-    W = np.stack([_wins(np.column_stack([np.where(o == 2, b, a), np.where(o == 2, a, b), o == 1]), m) for o in out])  # fmt: skip
+    W = np.stack(
+        [
+            _wins(np.column_stack([np.where(o == 2, b, a), np.where(o == 2, a, b), o == 1]), m)
+            for o in out
+        ]
+    )
     key = np.delete(out, unit_rows, axis=1) @ (3 ** np.arange(n - len(unit_rows)))
     l1 = l2 = 0.0
     for k in np.unique(key):  # datasets that differ only in the unit's outcomes are neighbours
@@ -45,13 +50,17 @@ def test_sensitivity_by_search_equals_the_declared():
         rows[:, :2], n_items=4, privacy_unit="comparison", epsilon=E, model="central", rng=0
     )
     l1, l2 = _worst(pairs, 4, [0])  # one comparison's outcome
-    assert (l1, l2) == pytest.approx((rel.diagnostics["sensitivity_l1"], rel.diagnostics["sensitivity_l2"]))  # fmt: skip
+    assert (l1, l2) == pytest.approx(
+        (rel.diagnostics["sensitivity_l1"], rel.diagnostics["sensitivity_l2"])
+    )
     # a user with k = 2 comparisons of the same pair: 2k and sqrt(2) k, attained
     users = np.column_stack([rows[:, :2], [0, 1, 2, 3, 0]])
     ru = btl.dp_btl_aggregate(users, n_items=4, epsilon=E, model="central", rng=0)
     l1u, l2u = _worst(pairs, 4, [0, 4])
     assert ru.diagnostics["comparisons_per_unit_max"] == 2
-    assert (l1u, l2u) == pytest.approx((ru.diagnostics["sensitivity_l1"], ru.diagnostics["sensitivity_l2"]))  # fmt: skip
+    assert (l1u, l2u) == pytest.approx(
+        (ru.diagnostics["sensitivity_l1"], ru.diagnostics["sensitivity_l2"])
+    )
     # the Laplace scale meets it: the worst log-ratio of output densities is l1 / b = epsilon;
     # half the scale gives 2 epsilon, over the claim
     b = rel.diagnostics["noise_scale"]
@@ -77,7 +86,9 @@ def test_rate_in_comparisons_per_pair_is_one_over_L():
             g = np.random.default_rng([7, a, r])
             d = _complete(m, int(L), theta, g)
             ref = btl.btl_aggregate(d, n_items=m, privacy_unit="comparison").scores
-            c = btl.dp_btl_aggregate(d, n_items=m, privacy_unit="comparison", epsilon=E, model="central", rng=g)  # fmt: skip
+            c = btl.dp_btl_aggregate(
+                d, n_items=m, privacy_unit="comparison", epsilon=E, model="central", rng=g
+            )
             err[a, r] = np.linalg.norm(c.scores - ref)
     y = np.log(err.mean(1))
     se = err.std(1, ddof=1) / np.sqrt(R) / err.mean(1)  # sd of log mean, delta method
@@ -176,7 +187,15 @@ def test_cap_perturbed_mle_and_gaussian_record_what_they_spent():
     assert r.diagnostics["sensitivity_l1"] == 12 and r.diagnostics["cap"] == "max_per_unit"
     g = btl.dp_btl_aggregate(users, n_items=10, epsilon=E, delta=1e-6, model="central", rng=1)
     assert (g.delta, g.diagnostics["law"]) == (1e-6, "gaussian")
-    p = btl.dp_btl_aggregate(d[:, :2], n_items=10, privacy_unit="comparison", epsilon=E, model="central", estimator="perturbed_mle", rng=1)  # fmt: skip
+    p = btl.dp_btl_aggregate(
+        d[:, :2],
+        n_items=10,
+        privacy_unit="comparison",
+        epsilon=E,
+        model="central",
+        estimator="perturbed_mle",
+        rng=1,
+    )
     assert p.diagnostics["law"] == "l2-laplace" and p.model == "central"
 
 
@@ -193,9 +212,13 @@ def test_same_seed_same_release_across_sources(tmp_path):
     a = btl.dp_btl_aggregate(d, n_items=12, privacy_unit="comparison", ties=True, **kw)
     b = btl.dp_btl_aggregate(table, **kw)
     c = btl.dp_btl_aggregate(datasets.read_pairwise_csv(f), **kw)
-    e = btl.dp_btl_aggregate(d, n_items=12, privacy_unit="comparison", ties=True, chunk_rows=7, **kw)  # fmt: skip
+    e = btl.dp_btl_aggregate(
+        d, n_items=12, privacy_unit="comparison", ties=True, chunk_rows=7, **kw
+    )
     for x in (b, c, e):
-        np.testing.assert_array_equal(x.diagnostics["released_wins"], a.diagnostics["released_wins"])  # fmt: skip
+        np.testing.assert_array_equal(
+            x.diagnostics["released_wins"], a.diagnostics["released_wins"]
+        )
         np.testing.assert_allclose(x.scores, a.scores)
 
 
