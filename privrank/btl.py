@@ -938,6 +938,21 @@ def per_comparison_epsilon(
         )
     return out
 
+# %% ../nbs/02_btl.ipynb #cbtl0000
+# the estimators of the central model: Laplace (or Gaussian) noise on the win counts, the
+# perturbed likelihood (objective perturbation, a norm-l2 noise vector), or "mixed": the counts of
+# heavily played items and randomized response on the rest (edge DP only)
+CENTRAL_ESTIMATORS = ("noisy_count", "perturbed_mle", "mixed")
+
+
+def _check_central_options(estimator, max_per_unit):
+    "(estimator, cap or None) of `dp_btl_aggregate`, refused by name whatever the model"
+    if not (isinstance(estimator, str) and estimator in CENTRAL_ESTIMATORS):
+        raise ValueError(f"`estimator` must be one of {CENTRAL_ESTIMATORS}; got {estimator!r}")
+    if max_per_unit is None:
+        return estimator, None
+    return estimator, check_int(max_per_unit, name="max_per_unit", minimum=1)
+
 # %% ../nbs/02_btl.ipynb #4ab436f3
 def _check_btl_privacy(epsilon, delta, model):
     """(epsilon, delta, model) of the BTL aggregators: randomized response (local) is pure
@@ -1206,6 +1221,7 @@ def dp_btl_aggregate(
     pure epsilon-local DP), a `model` other than "local" or "central", a bad `epsilon` or `rng`,
     rankings passed as rows, and what `btl_aggregate` refuses."""
     epsilon = _check_btl_privacy(epsilon, delta, model)
+    _check_central_options(estimator, max_per_unit)  # refused whatever the model
     if model == "central" and not math.isinf(epsilon):
         return _central_btl(
             comparisons, epsilon=epsilon, delta=delta, rng=rng, privacy_unit=privacy_unit,
@@ -1292,9 +1308,6 @@ def dp_btl_aggregate(
 # %% ../nbs/02_btl.ipynb #cbtl0004
 from privrank.core import calibrate_noise, release
 
-# the estimators of the central model: Laplace (or Gaussian) noise on the win counts, or the
-# perturbed likelihood (objective perturbation, a norm-l2 noise vector); the first is the default
-CENTRAL_ESTIMATORS = ("noisy_count", "perturbed_mle")
 # the central ridge, in virtual ties per item: one (the non-private stated ridge, LAM_MLE_RIDGE)
 # plus the noise variance of an item's win count counted in variances of one tie outcome (1/4)
 CENTRAL_RIDGE_TIES = 1.0
@@ -1407,6 +1420,39 @@ def _central_ridge(var, lam):
     return ties / 8, "central", why
 
 
+def _rr_added_variance(epsilon):
+    "Variance randomized response at epsilon adds to one debiased outcome: e^eps / (e^eps - 1)^2"
+    return 0.25 / math.sinh(epsilon / 2) ** 2
+
+
+def _mixed_split(s: rr.PairStats, c, m, epsilon, var):
+    """(counted c[t, a, b], randomized c[t, a, b], counted items): an item is counted when
+    randomized response on its n_a comparisons would add more variance (n_a e^eps/(e^eps-1)^2)
+    than the noise of its count (`var`); a comparison is counted when both its items are.
+    Only the public schedule decides."""
+    n_a = np.bincount(s.i, s.weight, m) + np.bincount(s.j, s.weight, m)
+    counted = n_a * _rr_added_variance(epsilon) > var
+    both = counted[:, None] & counted[None, :]
+    c = c.reshape(2, m, m)
+    return c * both, c * ~both, counted
+
+
+def _randomized_target(c, m, epsilon, rng, mode):
+    """sum over the comparisons of c[t, a, b] (listed a, b; t: a tie) of (z - [a > b]) (e_a - e_b),
+    z the debiased randomized-response outcome "a beat b" (a tie: a fair coin first, as in 01):
+    each comparison's coins drawn by the curator, in the order of the counts"""
+    key = np.flatnonzero(c.ravel())
+    reps = c.ravel()[key]
+    t, a, b = np.unravel_index(np.repeat(key, reps), (2, m, m))
+    y = np.ones(len(t), bool)
+    if t.any():
+        coin = rng.integers(0, 2, len(t)) == 1
+        y[t == 1] = coin[t == 1]
+    y ^= rr_flips(len(t), epsilon=epsilon, rng=rng, noise=mode)
+    z = rr.debias(y.astype(np.int8), epsilon=epsilon) - (a > b)
+    return np.bincount(a, z, m) - np.bincount(b, z, m), len(t)
+
+
 def _btl_event(**a):
     "The ledger's event of a `dp_btl_aggregate` call: randomized response, or the central release"
     if a.get("model") != "central":
@@ -1431,8 +1477,7 @@ def _central_btl(
     """Central BTL: the curator counts each item's wins (a tie: one half to each) over a public
     schedule, releases them once with noise calibrated to a unit's k comparisons (l1 = 2k), and
     fits the BTL likelihood to the noisy wins (post-processing)"""
-    if not (isinstance(estimator, str) and estimator in CENTRAL_ESTIMATORS):
-        raise ValueError(f"`estimator` must be one of {CENTRAL_ESTIMATORS}; got {estimator!r}")
+    estimator, cap = _check_central_options(estimator, max_per_unit)
     rng, mode = check_rng(rng), noise_mode()
     if estimator == "perturbed_mle":
         if delta != 0:
@@ -1446,7 +1491,6 @@ def _central_btl(
                 "norm-l2 vector, not integer noise on the grid): use estimator='noisy_count' "
                 "(discrete Laplace or Gaussian on the win counts) or the fast path"
             )
-    cap = None if max_per_unit is None else check_int(max_per_unit, name="max_per_unit", minimum=1)
     src, unit, n_items, items, ties, labels = _comparisons_source(
         comparisons, privacy_unit, n_items, items, ties, columns, chunk_rows, client
     )
@@ -1468,12 +1512,32 @@ def _central_btl(
                 f"schedule ({k}): raise it, or drop the {unit}'s extra comparisons first"
             )
         k = cap
-    W, law, scale, l1, l2 = _central_noise(
-        wins2, epsilon=epsilon, delta=delta, k=k, estimator=estimator, rng=rng, mode=mode
-    )
-    var = _noise_variance(law, scale, m)
+    if estimator != "mixed":
+        W, law, scale, l1, l2 = _central_noise(
+            wins2, epsilon=epsilon, delta=delta, k=k, estimator=estimator, rng=rng, mode=mode
+        )
+        var = _noise_variance(law, scale, m)
+        target, n_rr = W - offset, 0
+    else:  # each comparison in one of two releases, chosen from the schedule: parallel
+        if unit != "comparison":
+            raise ValueError(
+                "`estimator`='mixed' is edge DP only (each comparison in one of two releases): "
+                f"use privacy_unit='comparison' or estimator='noisy_count'; got unit {unit!r}"
+            )
+        law, scale = calibrate_noise(
+            epsilon=epsilon, delta=delta, l1=2.0, l2=math.sqrt(2), noise=mode
+        )
+        var = _noise_variance(law, scale, m)
+        cc, cr, counted = _mixed_split(s, c, m, epsilon, var)
+        sc, w2c, off_c = _central_schedule(cc.ravel(), m)
+        W, law, scale, l1, l2 = _central_noise(
+            w2c, epsilon=epsilon, delta=delta, k=1, estimator="noisy_count", rng=rng, mode=mode
+        )
+        W = np.where(counted, W, 0.0)  # an item with no counted comparison: nothing released
+        t_rr, n_rr = _randomized_target(cr, m, epsilon, rng, mode)
+        target = W - off_c + t_rr  # an item left to randomized response has less than `var`
     lam, rule, why = _central_ridge(var, lam)
-    theta, it, gn, solver = _fit_wins(s, W - offset, lam)
+    theta, it, gn, solver = _fit_wins(s, target, lam)
     ncc = connected_components(
         coo_matrix((np.ones(len(s.i)), (s.i, s.j)), shape=(m, m)), directed=False
     )[0]
@@ -1498,6 +1562,7 @@ def _central_btl(
         n_comparisons=s.n_comparisons,
         public="the schedule: which pairs were compared, how often, and by which unit",
         released_wins=W,  # the noisy win counts (what the fit post-processes)
+        n_randomized=n_rr,  # "mixed": comparisons released by randomized response instead
     )
     if vocab is not None or labels is not None:
         diag["items"] = (vocab.labels if labels is None else labels).tolist()

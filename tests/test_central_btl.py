@@ -234,3 +234,22 @@ def test_dp_aggregate_and_the_command_take_central(tmp_path):
     argv = ["aggregate", str(f), "--method", "btl", "--model", "central", "--epsilon", "1"]
     assert cli.main(argv, out=out, err=err) == 0, err.getvalue()
     assert "epsilon = 1 per comparison (central model" in out.getvalue()
+
+
+def test_mixed_splits_by_the_public_schedule_only():
+    """estimator="mixed": an item is counted when randomized response on its games would add
+    more variance than its count's noise; the split does not look at the outcomes, a user's
+    several comparisons are refused, and the release is the same whatever the chunking"""
+    sparse, dense = _season(30, 90, 4), _season(10, 1000, 5)  # 6 and 200 games a team
+    kw = dict(privacy_unit="comparison", ties=True, epsilon=E, model="central", estimator="mixed")
+    s = btl.dp_btl_aggregate(sparse, n_items=30, rng=1, **kw)
+    d = btl.dp_btl_aggregate(dense, n_items=10, rng=1, **kw)
+    assert s.diagnostics["n_randomized"] == 90 and d.diagnostics["n_randomized"] == 0
+    flipped = sparse.copy()
+    flipped[:, :2] = flipped[:, 1::-1]  # every outcome reversed: the same split
+    assert btl.dp_btl_aggregate(flipped, n_items=30, rng=1, **kw).diagnostics["n_randomized"] == 90
+    again = btl.dp_btl_aggregate(sparse, n_items=30, rng=1, chunk_rows=7, **kw)
+    np.testing.assert_allclose(again.scores, s.scores)
+    users = np.column_stack([sparse[:, :2], np.arange(90) // 3])
+    with pytest.raises(ValueError, match="`estimator`='mixed' is edge DP only"):
+        btl.dp_btl_aggregate(users, n_items=30, epsilon=E, model="central", estimator="mixed")
