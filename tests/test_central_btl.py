@@ -253,3 +253,25 @@ def test_mixed_splits_by_the_public_schedule_only():
     users = np.column_stack([sparse[:, :2], np.arange(90) // 3])
     with pytest.raises(ValueError, match="`estimator`='mixed' is edge DP only"):
         btl.dp_btl_aggregate(users, n_items=30, epsilon=E, model="central", estimator="mixed")
+
+
+def test_the_ledger_is_charged_once_per_release_with_its_unit():
+    from privrank.ledger import Budget, use_budget
+
+    d = _season(10, 60, 6)
+    users = np.column_stack([d[:, :2], np.arange(60) // 6])
+    b = Budget(epsilon=10.0, delta=1e-5)
+    with use_budget(b):
+        btl.dp_btl_aggregate(
+            d[:, :2], n_items=10, privacy_unit="comparison", epsilon=E, model="central", rng=0
+        )
+        btl.dp_btl_aggregate(
+            users, n_items=10, privacy_unit="user", epsilon=0.5, delta=1e-6, model="central", rng=0
+        )
+    first, second = b.log
+    assert (first.privacy, first.privacy_unit, first.law) == (
+        ("laplace", E),
+        "comparison",
+        "laplace",
+    )
+    assert (second.privacy, second.privacy_unit) == (("gaussian", 0.5, 1e-6), "user")
