@@ -1351,7 +1351,8 @@ def _central_schedule(c, m):
 def _fit_wins(s: rr.PairStats, b, lam, tol=1e-9, max_iter=200):
     """argmin_theta sum_pairs n_ab log(1 + e^(theta_a - theta_b)) - b^T theta + lam |theta|^2, the
     BTL likelihood of a schedule whose wins enter through b = W - (lost-side offsets) only;
-    Newton with backtracking from 0. Returns (theta centred, iterations, scaled gradient)"""
+    Newton with backtracking from 0. Returns (theta centred, iterations, scaled gradient,
+    solver)"""
     m = s.n_items
     scale = max(1.0, (np.bincount(s.i, s.weight, m) + np.bincount(s.j, s.weight, m)).max())
     scale = max(scale, float(np.abs(b).max(initial=0.0)))
@@ -1461,12 +1462,13 @@ def _btl_event(**a):
             "comparison outcomes (randomized response)",
             law="randomized response",
         )(**a)
-    additive = a.get("estimator") == "noisy_count"
+    est = a.get("estimator")
+    law = {
+        "perturbed_mle": "objective perturbation (norm-l2 noise)",
+        "mixed": "noisy counts and randomized response, on disjoint comparisons",
+    }.get(est)
     return privacy_event(
-        "dp_btl_aggregate",
-        "win counts (central)",
-        additive=additive,
-        law=None if additive else "objective perturbation (norm-l2 noise)",
+        "dp_btl_aggregate", "win counts (central)", additive=est == "noisy_count", law=law
     )(**a)
 
 
