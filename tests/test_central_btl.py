@@ -275,3 +275,16 @@ def test_the_ledger_is_charged_once_per_release_with_its_unit():
         "laplace",
     )
     assert (second.privacy, second.privacy_unit) == (("gaussian", 0.5, 1e-6), "user")
+
+
+def test_exact_path_releases_on_the_half_grid():
+    "Exact noise: twice the released wins are integers (discrete Laplace on 2W, ties included)"
+    d = _season(12, 120, 7)
+    sparse = _season(30, 60, 8)  # 4 games a team: every comparison randomized
+    kw = dict(privacy_unit="comparison", ties=True, epsilon=E, model="central", rng=2)
+    with use_noise("exact"):
+        r = btl.dp_btl_aggregate(d, n_items=12, **kw)
+        s = btl.dp_btl_aggregate(sparse, n_items=30, estimator="mixed", **kw)
+    w = r.diagnostics["released_wins"]
+    assert r.noise == "exact" and np.array_equal(2 * w, np.round(2 * w))
+    assert s.noise == "exact" and s.diagnostics["n_randomized"] == 60
