@@ -685,6 +685,42 @@ def standard_audits(
             )
         )
 
+    # central BTL (edge DP): a season of 3 comparisons over a public schedule, one outcome
+    # reversed; released: the noisy win counts, by core.release at the mechanism's own scale
+    def btl_central(delta):
+        from privrank.btl import dp_btl_aggregate
+
+        kw = dict(epsilon=e, delta=delta, model="central", privacy_unit="comparison", n_items=3)
+        real = lambda g, rng: dp_btl_aggregate(g, rng=rng, **kw).diagnostics["released_wins"]
+
+        def batch(g, rng, n):
+            dg = dp_btl_aggregate(g, rng=0, **kw).diagnostics  # its calibration (claimed)
+            wins2 = 2 * np.bincount(g[:, 0], minlength=3)
+            return core.release(
+                np.tile(wins2, (n, 1)), dg["law"], dg["noise_scale"], rng=rng, denom=2
+            )
+
+        return batch, _replayer(batch, real)
+
+    for delta in (0.0, d):
+        b, rp = btl_central(delta)
+        out.append(
+            MechanismAudit(
+                f"central BTL, noisy win counts ({'Gaussian' if delta else 'Laplace'})",
+                "central",
+                "one comparison outcome",
+                b,
+                np.array([[0, 1], [1, 2], [0, 2]]),
+                np.array([[1, 0], [1, 2], [0, 2]]),
+                e,
+                delta,
+                "gaussian" if delta else "laplace",
+                N(100_000 if delta else 40_000),
+                batch=True,
+                replay=rp,
+            )
+        )
+
     # tree, central: m trees, released node values; batch = the same nodes stacked n times,
     # noised by the tree's own `release_nodes` at the scales the mechanism reports
     def tree_central(delta):

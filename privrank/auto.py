@@ -145,7 +145,33 @@ def dp_aggregate(
 
     Returns its `Consensus`, with the privacy it spent (delta = 0 when it used Laplace noise) and
     the choice in its diagnostics (`auto_method`, `auto_reason`, `auto_margin_sd`). Refuses,
-    naming the parameter, what `choose_aggregator` and the chosen aggregator refuse."""
+    naming the parameter, what `choose_aggregator` and the chosen aggregator refuse.
+
+    Pairwise comparisons (a `datasets.Comparisons` table, as `datasets.read_pairwise_csv` reads)
+    go to BTL: `btl.dp_btl_aggregate(model=model)`, the curator's noisy win counts for "central"
+    (the default) and randomized response for "local", at epsilon per the table's privacy unit;
+    both spend delta = 0 (Laplace noise hides a win count with less noise than Gaussian at any
+    delta the ledger allows)."""
+    from privrank.btl import dp_btl_aggregate
+    from privrank.datasets import Comparisons
+
+    if isinstance(ranks, Comparisons):
+        check_delta(delta)
+        if columns is not None:
+            raise ValueError("`columns` applies to rankings; a Comparisons table has its own")
+        res = dp_btl_aggregate(
+            ranks, epsilon=epsilon, model=model, rng=rng, chunk_rows=chunk_rows, client=client
+        )
+        why = (
+            f"pairwise comparisons: BTL, {model} model ("
+            + (
+                "the curator's Laplace-noised win counts"
+                if model == "central"
+                else "randomized response"
+            )
+            + ", delta = 0)"
+        )
+        return replace(res, diagnostics=dict(res.diagnostics, auto_method="btl", auto_reason=why))
     rng = check_rng(rng)
     src, checked = rank_source(ranks, columns, chunk_rows, client)
     v = rank_shape(src, checked)  # n and m are public; one counting pass for a file

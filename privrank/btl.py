@@ -966,19 +966,35 @@ def per_comparison_epsilon(
         )
     return out
 
+# %% ../nbs/02_btl.ipynb #cbtl0000
+# the estimators of the central model: Laplace (or Gaussian) noise on the win counts, the
+# perturbed likelihood (objective perturbation, a norm-l2 noise vector), or "mixed": the counts of
+# heavily played items and randomized response on the rest (edge DP only)
+CENTRAL_ESTIMATORS = ("noisy_count", "perturbed_mle", "mixed")
+
+
+def _check_central_options(estimator, max_per_unit):
+    "(estimator, cap or None) of `dp_btl_aggregate`, refused by name whatever the model"
+    if not (isinstance(estimator, str) and estimator in CENTRAL_ESTIMATORS):
+        raise ValueError(f"`estimator` must be one of {CENTRAL_ESTIMATORS}; got {estimator!r}")
+    if max_per_unit is None:
+        return estimator, None
+    return estimator, check_int(max_per_unit, name="max_per_unit", minimum=1)
+
 # %% ../nbs/02_btl.ipynb #4ab436f3
 def _check_btl_privacy(epsilon, delta, model):
-    "(epsilon, delta, model) of the BTL aggregators: randomized response is pure epsilon-LDP"
+    """(epsilon, delta, model) of the BTL aggregators: randomized response (local) is pure
+    epsilon-LDP; the central model's noisy counts may take a delta (Gaussian)"""
     epsilon, delta = check_epsilon(epsilon, allow_inf=True, scalar=True), check_delta(delta)
-    if delta != 0:
+    if not (isinstance(model, str) and model in ("local", "central")):
+        raise ValueError(
+            "`model` must be 'local' (randomized response: each voter privatises her own "
+            f"comparisons) or 'central' (a trusted curator adds noise once); got {model!r}"
+        )
+    if delta != 0 and model == "local":
         raise ValueError(
             "`delta` must be 0 for BTL: randomized response is pure epsilon-local DP and has no "
             f"use for a delta; got {delta:g}"
-        )
-    if not (isinstance(model, str) and model == "local"):
-        raise ValueError(
-            "`model` must be 'local' for BTL: randomized response is pure epsilon-local DP, each "
-            f"voter privatises her own comparisons; got {model!r}"
         )
     return epsilon
 
@@ -1189,17 +1205,13 @@ def btl_aggregate(
     return btl_consensus(fit, n_voters=n_units, privacy_unit=unit, diagnostics=diag)
 
 
-@charges(
-    privacy_event(
-        "dp_btl_aggregate", "comparison outcomes (randomized response)", law="randomized response"
-    )
-)
+@charges(lambda **a: _btl_event(**a))  # local or central: see "Central BTL"
 def dp_btl_aggregate(
     comparisons: object,  # a `Comparisons` table, or (winner, loser[, user][, tie]) rows
     *,
     epsilon: float,  # budget per unit, split evenly over its comparisons; inf = not private
-    delta: float = 0.0,  # must be 0: randomized response is pure epsilon-DP
-    model: str = "local",  # must be "local": each unit privatises her own comparisons
+    delta: float = 0.0,  # local: 0 (pure epsilon-DP); central noisy_count: > 0 is Gaussian
+    model: str = "local",  # "local": each unit privatises her own; "central": a trusted curator
     rng: RNGLike = None,  # seed or generator of the randomized response
     privacy_unit: str | None = None,  # "voter", "user" (rows have a user column) or "comparison"
     lam: float | str = "private",  # ridge >= 0: "private" (R4), "r3" (R3, Theorem 1) or "mle"
@@ -1209,6 +1221,8 @@ def dp_btl_aggregate(
     columns: list | None = None,  # columns of a file or frame: winner, loser[, user][, tie]
     chunk_rows: int | None = None,  # rows per chunk read at once; None: CHUNK_ENTRIES / columns
     client: object = None,  # a dask.distributed Client: the coins are drawn on its workers
+    estimator: str = "noisy_count",  # central: "noisy_count" or "perturbed_mle"
+    max_per_unit: int | None = None,  # central: public cap on a unit's comparisons (None: schedule)
 ) -> Consensus:  # items by the private theta; epsilon per unit, local model, delta = 0
     """Locally private BTL consensus of pairwise comparisons wherever they are: each
     comparison's outcome goes through randomized response where its row lives, at epsilon / k_u
@@ -1227,10 +1241,21 @@ def dp_btl_aggregate(
     over both users' comparisons: still epsilon per user). A per-comparison epsilon that
     underflows to 0 is refused before any coin.
 
-    Refuses, naming the parameter, a `delta` > 0 and a `model` other than "local" (randomized
-    response is pure epsilon-local DP), a bad `epsilon` or `rng`, rankings passed as rows, and
-    what `btl_aggregate` refuses."""
+    `model="central"`: a trusted curator releases the win counts once with noise (see "Central
+    BTL" and `estimator`, `max_per_unit`); the schedule (which pairs, how often, by which unit)
+    is public.
+
+    Refuses, naming the parameter, a `delta` > 0 with `model="local"` (randomized response is
+    pure epsilon-local DP), a `model` other than "local" or "central", a bad `epsilon` or `rng`,
+    rankings passed as rows, and what `btl_aggregate` refuses."""
     epsilon = _check_btl_privacy(epsilon, delta, model)
+    _check_central_options(estimator, max_per_unit)  # refused whatever the model
+    if model == "central" and not math.isinf(epsilon):
+        return _central_btl(
+            comparisons, epsilon=epsilon, delta=delta, rng=rng, privacy_unit=privacy_unit,
+            lam=lam, n_items=n_items, items=items, ties=ties, columns=columns,
+            chunk_rows=chunk_rows, client=client, estimator=estimator, max_per_unit=max_per_unit,
+        )  # fmt: skip
     if math.isinf(epsilon):
         res = btl_aggregate(
             comparisons, lam=lam, privacy_unit=privacy_unit, n_items=n_items, items=items,
@@ -1307,6 +1332,272 @@ def dp_btl_aggregate(
     return btl_consensus(
         res, n_voters=n_units, epsilon=epsilon, privacy_unit=unit, diagnostics=diag
     )
+
+# %% ../nbs/02_btl.ipynb #cbtl0004
+from privrank.core import calibrate_noise, release
+
+# the central ridge, in virtual ties per item: one (the non-private stated ridge, LAM_MLE_RIDGE)
+# plus the noise variance of an item's win count counted in variances of one tie outcome (1/4)
+CENTRAL_RIDGE_TIES = 1.0
+CENTRAL_TIE_VARIANCE = 0.25
+
+
+def _central_chunk(x, m, items, n_cols, unit, ties, where):
+    """(counts c[t, a, b] of comparisons listed (winner a, loser b) with tie flag t, users or 0)
+    of one chunk of comparisons: what the curator holds (not private)"""
+    a = chunk_of(x, where, "comparisons")
+    _check_width(a, where, n_cols)
+    if len(a) == 0:
+        return None
+    i, j = _pair_ids(a, m, items, where)
+    tie = _tie_flags(a, n_cols, where) if ties else np.zeros(len(a), bool)
+    key = (tie * m + i) * m + j
+    u = (
+        0
+        if unit == "comparison"
+        else Users.of(canonical(a[2], where, "comparisons", "user labels"))
+    )
+    return np.bincount(key, minlength=2 * m * m), u
+
+
+def _central_schedule(c, m):
+    """(pair statistics of the schedule with no outcome (zbar = 0, weight = n_ab per pair a < b),
+    twice the wins of each item (a tie: one half each), lost-side offsets) from counts c[t, a, b]"""
+    c = c.reshape(2, m, m)
+    n_ab = c[0] + c[0].T + c[1] + c[1].T  # comparisons of each pair, symmetric
+    wins2 = 2 * c[0].sum(1) + c[1].sum(1) + c[1].sum(0)  # 2 W_a: integers
+    I, J = np.nonzero(np.triu(n_ab, 1))
+    cnt = n_ab[I, J]
+    s = rr.PairStats(
+        i=I.astype(np.int64), j=J.astype(np.int64), count=cnt.astype(np.int64),
+        weight=cnt.astype(float), zbar=np.zeros(len(I)), n_items=m,
+        n_comparisons=int(cnt.sum()), sum_w2_v=0.0,
+    )  # fmt: skip
+    return s, wins2, np.bincount(J, cnt.astype(float), m)
+
+
+def _fit_wins(s: rr.PairStats, b, lam, tol=1e-9, max_iter=200):
+    """argmin_theta sum_pairs n_ab log(1 + e^(theta_a - theta_b)) - b^T theta + lam |theta|^2, the
+    BTL likelihood of a schedule whose wins enter through b = W - (lost-side offsets) only;
+    Newton with backtracking from 0. Returns (theta centred, iterations, scaled gradient,
+    solver)"""
+    m = s.n_items
+    scale = max(1.0, (np.bincount(s.i, s.weight, m) + np.bincount(s.j, s.weight, m)).max())
+    scale = max(scale, float(np.abs(b).max(initial=0.0)))
+
+    def f(t):
+        v, p, q = _loss_sigma(t, s, lam)
+        return v - b @ t, p, q
+
+    theta, solver = np.zeros(m), "newton" if m <= 128 else "newton-cg"
+    val, p, q = f(theta)
+    for it in range(max_iter + 1):
+        r = s.weight * p
+        g = np.bincount(s.i, r, m) - np.bincount(s.j, r, m) + 2 * lam * theta - b
+        gn = float(np.abs(g).max() / scale)
+        if gn <= tol or it == max_iter:
+            break
+        step, t = _newton_step(s.weight * q, g, s, lam, solver, gn), 1.0
+        slope = g @ step
+        for _ in range(60):  # Armijo backtracking
+            v2, p2, q2 = f(theta + t * step)
+            if v2 <= val + 1e-4 * t * slope + 1e-13 * abs(val):
+                break
+            t /= 2
+        theta, val, p, q = theta + t * step, v2, p2, q2
+    return theta - theta.mean(), it, gn, solver
+
+
+def _central_noise(wins2, *, epsilon, delta, k, estimator, rng, mode):
+    """(noisy wins W + noise, law, scale, l1, l2): the release of the win counts (sensitivity
+    l1 = 2k, l2 = sqrt(2) k for k outcomes of a unit), by `core.release` (noisy_count: Laplace or
+    Gaussian, fast or exact) or by the norm-l2 noise of objective perturbation (perturbed_mle)"""
+    l1, l2, m = 2.0 * k, math.sqrt(2.0) * k, len(wins2)
+    if estimator == "noisy_count":
+        law, scale = calibrate_noise(epsilon=epsilon, delta=delta, l1=l1, l2=l2, noise=mode)
+        return release(wins2, law, scale, rng=rng, denom=2, noise=mode), law, scale, l1, l2
+    # density proportional to exp(-epsilon |z|_2 / l2): radius Gamma(m, l2 / epsilon), direction
+    # uniform on the sphere
+    u = rng.normal(size=m)
+    z = u / np.linalg.norm(u) * rng.gamma(m, l2 / epsilon)
+    return wins2 / 2 + z, "l2-laplace", l2 / epsilon, l1, l2
+
+
+def _noise_variance(law, scale, m):
+    "Variance of the noise of one win count"
+    if law == "l2-laplace":  # E|z|^2 / m = (m + 1) scale^2
+        return (m + 1) * scale**2
+    return (2.0 if law == "laplace" else 1.0) * scale**2
+
+
+def _central_ridge(var, lam):
+    """(lambda, rule, reason) of the central fit: the caller's number > 0, else the stated rule
+    for noise of variance `var` per win count"""
+    if not isinstance(lam, str):
+        a = None if lam is None or isinstance(lam, bytes) else real_array(lam, "lam")
+        if a is None or a.ndim or not np.isfinite(a) or a <= 0:
+            raise ValueError(
+                "`lam` must be a number > 0 or a rule name for model='central' (noisy wins can "
+                f"leave the range where the maximum likelihood estimate exists); got {lam!r}"
+            )
+        return float(a), "given", "the caller's lambda"
+    ties = CENTRAL_RIDGE_TIES * (1 + var / CENTRAL_TIE_VARIANCE)
+    why = (
+        f"{CENTRAL_RIDGE_TIES:g} virtual tie per item for each {CENTRAL_TIE_VARIANCE:g} of "
+        f"noise variance per win count ({var:.3g}), plus one: {ties:.3g} ties"
+    )
+    return ties / 8, "central", why
+
+
+def _rr_added_variance(epsilon):
+    "Variance randomized response at epsilon adds to one debiased outcome: e^eps / (e^eps - 1)^2"
+    return 0.25 / math.sinh(epsilon / 2) ** 2
+
+
+def _mixed_split(s: rr.PairStats, c, m, epsilon, var):
+    """(counted c[t, a, b], randomized c[t, a, b], counted items): an item is counted when
+    randomized response on its n_a comparisons would add more variance (n_a e^eps/(e^eps-1)^2)
+    than the noise of its count (`var`); a comparison is counted when both its items are.
+    Only the public schedule decides."""
+    n_a = np.bincount(s.i, s.weight, m) + np.bincount(s.j, s.weight, m)
+    counted = n_a * _rr_added_variance(epsilon) > var
+    both = counted[:, None] & counted[None, :]
+    c = c.reshape(2, m, m)
+    return c * both, c * ~both, counted
+
+
+def _randomized_target(c, m, epsilon, rng, mode):
+    """sum over the comparisons of c[t, a, b] (listed a, b; t: a tie) of (z - [a > b]) (e_a - e_b),
+    z the debiased randomized-response outcome "a beat b" (a tie: a fair coin first, as in 01):
+    each comparison's coins drawn by the curator, in the order of the counts"""
+    key = np.flatnonzero(c.ravel())
+    reps = c.ravel()[key]
+    t, a, b = np.unravel_index(np.repeat(key, reps), (2, m, m))
+    y = np.ones(len(t), bool)
+    if t.any():
+        coin = rng.integers(0, 2, len(t)) == 1
+        y[t == 1] = coin[t == 1]
+    y ^= rr_flips(len(t), epsilon=epsilon, rng=rng, noise=mode)
+    z = rr.debias(y.astype(np.int8), epsilon=epsilon) - (a > b)
+    return np.bincount(a, z, m) - np.bincount(b, z, m), len(t)
+
+
+def _btl_event(**a):
+    "The ledger's event of a `dp_btl_aggregate` call: randomized response, or the central release"
+    if a.get("model") != "central":
+        return privacy_event(
+            "dp_btl_aggregate",
+            "comparison outcomes (randomized response)",
+            law="randomized response",
+        )(**a)
+    est = a.get("estimator")
+    law = {
+        "perturbed_mle": "objective perturbation (norm-l2 noise)",
+        "mixed": "noisy counts and randomized response, on disjoint comparisons",
+    }.get(est)
+    return privacy_event(
+        "dp_btl_aggregate", "win counts (central)", additive=est == "noisy_count", law=law
+    )(**a)
+
+
+def _central_btl(
+    comparisons, *, epsilon, delta, rng, privacy_unit, lam, n_items, items, ties, columns,
+    chunk_rows, client, estimator, max_per_unit,
+):  # fmt: skip
+    """Central BTL: the curator counts each item's wins (a tie: one half to each) over a public
+    schedule, releases them once with noise calibrated to a unit's k comparisons (l1 = 2k), and
+    fits the BTL likelihood to the noisy wins (post-processing)"""
+    estimator, cap = _check_central_options(estimator, max_per_unit)
+    rng, mode = check_rng(rng), noise_mode()
+    if estimator == "perturbed_mle":
+        if delta != 0:
+            raise ValueError(
+                "`delta` must be 0 with estimator='perturbed_mle' (its norm-l2 noise is pure "
+                f"epsilon-DP); use estimator='noisy_count' for Gaussian noise; got {delta:g}"
+            )
+        if mode == "exact":
+            raise ValueError(
+                "`estimator`='perturbed_mle' has no exact noise path (its noise is a continuous "
+                "norm-l2 vector, not integer noise on the grid): use estimator='noisy_count' "
+                "(discrete Laplace or Gaussian on the win counts) or the fast path"
+            )
+    src, unit, n_items, items, ties, labels = _comparisons_source(
+        comparisons, privacy_unit, n_items, items, ties, columns, chunk_rows, client
+    )
+    n_cols = 2 + (unit != "comparison") + bool(ties)
+    vocab, m = _vocabulary(src, n_items, items, n_cols, columns)
+    check_memory(8 * 2 * m * m * 3, name="comparisons", what=f"the counts of {m} x {m} pairs")
+    c, users = src.reduce(_central_chunk, m, vocab, n_cols, unit, bool(ties), exact=True)
+    s, wins2, offset = _central_schedule(c, m)
+    if unit == "comparison":
+        k_units, n_units = np.ones(1, np.int64), s.n_comparisons
+    else:
+        k_units = users.index().counts  # the public schedule's comparisons per unit
+        n_units = len(k_units)
+    k = int(k_units.max())
+    if cap is not None:
+        if k > cap:
+            raise ValueError(
+                f"`max_per_unit` = {cap} is below a {unit}'s comparisons in the (public) "
+                f"schedule ({k}): raise it, or drop the {unit}'s extra comparisons first"
+            )
+        k = cap
+    if estimator != "mixed":
+        W, law, scale, l1, l2 = _central_noise(
+            wins2, epsilon=epsilon, delta=delta, k=k, estimator=estimator, rng=rng, mode=mode
+        )
+        var = _noise_variance(law, scale, m)
+        target, n_rr = W - offset, 0
+    else:  # each comparison in one of two releases, chosen from the schedule: parallel
+        if unit != "comparison":
+            raise ValueError(
+                "`estimator`='mixed' is edge DP only (each comparison in one of two releases): "
+                f"use privacy_unit='comparison' or estimator='noisy_count'; got unit {unit!r}"
+            )
+        law, scale = calibrate_noise(
+            epsilon=epsilon, delta=delta, l1=2.0, l2=math.sqrt(2), noise=mode
+        )
+        var = _noise_variance(law, scale, m)
+        cc, cr, counted = _mixed_split(s, c, m, epsilon, var)
+        sc, w2c, off_c = _central_schedule(cc.ravel(), m)
+        W, law, scale, l1, l2 = _central_noise(
+            w2c, epsilon=epsilon, delta=delta, k=1, estimator="noisy_count", rng=rng, mode=mode
+        )
+        W = np.where(counted, W, 0.0)  # an item with no counted comparison: nothing released
+        t_rr, n_rr = _randomized_target(cr, m, epsilon, rng, mode)
+        target = W - off_c + t_rr  # an item left to randomized response has less than `var`
+    lam, rule, why = _central_ridge(var, lam)
+    theta, it, gn, solver = _fit_wins(s, target, lam)
+    ncc = connected_components(
+        coo_matrix((np.ones(len(s.i)), (s.i, s.j)), shape=(m, m)), directed=False
+    )[0]
+    fit = BTLFit(
+        theta=theta, lam=lam, n_iter=it, grad_norm=gn, converged=gn <= 1e-9, solver=solver,
+        tol=1e-9, n_components=int(ncc), n_comparisons=s.n_comparisons, n_pairs=len(s.i),
+        lam_rule=rule, lam_reason=why,
+    )  # fmt: skip
+    res = PrivateBTL(
+        theta=theta, fit=fit, epsilon_per_comparison=epsilon,
+        epsilon_per_user=np.array([epsilon]), weighting="none", privacy_unit=unit,
+        model="central", noise=mode,
+    )  # fmt: skip
+    diag = dict(
+        estimator=estimator,
+        law=law,
+        noise_scale=float(scale),
+        sensitivity_l1=l1,
+        sensitivity_l2=l2,
+        comparisons_per_unit_max=k,
+        cap="max_per_unit" if cap is not None else "the public schedule's largest",
+        n_comparisons=s.n_comparisons,
+        public="the schedule: which pairs were compared, how often, and by which unit",
+        released_wins=W,  # the noisy win counts (what the fit post-processes)
+        n_randomized=n_rr,  # "mixed": comparisons released by randomized response instead
+    )
+    if vocab is not None or labels is not None:
+        diag["items"] = (vocab.labels if labels is None else labels).tolist()
+    out = btl_consensus(res, n_voters=n_units, epsilon=epsilon, privacy_unit=unit, diagnostics=diag)
+    return Consensus(**{**out.__dict__, "model": "central", "delta": float(delta)})
 
 # %% ../nbs/02_btl.ipynb #plackett02
 def _segments(lens):

@@ -185,8 +185,9 @@ def _dp_btl(
     lam: float | str = "r3",
     **where,
 ) -> Consensus:
-    """Locally private BTL consensus of comparisons (`btl.dp_btl_aggregate`); `lam`: "r3"
-    (equation (R3), for debiased private data) or a number"""
+    """Private BTL consensus of comparisons (`btl.dp_btl_aggregate`): "local" (randomized
+    response) or "central" (the curator's noisy win counts); `lam`: "r3" (equation (R3), for
+    debiased private data) or a number (central: a rule name picks its noise-scaled ridge)"""
     return btl.dp_btl_aggregate(
         _table(pairs), epsilon=epsilon, delta=delta, model=model, rng=rng, lam=lam, **where
     )
@@ -203,9 +204,10 @@ register_method(
         "btl",
         _btl,
         _dp_btl,
-        ("local",),
+        ("local", "central"),
         "Bradley-Terry-Luce M-estimator; private: randomized response on each comparison "
-        "(local DP), epsilon per voter split over her comparisons",
+        "(local DP, the default), epsilon per voter split over her comparisons, or --model "
+        "central: a trusted curator's Laplace-noised win counts (edge or individual DP)",
         data="comparisons",
         pure=True,
         options=("lam",),
@@ -557,7 +559,8 @@ def _result_dict(res, profile, seconds, *, seed=None, method=None, noise=None):
         for k, v in res.diagnostics.items()
         if isinstance(v, (str, bool, int, float, np.generic))
     }
-    if private and res.method in ("btl", "plackett-luce"):  # comparisons, each at epsilon/k
+    if private and res.method in ("btl", "plackett-luce") and res.model == "local":
+        # comparisons, each at epsilon/k
         d["epsilon_per_comparison"] = dict(
             min=diag.pop("epsilon_per_comparison_min"), max=diag.pop("epsilon_per_comparison_max")
         )

@@ -252,7 +252,7 @@ def test_demo_model_is_honoured(model):
     assert methods == (
         {"borda", "footrule", "auto", "btl"}
         if model == "local"
-        else {"borda", "footrule", "kemeny", "auto"}
+        else {"borda", "footrule", "kemeny", "auto", "btl"}
     )
     code, out, err = run_inproc(["demo", "--model", model, "--seed", "0"])
     assert code == 0 and f"{model} model only" in out.splitlines()[0]
@@ -262,7 +262,7 @@ def test_dp_btl_aggregate_refuses_what_it_cannot_honour():
     pairs = cli._method_input(cli.METHODS["btl"], cli.load_profile(DEMO))
     for kw, name in [
         (dict(delta=1e-6), "`delta`"),
-        (dict(model="central"), "`model`"),
+        (dict(model="joint"), "`model`"),
         (dict(model=3), "`model`"),
     ]:
         with pytest.raises(ValueError, match=name):

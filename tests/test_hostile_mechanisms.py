@@ -669,12 +669,16 @@ SPEC = {
             items=None,
             ties=True,
             **SOURCE_OK,
+            estimator="noisy_count",
+            max_per_unit=None,
         ),  # fmt: skip
         dict(
             comparisons=ROWS_BAD,
             epsilon=EPS_BAD + [[1.0, 2.0]],
             delta=[1e-6, -1.0, NAN, "0"],
-            model=["central", "joint", None, 1],
+            model=["joint", None, 1],
+            estimator=["mle", None, 1],
+            max_per_unit=[0, -1, 1.5, "2", True],
             rng=RNG_BAD,
             privacy_unit=["x", 1, ["user"]],
             lam=[-1.0, NAN, "auto", "x", None],
