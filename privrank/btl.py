@@ -32,6 +32,7 @@ from privrank.core import (
     is_preflib,
     keyed,
     noise_mode,
+    order_by_score,
     privacy_event,
     read_preferences,
     real_array,
@@ -274,6 +275,11 @@ def _newton_step(h, g, s, lam, solver, gn):
     return step - step.mean()  # the exact step is centred; remove CG's rounding drift
 
 # %% ../nbs/02_btl.ipynb #4cfb633c
+def _tie_tol(theta):
+    "Strengths this close count as tied: far above the solver's error, far below the data's effects"
+    return 1e-7 * max(1.0, float(np.abs(theta).max(initial=0.0)))
+
+
 @dataclass(frozen=True, eq=False)
 class BTLFit:
     "A fitted BTL preference vector with its convergence diagnostics"
@@ -301,8 +307,8 @@ class BTLFit:
     n_strong_components: int | None = None
 
     @property
-    def order(self):
-        return np.argsort(-self.theta, kind="stable")
+    def order(self):  # best first; the tie rule (00_core): equal strengths, the lower label first
+        return order_by_score(self.theta, tol=_tie_tol(self.theta))
 
     @property
     def ranks(self):
@@ -612,9 +618,13 @@ class PrivateBTL:
     delta = property(lambda self: 0.0)
     private = property(lambda self: math.isfinite(self.epsilon_per_comparison))
 
+    # the tie rule in a private release (00_core): a uniformly random priority of the items,
+    # drawn from the release's generator after its noise (m draws whatever the data)
+    priority: np.ndarray | None = None
+
     @property
     def order(self):
-        return self.fit.order
+        return order_by_score(self.theta, self.priority, tol=_tie_tol(self.theta))
 
     @property
     def ranks(self):
@@ -753,6 +763,7 @@ def private_btl(
         epsilon_per_user=per_user,
         weighting=weighting,
         noise=mode,
+        priority=rng.permutation(m),
     )
 
 # %% ../nbs/02_btl.ipynb #f344cb78
@@ -1317,6 +1328,7 @@ def dp_btl_aggregate(
         epsilon_per_user=per_unit,
         weighting="inverse_variance",
         noise=mode,
+        priority=rng.permutation(m),
     )
     diag = dict(
         epsilon_per_comparison_min=float(eps_k[keep].min()),
@@ -1579,7 +1591,7 @@ def _central_btl(
     res = PrivateBTL(
         theta=theta, fit=fit, epsilon_per_comparison=epsilon,
         epsilon_per_user=np.array([epsilon]), weighting="none", privacy_unit=unit,
-        model="central", noise=mode,
+        model="central", noise=mode, priority=rng.permutation(m),
     )  # fmt: skip
     diag = dict(
         estimator=estimator,
@@ -1780,7 +1792,7 @@ def plackett_luce_aggregate(
         lam, rule = PL_RIDGE, "ridge: the MLE does not exist (some items only lose)"
         theta, dg = fit_plackett_luce(orders, m, counts=counts, unranked=unranked, lam=lam)
     return Consensus(
-        order=np.argsort(-theta, kind="stable"),
+        order=order_by_score(theta, tol=_tie_tol(theta)),
         method="plackett-luce",
         epsilon=math.inf,
         delta=0.0,

@@ -182,12 +182,13 @@ def _dp_btl(
     delta=0.0,
     model="local",
     rng=None,
-    lam: float | str = "r3",
+    lam: float | str = "private",
     **where,
 ) -> Consensus:
     """Private BTL consensus of comparisons (`btl.dp_btl_aggregate`): "local" (randomized
-    response) or "central" (the curator's noisy win counts); `lam`: "r3" (equation (R3), for
-    debiased private data) or a number (central: a rule name picks its noise-scaled ridge)"""
+    response) or "central" (the curator's noisy win counts); `lam`: "private" (equation (R4), the
+    library's default), "r3" (equation (R3)) or a number (central: a rule name picks its
+    noise-scaled ridge)"""
     return btl.dp_btl_aggregate(
         _table(pairs), epsilon=epsilon, delta=delta, model=model, rng=rng, lam=lam, **where
     )
@@ -704,8 +705,8 @@ _seed = _count("--seed")
 
 
 def _lam(s):
-    "--lam: 'mle', 'r3' or a finite number >= 0"
-    if s in ("mle", "r3"):
+    "--lam: 'mle', 'private', 'r3' or a finite number >= 0"
+    if s in ("mle", "private", "r3"):
         return s
     try:
         v = float(s)
@@ -713,7 +714,7 @@ def _lam(s):
         v = math.nan
     if not (math.isfinite(v) and v >= 0):
         raise argparse.ArgumentTypeError(
-            f"--lam must be 'mle', 'r3' or a finite number >= 0; got {s!r}"
+            f"--lam must be 'mle', 'private', 'r3' or a finite number >= 0; got {s!r}"
         )
     return v
 
@@ -1688,8 +1689,9 @@ def build_parser() -> argparse.ArgumentParser:
         type=_lam,
         default=None,
         help="BTL ridge penalty: mle (default without --epsilon: the maximum likelihood "
-        "estimate, or a stated ridge of one virtual tie per item where it does not exist), r3 "
-        "(default with --epsilon: equation (R3) for debiased private data) or a number >= 0",
+        "estimate, or a stated ridge of one virtual tie per item where it does not exist), private "
+        "(default with --epsilon: equation (R4), that ridge at the variance of a private "
+        "comparison), r3 (equation (R3)) or a number >= 0",
     )
     a.add_argument(
         "--ignore-columns",

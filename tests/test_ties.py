@@ -196,3 +196,27 @@ def test_exact_kemeny_on_a_cycle_puts_each_first_a_third_of_the_time(monkeypatch
     assert np.abs(freq - 1 / 3).max() < 3 * se, freq
     old = kemeny_first_places(monkeypatch, fixed=True)
     assert np.abs(old - 1 / 3).max() > 3 * se, old
+
+
+# --- BTL and Plackett-Luce: the same rule on fitted strengths ---
+
+
+@pytest.mark.parametrize("m", [3, 4, 5])
+def test_btl_and_plackett_luce_give_the_labels_order_on_a_fully_tied_profile(m):
+    R = everyone(m)
+    assert pr.btl_aggregate(pr.ranks_to_comparisons(R)).order.tolist() == list(range(m))
+    assert pr.plackett_luce_aggregate(R).order.tolist() == list(range(m))
+    # and on a cycle: every item wins as often as it loses, one strength
+    assert pr.btl_aggregate(pr.ranks_to_comparisons(latin(m))).order.tolist() == list(range(m))
+
+
+def test_private_btl_breaks_a_released_tie_uniformly_at_random():
+    # every pair reversed by the other voter: the released counts are symmetric whenever the coins
+    # agree, and a fixed rule would then put item 0 first; the release's own priority does not
+    R = np.array([[0, 1, 2], [2, 1, 0]])
+    pairs = pr.ranks_to_comparisons(R)
+    with pr.use_noise("exact"):
+        res = [pr.dp_btl_aggregate(pairs, epsilon=50.0, rng=s) for s in range(RUNS)]
+    freq = np.bincount([r.order[0] for r in res], minlength=3) / RUNS
+    se = np.sqrt(1 / 3 * 2 / 3 / RUNS)
+    assert np.abs(freq - 1 / 3).max() < 3 * se, freq
