@@ -1003,9 +1003,9 @@ def test_lam_is_passed_through(tmp_path, lam):
 @pytest.mark.parametrize(
     "extra, needle",
     [
-        (["--lam", "-1"], "--lam must be 'mle', 'r3' or a finite number >= 0"),
-        (["--lam", "nan"], "--lam must be 'mle', 'r3' or a finite number >= 0"),
-        (["--lam", "auto"], "--lam must be 'mle', 'r3' or a finite number >= 0"),
+        (["--lam", "-1"], "--lam must be 'mle', 'private', 'r3' or a finite number >= 0"),
+        (["--lam", "nan"], "--lam must be 'mle', 'private', 'r3' or a finite number >= 0"),
+        (["--lam", "auto"], "--lam must be 'mle', 'private', 'r3' or a finite number >= 0"),
         (["--lam", "0"], "strongly connected components"),
         (["--lam", "0", "--epsilon", "2"], "`lam`=0 needs every pair's mean outcome in [0, 1]"),
     ],
