@@ -213,19 +213,24 @@ def dp_footrule_aggregate(
     `private_position_costs` refuses and more than `MAX_MATCHING_M` candidates."""
     if isinstance(ranks, np.ndarray):
         ranks = _matching_m(ranks)  # refused before the m x m costs are built
+    rng = check_rng(rng)
     pc = private_position_costs(
         ranks, epsilon=epsilon, delta=delta, model=model, rng=rng, columns=columns,
         chunk_rows=chunk_rows, client=client,
     )  # fmt: skip
-    return dp_footrule_from_costs(pc)
+    # the tie rule of a private release (00_core): a random priority drawn after the noise
+    return dp_footrule_from_costs(pc, priority=rng.permutation(len(pc.gamma)))
 
 # %% ../nbs/04_footrule.ipynb #f9e002a0
 def dp_footrule_from_costs(
     costs: PositionCosts,  # released position costs (`private_position_costs` or its variants)
+    priority: np.ndarray | None = None,  # ties between matchings: candidates in this order first
 ) -> Consensus:
     """Algorithm 2's consensus from released position costs, however they were computed (in
     chunks: `12_scale`): the min-cost matching, post-processing only; the privacy record is the
-    release's.
+    release's. Equally good matchings are decided by the order the candidates are given to the
+    solver: `priority`'s (a uniformly random one drawn from the release's generator, the tie rule of
+    a private release), or the labels'.
 
     Refuses, naming the parameter, another type of `costs` and more than `MAX_MATCHING_M`
     candidates."""
@@ -237,7 +242,9 @@ def dp_footrule_from_costs(
             f"`costs` has {len(pc.gamma):,} candidates: the matching handles m <= "
             f"{MAX_MATCHING_M:,}"
         )
-    psi = _min_matching(pc.gamma)
+    by = np.arange(len(pc.gamma)) if priority is None else np.argsort(priority)
+    psi = np.empty(len(by), np.int64)
+    psi[by] = _min_matching(pc.gamma[by])
     return Consensus(
         order=ranks_to_orders(psi[None])[0],
         method="footrule",
