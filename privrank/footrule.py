@@ -232,8 +232,8 @@ def dp_footrule_from_costs(
     solver: `priority`'s (a uniformly random one drawn from the release's generator, the tie rule of
     a private release), or the labels'.
 
-    Refuses, naming the parameter, another type of `costs` and more than `MAX_MATCHING_M`
-    candidates."""
+    Refuses, naming the parameter, another type of `costs`, more than `MAX_MATCHING_M`
+    candidates and a `priority` that is not a permutation of them."""
     if not isinstance(costs, PositionCosts):
         raise TypeError(f"`costs` must be a PositionCosts; got {type(costs).__name__}")
     pc = costs
@@ -242,7 +242,12 @@ def dp_footrule_from_costs(
             f"`costs` has {len(pc.gamma):,} candidates: the matching handles m <= "
             f"{MAX_MATCHING_M:,}"
         )
-    by = np.arange(len(pc.gamma)) if priority is None else np.argsort(priority)
+    m = len(pc.gamma)
+    if priority is not None:
+        p = np.asarray(priority)
+        if p.dtype.kind not in "iu" or p.shape != (m,) or not (np.sort(p) == np.arange(m)).all():
+            raise ValueError(f"`priority` must be a permutation of 0..{m - 1}; got {priority!r}")
+    by = np.arange(m) if priority is None else np.argsort(p)
     psi = np.empty(len(by), np.int64)
     psi[by] = _min_matching(pc.gamma[by])
     return Consensus(

@@ -535,8 +535,8 @@ SPEC = {
     ),
     "dp_footrule_from_costs": (
         footrule.dp_footrule_from_costs,
-        dict(costs=tree.private_position_costs(GOOD_R, epsilon=1.0, rng=0)),
-        dict(costs=[None, np.eye(3), "x"]),
+        dict(costs=tree.private_position_costs(GOOD_R, epsilon=1.0, rng=0), priority=None),
+        dict(costs=[None, np.eye(3), "x"], priority=["x", [0.5], [[0]], [-1], 1.5]),
     ),
     "fit_btl_pairs": (
         btl.fit_btl_pairs,
