@@ -37,6 +37,7 @@ from privrank.core import (
     snap,
     snap_grid,
     snapped_sensitivity,
+    top_eigh,
     use_noise,
 )
 from privrank.mc import (
@@ -320,8 +321,8 @@ def _subspace(R, rows, t, m, n, z, rng, mode, r_max):
 def _eigen(release, n, r_max):
     "(V, eigenvalues, sigma) of a released Gram matrix: its top r_max eigenvectors, times sqrt n"
     G, sG = release
-    lam, V = np.linalg.eigh((G + G.T) / 2)
-    return V[:, ::-1][:, :r_max] * math.sqrt(n), lam[::-1], sG
+    lam, V = top_eigh((G + G.T) / 2, max(r_max, 10))  # the candidates' ranks; ten for diagnostics
+    return V[:, :r_max] * math.sqrt(n), lam, sG
 
 # %% ../nbs/06a_completion.ipynb #f5a1fa73e5044315a093ec459c9be902
 RANKS = (0, 1, 2, 3, 5, 8)  # the ranks the private validation chooses among (below n)
@@ -977,7 +978,7 @@ def _fw_bounds(norms, gram_at, nnz, n, *, epsilon, delta, max_per_user, L, need_
     if not need_k:
         return L, None, None, led, eps_L, 0.0
     eps_k, dlt_k = BOUND_SHARE * epsilon, 0.1 * delta
-    lam1 = float(np.linalg.eigvalsh(gram_at(L))[-1])  # in units of L^2
+    lam1 = float(top_eigh(gram_at(L), 1)[0][0])  # in units of L^2
     z = noise_multiplier(
         epsilon=eps_k, delta=dlt_k, n_iter=1, accountant="rdp" if mode == "exact" else "gdp"
     )[0]

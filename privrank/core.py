@@ -1935,3 +1935,31 @@ def privacy_record(result: object) -> dict:  # any private (or non-private) resu
             f"`result` ({type(result).__name__}) has an inconsistent privacy record: {rec}"
         )
     return rec
+
+# %% ../nbs/00_core.ipynb #topeigcd
+TOP_EIGH_FULL_BELOW = 64  # below this size a full eigh is as fast as any partial solver
+
+
+def top_eigh(
+    S: np.ndarray,  # (n, n) symmetric (only its lower triangle is read by LAPACK)
+    k: int,  # the number of eigenpairs, largest first (at most n)
+) -> tuple[np.ndarray, np.ndarray]:  # (k,) eigenvalues, descending; (n, k) eigenvectors
+    "The k largest eigenvalues of a symmetric matrix, descending, and their unit eigenvectors"
+    n = len(S)
+    k = min(int(k), n)
+    if n < TOP_EIGH_FULL_BELOW or 4 * k > n:
+        lam, V = np.linalg.eigh(S)
+        return lam[::-1][:k], V[:, ::-1][:, :k]
+    if k == 1:  # Lanczos from a fixed start: the release's seed still decides the result
+        from scipy.sparse.linalg import ArpackNoConvergence, eigsh
+
+        v0 = np.random.default_rng(0).standard_normal(n)
+        try:
+            lam, V = eigsh(S, k=1, which="LA", v0=v0, tol=0.0, maxiter=50 * n)
+            return lam, V
+        except ArpackNoConvergence:
+            pass
+    from scipy import linalg
+
+    lam, V = linalg.eigh(S, subset_by_index=[n - k, n - 1], driver="evr")
+    return lam[::-1], V[:, ::-1]

@@ -36,6 +36,7 @@ from privrank.core import (
     snap,
     snap_grid,
     snapped_sensitivity,
+    top_eigh,
     use_noise,
 )
 
@@ -683,9 +684,9 @@ def _sq_norm(A, v):
 
 
 def _top_eig_exact(A, sigma, *, rng, beta=1e-3, mode="fast", grid=None):
-    lam, V = np.linalg.eigh(noisy_gram(_gram_of(A), sigma, rng=rng, mode=mode, grid=grid))
+    lam, V = top_eigh(noisy_gram(_gram_of(A), sigma, rng=rng, mode=mode, grid=grid), 1)
     bound = sigma * (2 * math.sqrt(A.shape[1]) + 2 * math.sqrt(math.log(1 / beta)))
-    return V[:, -1], float(lam[-1]), math.sqrt(max(lam[-1], 0.0) + bound)
+    return V[:, 0], float(lam[0]), math.sqrt(max(lam[0], 0.0) + bound)
 
 
 def top_eig_exact(

@@ -268,3 +268,28 @@ def test_uint8_ranks_beyond_int8_are_widened():
     assert np.array_equal(
         core.footrule_distance(R.astype(np.uint8), R[::-1]), core.footrule_distance(R, R[::-1])
     )
+
+
+def test_the_default_completion_reads_the_same_subspace_from_the_top_eigenpairs(monkeypatch):
+    """The private subspace takes its ten eigenpairs from `top_eigh` (issue 34, item 2): the
+    same release as with every eigenpair of the full solver, up to rounding"""
+    import privrank.completion as C
+    from privrank import mc
+
+    R = mc.synthetic_rank_one(3000, 120, rng=0)[0]
+
+    def run():
+        return C.complete(R, epsilon=1.0, delta=1e-6, rng=5, rating_range=(-1, 1))
+
+    fast = run()
+
+    def full(S, k):
+        lam, V = np.linalg.eigh(S)
+        return lam[::-1][:k], V[:, ::-1][:, :k]
+
+    monkeypatch.setattr(C, "top_eigh", full)
+    slow = run()
+    assert fast.params == slow.params  # the chosen rank and ridge
+    assert np.allclose(fast.diagnostics["eigenvalues"], slow.diagnostics["eigenvalues"], rtol=1e-9)
+    P, Q = (np.stack([c.predict_user(u) for u in range(50)]) for c in (fast, slow))
+    assert np.allclose(P, Q, rtol=0, atol=1e-8), np.abs(P - Q).max()
