@@ -1356,20 +1356,12 @@ CENTRAL_TIE_VARIANCE = 0.25
 
 def _central_chunk(x, m, items, n_cols, unit, ties, where):
     """(counts c[t, a, b] of comparisons listed (winner a, loser b) with tie flag t, users or 0)
-    of one chunk of comparisons: what the curator holds (not private)"""
-    a = chunk_of(x, where, "comparisons")
-    _check_width(a, where, n_cols)
-    if len(a) == 0:
+    of one chunk of comparisons: what the curator holds (not private), counted"""
+    got = _pairs_chunk(x, m, items, n_cols, unit, ties, where)
+    if got is None:
         return None
-    i, j = _pair_ids(a, m, items, where)
-    tie = _tie_flags(a, n_cols, where) if ties else np.zeros(len(a), bool)
-    key = (tie * m + i) * m + j
-    u = (
-        0
-        if unit == "comparison"
-        else Users.of(canonical(a[2], where, "comparisons", "user labels"))
-    )
-    return np.bincount(key, minlength=2 * m * m), u
+    (i,), (j,), (tie,), u = got
+    return np.bincount((tie * m + i) * m + j, minlength=2 * m * m), u
 
 
 def _central_schedule(c, m):

@@ -7,6 +7,7 @@ import math
 
 import numpy as np
 import pytest
+from test_btl import season  # 58 teams in 6 conferences, about 32 games each (as in 02 and 11)
 
 from privrank import btl, rr
 
@@ -22,20 +23,6 @@ def _rows(i, j, y, user=None):
 def k2(eps):
     "Variance inflation of a debiased outcome: ((e^eps + 1) / (e^eps - 1))^2"
     return (1 / np.tanh(np.asarray(eps, float) / 2)) ** 2
-
-
-def season(g, sizes=(10, 10, 10, 10, 9, 9), rounds=2, away=9):
-    "(m, i, j, y): 58 teams in 6 conferences, about 32 games each (as in 02_btl and 11)"
-    conf = np.repeat(np.arange(len(sizes)), sizes)
-    a, b = np.triu_indices(len(conf), 1)
-    same = conf[a] == conf[b]
-    t = np.repeat(np.arange(len(conf)), away)
-    o = g.integers(0, len(conf), len(t))
-    keep = conf[o] != conf[t]
-    i = np.r_[np.tile(a[same], rounds), t[keep]]
-    j = np.r_[np.tile(b[same], rounds), o[keep]]
-    theta = g.normal(0, 0.6, len(sizes))[conf] + g.normal(0, 1.0, len(conf))
-    return len(conf), i, j, btl.simulate_btl(theta, i, j, rng=g)
 
 
 def released(g, m, i, j, y, eps):

@@ -160,42 +160,58 @@ def test_relabelling_the_candidates_relabels_the_answer(seed):
     assert n_decided >= 3  # the check is not vacuous
 
 
-# --- the private rule beyond Borda: the in-degree and Kemeny on the exact path ---
+# --- the private rule beyond Borda: in-degree, Kemeny, footrule, BTL on the exact path ---
+
+SE = np.sqrt(1 / 3 * 2 / 3 / RUNS)  # of a frequency of 1/3 over RUNS seeds
+
+
+def exact_releases(aggregate, epsilon, data=CYCLE):
+    "RUNS releases of `aggregate` on the exact path, seeds 0..RUNS-1"
+    with pr.use_noise("exact"):
+        return [aggregate(data, epsilon=epsilon, rng=s) for s in range(RUNS)]
+
+
+def firsts(res):
+    "How often each of three candidates comes first"
+    return np.bincount([r.order[0] for r in res], minlength=3) / RUNS
 
 
 def test_exact_indegree_on_a_three_way_tie_puts_each_first_a_third_of_the_time():
     from privrank.footrule import dp_pairwise_indegree_aggregate
 
-    with pr.use_noise("exact"):
-        res = [dp_pairwise_indegree_aggregate(CYCLE, epsilon=5.0, rng=s) for s in range(RUNS)]
-    freq = np.bincount([r.order[0] for r in res], minlength=3) / RUNS
-    se = np.sqrt(1 / 3 * 2 / 3 / RUNS)
-    assert np.abs(freq - 1 / 3).max() < 3 * se, freq
+    res = exact_releases(dp_pairwise_indegree_aggregate, 5.0)
+    freq = firsts(res)
+    assert np.abs(freq - 1 / 3).max() < 3 * SE, freq
     ties = np.mean([len(np.unique(np.round(r.scores * 3, 6))) < 3 for r in res])
     assert ties > 0.05  # the check sees ties: they are not rare at this epsilon
-
-
-def kemeny_first_places(monkeypatch=None, fixed=False):
-    import privrank.kemeny as K
-
-    if fixed:  # the labels' priority instead of the release's random one
-        solve = K._solve
-        monkeypatch.setattr(
-            K, "_solve", lambda w, s, rng, c=None, p=None, **kw: solve(w, s, rng, c, **kw)
-        )
-    with pr.use_noise("exact"):
-        res = [pr.dp_kemeny_aggregate(CYCLE, epsilon=5.0, rng=s) for s in range(RUNS)]
-    return np.bincount([r.order[0] for r in res], minlength=3) / RUNS
 
 
 def test_exact_kemeny_on_a_cycle_puts_each_first_a_third_of_the_time(monkeypatch):
     # the cycle is symmetric under 0 -> 1 -> 2 -> 0: a neutral release puts each first a third of
     # the time; a fixed rule among the exact path's tied orders favours one, and fails the check
-    se = np.sqrt(1 / 3 * 2 / 3 / RUNS)
-    freq = kemeny_first_places()
-    assert np.abs(freq - 1 / 3).max() < 3 * se, freq
-    old = kemeny_first_places(monkeypatch, fixed=True)
-    assert np.abs(old - 1 / 3).max() > 3 * se, old
+    import privrank.kemeny as K
+
+    freq = firsts(exact_releases(pr.dp_kemeny_aggregate, 5.0))
+    assert np.abs(freq - 1 / 3).max() < 3 * SE, freq
+    solve = K._solve  # the labels' priority instead of the release's random one
+    monkeypatch.setattr(
+        K, "_solve", lambda w, s, rng, c=None, p=None, **kw: solve(w, s, rng, c, **kw)
+    )
+    old = firsts(exact_releases(pr.dp_kemeny_aggregate, 5.0))
+    assert np.abs(old - 1 / 3).max() > 3 * SE, old
+
+
+def test_exact_footrule_on_a_cycle_puts_each_first_a_third_of_the_time(monkeypatch):
+    # equally good matchings of the released costs: decided by a random priority of the
+    # candidates drawn after the noise; the labels' order favours candidate 0 and fails the check
+    import privrank.footrule as F
+
+    freq = firsts(exact_releases(F.dp_footrule_aggregate, 50.0))
+    assert np.abs(freq - 1 / 3).max() < 3 * SE, freq
+    solve = F.dp_footrule_from_costs  # the labels' order instead of the release's priority
+    monkeypatch.setattr(F, "dp_footrule_from_costs", lambda pc, priority=None: solve(pc))
+    old = firsts(exact_releases(F.dp_footrule_aggregate, 50.0))
+    assert np.abs(old - 1 / 3).max() > 3 * SE, old
 
 
 # --- BTL and Plackett-Luce: the same rule on fitted strengths ---
@@ -213,31 +229,6 @@ def test_btl_and_plackett_luce_give_the_labels_order_on_a_fully_tied_profile(m):
 def test_private_btl_breaks_a_released_tie_uniformly_at_random():
     # every pair reversed by the other voter: the released counts are symmetric whenever the coins
     # agree, and a fixed rule would then put item 0 first; the release's own priority does not
-    R = np.array([[0, 1, 2], [2, 1, 0]])
-    pairs = pr.ranks_to_comparisons(R)
-    with pr.use_noise("exact"):
-        res = [pr.dp_btl_aggregate(pairs, epsilon=50.0, rng=s) for s in range(RUNS)]
-    freq = np.bincount([r.order[0] for r in res], minlength=3) / RUNS
-    se = np.sqrt(1 / 3 * 2 / 3 / RUNS)
-    assert np.abs(freq - 1 / 3).max() < 3 * se, freq
-
-
-def footrule_first_places(monkeypatch=None, fixed=False):
-    import privrank.footrule as F
-
-    if fixed:  # the labels' order instead of the release's random priority
-        solve = F.dp_footrule_from_costs
-        monkeypatch.setattr(F, "dp_footrule_from_costs", lambda pc, priority=None: solve(pc))
-    with pr.use_noise("exact"):
-        res = [F.dp_footrule_aggregate(CYCLE, epsilon=50.0, rng=s) for s in range(RUNS)]
-    return np.bincount([r.order[0] for r in res], minlength=3) / RUNS
-
-
-def test_exact_footrule_on_a_cycle_puts_each_first_a_third_of_the_time(monkeypatch):
-    # equally good matchings of the released costs: decided by a random priority of the
-    # candidates drawn after the noise; the labels' order favours candidate 0 and fails the check
-    se = np.sqrt(1 / 3 * 2 / 3 / RUNS)
-    freq = footrule_first_places()
-    assert np.abs(freq - 1 / 3).max() < 3 * se, freq
-    old = footrule_first_places(monkeypatch, fixed=True)
-    assert np.abs(old - 1 / 3).max() > 3 * se, old
+    pairs = pr.ranks_to_comparisons(np.array([[0, 1, 2], [2, 1, 0]]))
+    freq = firsts(exact_releases(pr.dp_btl_aggregate, 50.0, pairs))
+    assert np.abs(freq - 1 / 3).max() < 3 * SE, freq
