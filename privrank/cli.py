@@ -1570,7 +1570,7 @@ def _cmd_complete(args):
         noise_multiplier=float(out.noise_multiplier[0]),
         params=params,
         ledger=ledger,
-        max_per_user=args.max_per_user,
+        max_per_user=out.params["max_per_user"],
         seed=args.seed,
         partitions=out.diagnostics.get("partitions"),
         output=None if args.output is None else Path(args.output).name,
@@ -1829,8 +1829,9 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument(
         "--max-per-user",
         type=_count("--max-per-user", 1),
-        default=80,
-        help="ratings sampled per user (default 80)",
+        default=None,
+        help="ratings each user releases from (default 1000 for subspace and als, 80 for the "
+        "others); she fits herself on all hers",
     )
     c.add_argument(
         "--evaluate",

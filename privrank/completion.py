@@ -73,6 +73,7 @@ from privrank.sources import (
     plain,
     spilling,
 )
+from .topk import select_runs
 from .tree import range_count_tree, range_counts
 
 # %% ../nbs/06a_completion.ipynb #938c804e27f84196a10c8828c723f798
@@ -325,7 +326,9 @@ def _eigen(release, n, r_max):
     return V[:, :r_max] * math.sqrt(n), lam, sG
 
 # %% ../nbs/06a_completion.ipynb #f5a1fa73e5044315a093ec459c9be902
-RANKS = (0, 1, 2, 3, 5, 8)  # the ranks the private validation chooses among (below n)
+RANKS = (0, 1, 2, 3, 5, 8)  # the ranks the private choice takes among (below n)
+SELECT_SHARE = 0.1  # share of epsilon spent on choosing the candidate (permute-and-flip)
+EFFECTS_Z = 3.0  # item effects are kept when their released signal is this many sds above none
 RIDGES = (0.003, 0.03, 0.3)  # relative ridges rho of the users' local fits
 HOLDOUT = 0.2  # share of her ratings each user holds out for the private validation
 VALIDATION_SHARE = 0.2  # the share of the users, drawn at random (public coins), who validate
@@ -334,8 +337,7 @@ VALIDATION_USERS = 100_000  # and at most this many
 
 def _validators(m, rng):
     """Which users validate (a public random sample of VALIDATION_SHARE of them, at most
-    VALIDATION_USERS): they score the candidates and take no part in the other
-    releases, so that their scores are out of sample"""
+    VALIDATION_USERS): they score the candidates on ratings they hold out of the releases"""
     nv = min(VALIDATION_USERS, round(VALIDATION_SHARE * m))
     val = np.zeros(m, dtype=bool)
     val[rng.choice(m, nv, replace=False)] = True
@@ -344,7 +346,8 @@ def _validators(m, rng):
 
 def _holdout(R, rows, u):
     """Which stored ratings each user holds out (local): max(1, round(HOLDOUT k_i)) if k_i >= 2,
-    those first in the order of their uniforms u (keyed by user and item: `keyed_uniforms`)"""
+    those first in the order of their uniforms u (keyed by user and item: `keyed_uniforms`).
+    A validator's are out of every release, so that her scores are out of sample"""
     k = np.diff(R.indptr)
     order = np.argsort(rows + u)  # rows in order, a random order within each
     pos = np.empty(R.nnz, dtype=np.int64)
@@ -354,52 +357,63 @@ def _holdout(R, rows, u):
 
 
 def _candidates(n, rank, ridge):
-    "(item effects?, rank, ridge) candidates: RANKS x RIDGES x {no, yes}, or the ones fixed"
+    """(popularity?, rank, ridge) candidates: {no, yes} x RANKS x RIDGES, or the ones fixed; without
+    the popularity and at rank 0 there is nothing to ridge (one candidate: each user's own mean)"""
     ranks = [r for r in RANKS if r < n] if rank == "auto" else [rank]
     ridges = RIDGES if ridge == "auto" else (ridge,)
     return [
-        (e, r, rho) for e in (False, True) for r in ranks for rho in (ridges if r else ridges[:1])
+        (p, r, rho)
+        for p in (False, True)
+        for r in ranks
+        for rho in (ridges if (r or p) else ridges[:1])
     ]
 
 
-def _validation(R, rows, y, c, V, cand, u):
-    """Each candidate's sum of the (validating) users' relative held-out errors. The designs are
-    computed once at the largest rank: a lower rank's are their corners"""
+def _columns(p, r):
+    "The columns of [1, g, V] (g the popularity, V the item factors) that candidate (p, r) uses"
+    return np.r_[0, [1] if p else [], 2 + np.arange(r)].astype(np.intp)
+
+
+def _validation(R, rows, y, c, F, cand, ho):
+    """Each candidate's sum of the (validating) users' relative held-out errors (ratings `ho` held
+    out). F = [g, V]: the popularity, then the item factors; the designs are computed once for
+    all of [1, F]: a candidate's are their rows and columns `_columns`"""
     m = R.shape[0]
-    ho = _holdout(R, rows, u)
     hc = np.bincount(rows[ho], minlength=m)
     has = hc > 0
     var = np.bincount(rows[ho], y[ho] ** 2, minlength=m)[has] / hc[has]
     r_max = max(r for _, r, _ in cand)
-    Vi = _with_intercept(V[:, :r_max])  # rank r: the leading r + 1 columns
+    Vi = _with_intercept(F[:, : 1 + r_max])
     Mf = _designs(R, Vi, mask=ho)
-    targets = {eff: y - c[R.indices] if eff else y for eff in {e for e, _, _ in cand}}
-    bf = {
-        eff: sparse.csr_array((np.where(ho, 0.0, t), R.indices, R.indptr), shape=R.shape) @ Vi
-        for eff, t in targets.items()
-    }
-    hu, Vh = rows[ho], Vi[R.indices[ho]]
-    th = {eff: t[ho] for eff, t in targets.items()}
+    t = y - c[R.indices]
+    bf = sparse.csr_array((np.where(ho, 0.0, t), R.indices, R.indptr), shape=R.shape) @ Vi
+    hu, Vh, th = rows[ho], Vi[R.indices[ho]], t[ho]
     inv = np.where(var > 0, 1 / np.where(var > 0, var, 1), np.inf)
     E = []
-    for eff, r, rho in cand:
-        u = _solve(Mf[:, : r + 1, : r + 1], bf[eff][:, : r + 1], rho)
-        res = th[eff] - np.einsum("ij,ij->i", u[hu], Vh[:, : r + 1])
+    for p, r, rho in cand:
+        j = _columns(p, r)
+        u = _solve(Mf[:, j][:, :, j], bf[:, j], rho)
+        res = th - np.einsum("ij,ij->i", u[hu], Vh[:, j])
         mse = np.bincount(hu, res * res, minlength=m)[has] / hc[has]
         with np.errstate(invalid="ignore"):  # inf * 0: a user with var = 0 and mse = 0 scores 0
             E.append(np.sum(np.minimum(1.0, np.nan_to_num(mse * inv, nan=0.0))))
     return np.array(E)
 
 
-def _choose(cand, En, sE):
-    "The simplest candidate within 3 sigma_E of the best noisy score (post-processing)"
-    ok = np.flatnonzero(En <= En.min() + 3 * sE)
-    return cand[min(ok, key=lambda q: (cand[q][1], cand[q][0], -cand[q][2]))]
+def _choose(E, epsilon, rng):
+    """The index of the candidate chosen by permute-and-flip (McKenna and Sheldon 2020) on the
+    validation scores E (each moved by at most 1 when one user is replaced): epsilon-DP"""
+    if len(E) == 1:
+        return 0
+    return int(
+        select_runs(-np.asarray(E, float), 1, "permute-and-flip", epsilon=epsilon, rng=rng)[0]
+    )
 
 # %% ../nbs/06a_completion.ipynb #2bb91b2b
 class SubspaceRows:
     """Users' rows (centred, sampled) as a source of the sums the private subspace releases, each
-    computed from the rows and public values only: `private_subspace` runs on one, and
+    computed from the rows and public values only (the local fits from every rating each user
+    keeps, `own`): `private_subspace` runs on one, and
     `complete` on partitions of them (where each method's result is summed, or, for
     `abs_max` and `local_fits`, concatenated, over the partitions)"""
 
@@ -407,27 +421,47 @@ class SubspaceRows:
         self,
         ratings: sparse.sparray,  # users x items, centred (`split_ratings`), a rating in every row
         user_keys: np.ndarray | None = None,  # (users,) uint64 keys of their coins; None: rows
+        own: sparse.sparray | None = None,  # every training rating she keeps for herself; None: all
     ):
         R = check_ratings(ratings)
         self.R, self.shape, self.nnz = R, R.shape, R.nnz
+        self.own = R if own is None else check_ratings(own)
+        if self.own.shape != R.shape:
+            raise ValueError(f"`own` must have the shape of `ratings` {R.shape}; got {own.shape}")
         self.keys = np.arange(R.shape[0], dtype=np.uint64) if user_keys is None else user_keys
         self.rows, self.k = _rows(R), np.diff(R.indptr)
+        self._held = None
 
     def held_bytes(self) -> int:
         "The bytes the fit holds beyond the n x n Gram release"
-        return 8 * self.shape[0] * max(RANKS) ** 2 + 48 * self.nnz
+        return 8 * self.shape[0] * (max(RANKS) + 2) ** 2 + 64 * self.nnz + 48 * self.own.nnz
 
     def abs_max(self) -> np.ndarray:
         "Each user's largest |rating|"
         return np.maximum.reduceat(np.abs(self.R.data), self.R.indptr[:-1])
 
-    def _y(self, bound):
-        return np.clip(self.R.data / bound, -1.0, 1.0)
+    def _y(self, bound, R=None):
+        return np.clip((self.R if R is None else R).data / bound, -1.0, 1.0)
 
-    def _split(self, bound, val):
-        "The clipped rows of the users who release (not in `val`) and of those who validate"
-        Y = sparse.csr_array((self._y(bound), self.R.indices, self.R.indptr), shape=self.shape)
-        return Y[~val], Y[val]
+    def _split(self, bound, val, key):
+        """(the clipped rows every user releases, the validators' clipped rows, which of those are
+        held out): a validator releases her other ratings only"""
+        tag = (bound, key, val.tobytes())
+        if self._held is None or self._held[0] != tag:
+            Y = sparse.csr_array((self._y(bound), self.R.indices, self.R.indptr), shape=self.shape)
+            Yv = Y[val]
+            rv = _rows(Yv)
+            ho = _holdout(
+                Yv, rv, keyed_uniforms(key, HOLDOUT_COINS, self.keys[val], Yv.indices, rv)
+            )
+            out = np.zeros(self.nnz, dtype=bool)
+            out[val[self.rows]] = ho  # rows in order, each one's entries in order
+            cnt = np.bincount(self.rows[~out], minlength=self.shape[0])
+            Yr = sparse.csr_array(
+                (Y.data[~out], Y.indices[~out], np.r_[0, np.cumsum(cnt)]), shape=self.shape
+            )
+            self._held = (tag, Yr, Yv, ho)
+        return self._held[1:]
 
     def mean_square(
         self,
@@ -441,10 +475,11 @@ class SubspaceRows:
         self,
         bound: float,  # the rating bound
         rms: float,  # the released root mean square of y
-        val: np.ndarray,  # (users,) bool: who validates (and so takes no part here)
+        val: np.ndarray,  # (users,) bool: who validates (and holds some ratings out)
+        key: int,  # the key of the validators' hold-outs (`keyed_uniforms`)
     ) -> tuple:
-        "Result 1's item sums and item weights over the releasing users, before their noise"
-        Yr, _ = self._split(bound, val)
+        "Result 1's item sums and item weights over the users' released ratings, before the noise"
+        Yr = self._split(bound, val, key)[0]
         rr, n = _rows(Yr), self.shape[1]
         yp = Yr.data / rms  # ratings in units of their root mean square
         w = 1 / np.maximum(
@@ -459,28 +494,27 @@ class SubspaceRows:
         bound: float,  # the rating bound
         c: np.ndarray,  # (items,) the released item effects, in units of bound
         val: np.ndarray,  # (users,) bool: who validates
+        key: int,  # the key of the validators' hold-outs
     ) -> np.ndarray:
-        "Result 2's Gram matrix of the releasing users' unit residual rows, before its noise"
-        Yr, _ = self._split(bound, val)
+        "Result 2's Gram matrix of the users' unit residual rows, before its noise"
+        Yr = self._split(bound, val, key)[0]
         return _unit_gram(Yr, Yr.data - c[Yr.indices])
 
     def validation(
         self,
         bound: float,  # the rating bound
         c: np.ndarray,  # (items,) the item effects
-        V: np.ndarray,  # (items, r) the released item factors
-        cand: list,  # the candidates (effects?, rank, ridge)
+        F: np.ndarray,  # (items, 1 + r) the popularity, then the released item factors
+        cand: list,  # the candidates (popularity?, rank, ridge)
         val: np.ndarray,  # (users,) bool: who validates
         *,
         key: int,  # the key of the validating users' hold-outs (`keyed_uniforms`)
     ) -> np.ndarray:
         "Each candidate's sum of the validating users' relative held-out errors (Result 3)"
-        _, Yv = self._split(bound, val)
+        _, Yv, ho = self._split(bound, val, key)
         if Yv.shape[0] == 0:
             return np.zeros(len(cand))
-        rows = _rows(Yv)
-        u = keyed_uniforms(key, HOLDOUT_COINS, self.keys[val], Yv.indices, rows)
-        return _validation(Yv, rows, Yv.data, c, V, cand, u)
+        return _validation(Yv, _rows(Yv), Yv.data, c, F, cand, ho)
 
     def local_fits(
         self,
@@ -490,9 +524,10 @@ class SubspaceRows:
         rho: float,  # the relative ridge
         rms: float | None = None,  # targets in units of the released rms of y (private ALS)
     ) -> np.ndarray:
-        "Each user's (offset, u) on the item factors V, of her targets y - c (or y / rms - c)"
-        y = self._y(bound) if rms is None else self._y(bound) / rms
-        return _local_fit(self.R, y - c[self.R.indices], _with_intercept(V), rho)
+        """Each user's (offset, u) on the item factors V, of her targets y - c (or y / rms - c),
+        fitted on every training rating she keeps (`own`)"""
+        y = self._y(bound, self.own) if rms is None else self._y(bound, self.own) / rms
+        return _local_fit(self.own, y - c[self.own.indices], _with_intercept(V), rho)
 
     def als_stats(
         self,
@@ -538,16 +573,58 @@ def _user_mean(user_mean, m):
     return um
 
 
-def _budget(epsilon, delta, bound, n_gauss, mode):
-    """(epsilon of the Gaussian releases, epsilon of the quantile, accountant, z): the first release
-    (the mean square rating, a scalar over all users) at precision MS_WEIGHT, the others at 1"""
+ITEM_WEIGHTS = (
+    1.0,
+    1.0,
+)  # precisions of the item sums and the item weights, against 1 for the rest
+
+
+def _budget(epsilon, delta, bound, n_gauss, mode, select=0.0):
+    """(epsilon of the Gaussian releases, epsilon of the quantile, epsilon of the choice,
+    accountant, z): the first release (the mean square rating, a scalar over all users) at
+    precision MS_WEIGHT, the others at 1; `select` the share of the choice (pure, composed)"""
     eps_q = 0.0 if bound is not None else QUANTILE_SHARE * epsilon
+    eps_s = select * epsilon
     acc = "rdp" if mode == "exact" else "gdp"
-    w = np.r_[MS_WEIGHT, np.ones(n_gauss - 1)]
-    z = noise_multiplier(
-        epsilon=epsilon - eps_q, delta=delta, n_iter=n_gauss, accountant=acc, weights=w
-    )
-    return epsilon - eps_q, eps_q, acc, z
+    w = np.r_[MS_WEIGHT, ITEM_WEIGHTS, np.ones(n_gauss - 3)]
+    eps_g = epsilon - eps_q - eps_s
+    z = noise_multiplier(epsilon=eps_g, delta=delta, n_iter=n_gauss, accountant=acc, weights=w)
+    return eps_g, eps_q, eps_s, acc, z
+
+
+GRAM_VISIBILITY = 2.0  # the Gram is released only if m >= this many times its noise's edge
+
+
+def _visible(m, n, z):
+    """Whether an eigenvalue of the Gram release could stand above its noise (public): the largest
+    possible, m (every unit row aligned), at least GRAM_VISIBILITY times the edge 2 sG sqrt(n)"""
+    return m >= GRAM_VISIBILITY * 2 * math.sqrt(2) * z * math.sqrt(n)
+
+
+EDGE_MARGIN = 1.1  # an eigenvalue counts as seen above EDGE_MARGIN x the noise's edge
+
+
+def _seen_rank(lam, sG, n):
+    """How many released eigenvalues stand above the noise: above EDGE_MARGIN times the edge
+    2 sG sqrt(n) of the spectrum of n x n symmetric Gaussian noise of sd sG (post-processing)"""
+    return int(np.sum(np.asarray(lam) > EDGE_MARGIN * 2 * sG * math.sqrt(n)))
+
+
+def _popularity(K, sK):
+    """The items' popularity from the released item weights K (noise sd sK): log(1 + K+ / sK),
+    standardised over the items (zeros if all equal); post-processing"""
+    g = np.log1p(np.maximum(K, 0.0) / sK)
+    sd = float(g.std())
+    return (g - g.mean()) / sd if sd > 0 else np.zeros_like(g)
+
+
+def _signal_z(S, sS, m):
+    """How many sds the released item sums' energy mean(S^2) lies above what it could be with no
+    item effects: sS^2 (the noise) plus m / n (each of m users' contribution has norm <= 1, so
+    her ratings' own scatter adds at most 1 / n per item); sd sqrt(2 / n) (sS^2 + m / n) then"""
+    n = S.size
+    null = sS**2 + m / n
+    return float((np.mean(S * S) - null) / (null * math.sqrt(2 / n)))
 
 
 def _entry(step, mechanism, l2, z, sigma, **kw):
@@ -574,7 +651,17 @@ def _fit_subspace(
         what=f"the {n:,} x {n:,} Gram release and the users' local fits",
     )
     ledger, B = [], rating_bound
-    eps_g, eps_q, acc, z = _budget(epsilon, delta, B, 5 + n_extra, mode)
+    cand = _candidates(n, rank, ridge)
+    if rank != "auto" and rank > n - 1:
+        raise ValueError(f"`rank` must be below the number of items ({n}); got {rank}")
+    share = SELECT_SHARE if len(cand) > 1 else 0.0
+    eps_g, eps_q, eps_s, acc, z = _budget(epsilon, delta, B, 4 + n_extra, mode, share)
+    gram = _visible(m, n, z[3]) and max(r for _, r, _ in cand) > 0
+    if not gram:  # public: no eigenvalue could stand above the Gram release's noise
+        cand = [q for q in cand if q[1] == 0]
+        share = SELECT_SHARE if len(cand) > 1 else 0.0
+        eps_g, eps_q, eps_s, acc, z = _budget(epsilon, delta, B, 3 + n_extra, mode, share)
+        z = np.r_[z[:3], np.nan, z[3:]]  # no Gram release
     if B is None:
         B = private_quantile(src.abs_max(), 0.95, epsilon=eps_q, rng=rng)
         ledger.append(
@@ -592,48 +679,119 @@ def _fit_subspace(
     )
     rms = math.sqrt(min(max(float(ms) / m, 1e-4), 1.0))  # of y, public from here on
     ledger.append(_entry("mean square rating", "gaussian", 1.0, z[0], s_ms))
-    val = _validators(m, rng)  # public coins: they score the candidates, the others release
+    val = _validators(m, rng)  # public coins: they score the candidates on held-out ratings
+    key = coin_key(rng)  # the hold-outs' coins
     nv = int(val.sum())
     _tick(progress, "item effects", 0.1)
-    S0, K0 = src.item_sums(B, rms, val)
+    S0, K0 = src.item_sums(B, rms, val, key)
     c, S, K, sS, sK, tau2 = _effects_of(*_release_items(S0, K0, z[1:3], rng, mode, m))
-    c = c * rms  # back in units of B
     ledger += [
         _entry("item sums", "gaussian", 2.0, z[1], sS),
         _entry("item weights", "gaussian", math.sqrt(2), z[2], sK),
     ]
+    snr = _signal_z(S, sS, m)
+    eff = snr > EFFECTS_Z  # post-processing: the item effects only where they stand out
+    c = c * rms if eff else np.zeros(n)  # in units of B
+    g = _popularity(K, sK)
     _tick(progress, "item subspace", 0.3)
-    r_max = min(max(RANKS), n - 1) if rank == "auto" else rank
-    if r_max > n - 1:
-        raise ValueError(f"`rank` must be below the number of items ({n}); got {rank}")
-    G0 = src.unit_gram(B, c, val)
-    V, lam, sG = _eigen(_release_gram(G0, m - nv, z[3], rng, mode), n, r_max)
-    ledger.append(_entry("item Gram matrix", "gaussian", math.sqrt(2), z[3], sG))
+    r_max = max(r for _, r, _ in cand)
+    if gram:
+        G0 = src.unit_gram(B, c, val, key)
+        V, lam, sG = _eigen(_release_gram(G0, m, z[3], rng, mode), n, r_max)
+        ledger.append(_entry("item Gram matrix", "gaussian", math.sqrt(2), z[3], sG))
+        seen = _seen_rank(lam, sG, n)
+    else:
+        V, lam, seen = np.zeros((n, 0)), np.zeros(0), 0
+    if rank == "auto":  # post-processing: only the ranks the release can resolve
+        cand = [q for q in cand if q[1] <= seen]
     _tick(progress, "private validation", 0.6)
-    cand = _candidates(n, rank, ridge)
-    E = src.validation(B, c, V, cand, val, key=coin_key(rng))  # the hold-outs' coins
-    En, sE = gaussian_release(
-        E, l2=math.sqrt(len(cand)), z=z[4], rng=rng, mode=mode, n_users=m, magnitude=m
-    )
-    ledger.append(_entry("validation scores", "gaussian", math.sqrt(len(cand)), z[4], sE))
-    eff, r, rho = _choose(cand, En, sE)
+    E = src.validation(B, c, np.column_stack([g, V]), cand, val, key=key)
+    q = _choose(E, eps_s, rng)
+    if len(cand) > 1:
+        ledger.append(
+            dict(
+                step="candidate choice",
+                mechanism="permute-and-flip",
+                epsilon=eps_s,
+                delta=0.0,
+                linf_sensitivity=1.0,
+                candidates=len(cand),
+                noise_multiplier=None,  # not a Gaussian release
+            )
+        )
+    pop, r, rho = cand[q]
+    F = np.column_stack([g, V])[:, _columns(pop, r)[1:] - 1]
     return dict(
         B=B,
-        c=c if eff else np.zeros(n),
-        V=V[:, :r],
+        c=c,
+        V=F,
         rank=r,
         ridge=rho,
         effects=eff,
+        popularity=pop,
         lam=lam,
         ledger=ledger,
         z=z,
         eps_q=eps_q,
+        eps_s=eps_s,
         acc=acc,
         tau2=tau2,
-        scores=dict(zip(cand, En / max(nv, 1))),
+        signal_z=snr,
+        candidates=len(cand),
+        seen_rank=seen,
+        validators=nv,
         rms=rms,
         bound_rule="stated" if rating_bound is not None else "private 0.95-quantile",
     )
+
+
+def _accountant(f):
+    "How a fit's releases compose: the Gaussian ones' accountant, then basic composition"
+    pure = [w for w, e in (("the rating bound", f["eps_q"]), ("the choice", f["eps_s"])) if e]
+    return f["acc"] + "".join(f" + basic composition with {w}" for w in pure)
+
+
+def _report(f):
+    "The private subspace's choices as `params` hold them, and what they mean, from the run"
+    p = dict(
+        rank=f["rank"],
+        ridge=f["ridge"],
+        item_effects=f["effects"],
+        popularity=f["popularity"],
+        rating_bound=f["B"],
+        rating_bound_rule=f["bound_rule"],
+    )
+    return p, _meaning(f)
+
+
+def _meaning(f, what="the one-shot private subspace"):
+    "What the fit predicts, and why, in words, from the run's own releases and choice"
+    eff = (
+        f"the item effects (their released signal {f['signal_z']:.1f} sds above none)"
+        if f["effects"]
+        else f"no item effects (their released signal {f['signal_z']:.1f} sds above none, "
+        f"below {EFFECTS_Z:g}: within the noise)"
+    )
+    if f["rank"] == 0 and not f["popularity"]:
+        head = "predictions are each user's own mean" + (
+            " plus the item effects" if f["effects"] else ""
+        )
+    else:
+        parts = (["the items' popularity"] if f["popularity"] else []) + (
+            [f"{f['rank']} item factor{'s' * (f['rank'] > 1)} from {what}"] if f["rank"] else []
+        )
+        head = (
+            "predictions are each user's own mean"
+            + (" plus the item effects" if f["effects"] else "")
+            + f", plus her own fit on {' and '.join(parts)} (ridge {f['ridge']:g})"
+        )
+    pick = (
+        f"chosen privately among {f['candidates']} candidates on {f['validators']:,} users' "
+        "held-out ratings"
+        if f["candidates"] > 1
+        else "as asked for"
+    )
+    return f"{head}; {eff}; {pick}"
 
 
 def _factored(coef, V, c, scale=1.0):
@@ -696,6 +854,7 @@ def private_subspace(
     _tick(progress, "local fits", 0.9)
     u = src.local_fits(f["B"], f["c"], f["V"], f["ridge"])
     coef, factors = _factored(f["B"] * u, f["V"], f["c"] if f["effects"] else None, f["B"])
+    params, meaning = _report(f)
     return Completion(
         coef,
         factors,
@@ -703,19 +862,19 @@ def private_subspace(
         "private-subspace",
         epsilon,
         delta,
-        accountant=f["acc"] + (" + basic composition with the rating bound" if f["eps_q"] else ""),
+        accountant=_accountant(f),
         noise=mode,
         noise_multiplier=f["z"],
         sigma=np.array([e["sigma"] for e in f["ledger"] if e["mechanism"] == "gaussian"]),
-        params=dict(
-            rank=f["rank"],
-            ridge=f["ridge"],
-            item_effects=f["effects"],
-            rating_bound=f["B"],
-            rating_bound_rule=f["bound_rule"],
-        ),
+        params=params,
         diagnostics=dict(
-            ledger=f["ledger"], eigenvalues=f["lam"][:10], validation=f["scores"], tau2=f["tau2"]
+            ledger=f["ledger"],
+            model=meaning,
+            eigenvalues=f["lam"][:10],
+            signal_z=f["signal_z"],
+            candidates=f["candidates"],
+            validators=f["validators"],
+            tau2=f["tau2"],
         ),
     )
 
@@ -816,14 +975,15 @@ def private_als(
         for t in range(T):
             _tick(progress, f"ALS round {t + 1} of {T}", 0.6 + 0.3 * t / T)
             A0, b0 = src.als_stats(f["B"], s, V, c, f["ridge"])  # one map-reduce
-            V, c, sA, sb = _als_release(A0, b0, V.shape[1], m, f["z"][5 + t], rng, mode)
+            V, c, sA, sb = _als_release(A0, b0, V.shape[1], m, f["z"][4 + t], rng, mode)
             ledger.append(
                 _entry(
-                    f"ALS round {t + 1}", "gaussian", math.sqrt(6), f["z"][5 + t], sA, sigma_b=sb
+                    f"ALS round {t + 1}", "gaussian", math.sqrt(6), f["z"][4 + t], sA, sigma_b=sb
                 )
             )
     u = src.local_fits(f["B"], c, V, f["ridge"], rms=s)
     coef, factors = _factored(f["B"] * s * u, V, c, f["B"] * s)
+    params, meaning = _report(f)
     return Completion(
         coef,
         factors,
@@ -831,19 +991,21 @@ def private_als(
         "private-als",
         epsilon,
         delta,
-        accountant=f["acc"] + (" + basic composition with the rating bound" if f["eps_q"] else ""),
+        accountant=_accountant(f),
         noise=mode,
         noise_multiplier=f["z"],
         sigma=np.array([e["sigma"] for e in ledger if e["mechanism"] == "gaussian"]),
-        params=dict(
-            rank=f["rank"],
-            ridge=f["ridge"],
-            item_effects=f["effects"],
-            n_iter=T,
-            rating_bound=f["B"],
-            rating_bound_rule=f["bound_rule"],
+        params=params | dict(n_iter=T),
+        diagnostics=dict(
+            ledger=ledger,
+            model=f"{meaning}; then {T} private ALS round{'s' * (T > 1)} re-estimated the item "
+            "effects and factors",
+            eigenvalues=f["lam"][:10],
+            signal_z=f["signal_z"],
+            candidates=f["candidates"],
+            validators=f["validators"],
+            rms=s,
         ),
-        diagnostics=dict(ledger=ledger, eigenvalues=f["lam"][:10], validation=f["scores"], rms=s),
     )
 
 # %% ../nbs/06a_completion.ipynb #5734001bcbac423990a4356310d8df13
@@ -892,6 +1054,13 @@ ESTIMATORS = {
 
 # %% ../nbs/06a_completion.ipynb #80f2828a
 DEFAULT_ESTIMATOR = "subspace"  # what estimator="auto" runs (the measured best, below)
+MAX_PER_USER = {  # the default cap on the ratings each user releases from (she fits on all hers)
+    "subspace": 1000,  # unit rows: the cap bounds the work, not the sensitivity
+    "als": 1000,
+    "frank-wolfe": 80,  # the scale of the bound k of 06's estimators
+    "pgd": 80,
+    "cleansing": 80,
+}
 
 # %% ../nbs/06a_completion.ipynb #0aad8b1b
 def check_rating_range(
@@ -1321,7 +1490,7 @@ class _Prepared:
 
     def _rows(self):
         if self.sub is None:
-            self.sub = SubspaceRows(self.sp.train, user_keys=self.keys)
+            self.sub = SubspaceRows(self.sp.train, user_keys=self.keys, own=self.sp.own)
         return self.sub
 
     def _base(self):
@@ -1340,11 +1509,11 @@ class _Prepared:
     def mean_square(self, B):
         return self._rows().mean_square(B)
 
-    def item_sums(self, B, rms, val):
-        return self._rows().item_sums(B, rms, self._val(val))
+    def item_sums(self, B, rms, val, key):
+        return self._rows().item_sums(B, rms, self._val(val), key)
 
-    def unit_gram(self, B, c, val):
-        return self._rows().unit_gram(B, c, self._val(val))
+    def unit_gram(self, B, c, val, key):
+        return self._rows().unit_gram(B, c, self._val(val), key)
 
     def validation(self, B, c, V, cand, val, key):
         return self._rows().validation(B, c, V, cand, self._val(val), key=key)
@@ -1479,11 +1648,11 @@ class _HeldRows:
     def mean_square(self, B):
         return self._total("mean_square", B)
 
-    def item_sums(self, B, rms, val):
-        return self._total("item_sums", B, rms, val)
+    def item_sums(self, B, rms, val, key):
+        return self._total("item_sums", B, rms, val, key)
 
-    def unit_gram(self, B, c, val):
-        return self._total("unit_gram", B, c, val)
+    def unit_gram(self, B, c, val, key):
+        return self._total("unit_gram", B, c, val, key)
 
     def validation(self, B, c, V, cand, val, *, key):
         return self._total("validation", B, c, V, cand, val, key)
@@ -1547,7 +1716,7 @@ def complete(
     delta: float,  # joint-DP delta, in (0, 1), in total
     estimator: str = "auto",  # "auto" (DEFAULT_ESTIMATOR) or one of ESTIMATORS
     rating_range: tuple[float, float] | None = None,  # (lo, hi) of the scale; None: private bound
-    max_per_user: int = 80,  # xi: training ratings kept per user
+    max_per_user: int | None = None,  # xi: ratings each user releases from; None: MAX_PER_USER
     evaluate: bool = False,  # also hold out ratings and report a (non-private) test RMSE
     test_fraction: float = 0.01,  # with `evaluate`: the fraction of ratings held out
     n_items: int | None = None,  # rows: the item universe (public), ids first_item..
@@ -1564,8 +1733,8 @@ def complete(
     **options: object,  # the estimator's own settings (OPTIONS); those not given: chosen privately
 ) -> Completion:  # the private fit; `diagnostics` hold the estimator's reason and the ledger
     """Private matrix completion in one call, from ratings wherever they are: centre each user's
-    ratings, keep at most `max_per_user`, choose every bound privately (or from `rating_range`)
-    and fit `estimator`; (epsilon, delta)-joint DP per user, in total. With `evaluate=True`
+    ratings, let her release from at most `max_per_user` of them (she fits herself on all), choose
+    every bound privately (or from `rating_range`) and fit `estimator`; (epsilon, delta)-joint DP per user, in total. With `evaluate=True`
     ratings are held out first and `evaluation` holds the (non-private) test RMSE.
 
     `ratings` is a users x items scipy.sparse matrix (every row a user with a rating; the
@@ -1593,7 +1762,11 @@ def complete(
     if not (_is_real(test_fraction) and 0 <= test_fraction < 1):
         raise ValueError(f"`test_fraction` must be a number in [0, 1); got {test_fraction!r}")
     scale = check_rating_range(rating_range)
-    xi = check_int(max_per_user, name="max_per_user", minimum=1)
+    xi = (
+        MAX_PER_USER[name]
+        if max_per_user is None
+        else check_int(max_per_user, name="max_per_user", minimum=1)
+    )
     t0 = time.perf_counter()
     client = client if spill is not None else current_client(client, ratings)  # `use_client`'s
     data, vocab, n_items, first_item = _rating_source(ratings, n_items, items, first_item, client)
@@ -1662,7 +1835,7 @@ def complete(
     diag = dict(
         res.diagnostics,
         estimator=name,
-        reason=DEFAULT_REASON if estimator == "auto" else f"estimator {name!r} was asked for",
+        reason=_reason(estimator, name, res.diagnostics.get("model")),
         partitions=len(bounds) - 1,
         user_ids=users.labels[src.user_ids],
         seconds=time.perf_counter() - t0,
@@ -1682,6 +1855,12 @@ def complete(
         test_fraction=float(test_fraction),
     )
     return replace(out, evaluation=ev)
+
+
+def _reason(estimator, name, model):
+    "Why this estimator ran, and what its fit predicts (from the run, when it says)"
+    why = DEFAULT_REASON if estimator == "auto" else f"estimator {name!r} was asked for"
+    return why if model is None else f"{why}. The fit: {model}"
 
 
 def _rating_source(ratings, n_items, items, first_item, client=None):

@@ -419,14 +419,22 @@ def _check_matrix(A, name):
 # %% ../nbs/06_private_fw.ipynb #9a71fdc7
 @dataclass(frozen=True, eq=False)
 class Split:
-    """Training rows as the users send them (at most xi ratings, centred) and the held-out test
-    ratings"""
+    """Training rows as the users send them (at most xi ratings, centred), the held-out test
+    ratings, and every training rating each user keeps for herself (her mean and local fit)"""
 
-    train: sparse.csr_array  # users x items, each row centred by its own training mean
-    user_mean: np.ndarray  # (m,) each user's mean training rating (0 when not centred)
+    train: sparse.csr_array  # users x items: at most xi of her training ratings, centred
+    user_mean: (
+        np.ndarray
+    )  # (m,) each user's mean training rating, over all of them (0: not centred)
     test_user: np.ndarray  # held-out ratings: user index,
     test_item: np.ndarray  # item index,
     test_value: np.ndarray  # raw rating
+    full: sparse.csr_array | None = None  # every training rating, centred (None: `train`)
+
+    @property
+    def own(self) -> sparse.csr_array:
+        "Every training rating of each user, centred: what she fits herself on (no privacy cost)"
+        return self.train if self.full is None else self.full
 
 
 def _row_order(rows, u, m):
@@ -480,21 +488,28 @@ def split_by(R, uniforms, test_fraction, xi, center=True):
     test = (np.arange(R.nnz) > start) & (uniforms(R.nnz, order) < test_fraction)
     before = np.cumsum(~test) - ~test  # training entries before this one (in row order)
     train = ~test & (before - before[start] < xi)
-    cnt = np.bincount(rows[train], minlength=R.shape[0])
-    mean = (
-        np.bincount(rows[train], R.data[order[train]], minlength=R.shape[0]) / cnt
+    mean = (  # her own mean: every training rating, the cap aside (it costs no privacy)
+        np.bincount(rows[~test], R.data[order[~test]], minlength=R.shape[0])
+        / np.bincount(rows[~test], minlength=R.shape[0])
         if center
         else np.zeros(R.shape[0])
     )
+    T, F = (_rows_kept(R, rows, order, t, mean) for t in (train, ~test))
+    held = order[test]
+    return Split(T, mean, rows[held], R.indices[held], R.data[held], F if F.nnz > T.nnz else T)
+
+
+def _rows_kept(R, rows, order, kept, mean):
+    "The rows of R's entries `kept` (in the row order `order`), each centred by her mean"
     keep = np.zeros(R.nnz, dtype=bool)
-    keep[order[train]] = True  # the training entries, in the input's own (CSR) order
+    keep[order[kept]] = True  # in the input's own (CSR) order
+    cnt = np.bincount(rows[kept], minlength=R.shape[0])
     T = sparse.csr_array(
         (R.data[keep] - mean[rows[keep]], R.indices[keep], np.r_[0, np.cumsum(cnt)]),
         shape=R.shape,
     )
     T.sort_indices()
-    held = order[test]
-    return Split(T, mean, rows[held], R.indices[held], R.data[held])
+    return T
 
 # %% ../nbs/06_private_fw.ipynb #8ef434ff
 def _clip_rows(R, row_norm):

@@ -61,10 +61,23 @@ def test_split_is_per_user_and_vectorised():
     sp = mc.split_ratings(R, rng=1)
     cnt = np.diff(sp.train.indptr)
     assert cnt.max() == 80 and cnt.min() >= 1
-    np.testing.assert_allclose(sp.train.sum(axis=1), 0, atol=1e-10)
-    train = set(zip(*sp.train.nonzero()))
+    # each user keeps every training rating for herself (`own`), centred by their mean
+    own = np.diff(sp.own.indptr)
+    assert (own >= cnt).all() and own.max() > 80
+    np.testing.assert_allclose(sp.own.sum(axis=1), 0, atol=1e-10)
+    raw = R.tocsr()[np.arange(R.shape[0])]
+    kept = sp.own + sparse.csr_array(
+        (sp.user_mean[np.repeat(np.arange(2000), own)], sp.own.indices, sp.own.indptr),
+        shape=R.shape,
+    )
+    np.testing.assert_allclose(kept.sum(axis=1) / own, sp.user_mean, rtol=1e-12)
+    train, full = set(zip(*sp.train.nonzero())), set(zip(*sp.own.nonzero()))
+    assert train <= full
+    assert all(
+        raw[i, j] == pytest.approx(sp.train[i, j] + sp.user_mean[i]) for i, j in list(train)[:200]
+    )
     test = set(zip(sp.test_user, sp.test_item))
-    assert not train & test
+    assert not full & test and len(full) + len(test) == R.nnz
 
 
 @pytest.mark.parametrize(
