@@ -299,11 +299,13 @@ def unit_gram_release(R, t, *, z, rng, mode):
     return _release_gram(_unit_gram(R, t), R.shape[0], z, rng, mode)
 
 
-def _unit_gram(R, t):
-    "The Gram matrix of the rows of targets t (one per stored rating of R), each scaled to norm 1"
+def _unit_gram(R, t, a=None):
+    """The Gram matrix of the rows of targets t (one per stored rating of R), each scaled to norm 1;
+    with item weights a (n,), of the rows a_j t_ij scaled to norm 1"""
     m, rows = R.shape[0], _rows(R)
-    nr = np.sqrt(np.bincount(rows, t * t, minlength=m))
-    A = sparse.csr_array((t / np.where(nr > 0, nr, 1.0)[rows], R.indices, R.indptr), shape=R.shape)
+    x = t if a is None else t * a[R.indices]
+    nr = np.sqrt(np.bincount(rows, x * x, minlength=m))
+    A = sparse.csr_array((x / np.where(nr > 0, nr, 1.0)[rows], R.indices, R.indptr), shape=R.shape)
     return gram(A)
 
 
@@ -319,11 +321,29 @@ def _subspace(R, rows, t, m, n, z, rng, mode, r_max):
     return _eigen(unit_gram_release(R, t, z=z, rng=rng, mode=mode), n, r_max)
 
 
-def _eigen(release, n, r_max):
-    "(V, eigenvalues, sigma) of a released Gram matrix: its top r_max eigenvectors, times sqrt n"
+def _eigen(release, n, r_max, a=None):
+    """(V, eigenvalues, sigma) of a released Gram matrix: its top r_max eigenvectors, times sqrt n;
+    of rows weighted by item weights a: those eigenvectors over a (D_a G D_a's are D_a V's)"""
     G, sG = release
     lam, V = top_eigh((G + G.T) / 2, max(r_max, 10))  # the candidates' ranks; ten for diagnostics
-    return V[:, :r_max] * math.sqrt(n), lam, sG
+    V = V[:, :r_max]
+    if a is not None:
+        V = V / a[:, None]
+        V /= np.maximum(np.linalg.norm(V, axis=0), 1e-300)
+    return V * math.sqrt(n), lam, sG
+
+
+ADAPTIVE_MU = 0.0  # item weights a_j = (K_j / max K)^(-mu) in the Gram and ALS releases; 0: none
+
+
+def _item_weights(K, sK, mu=None):
+    """Per-item weights from the released item weights K (noise sd sK), post-processing:
+    a_j = (max(K_j, sK) / max K)^(-mu), at most 1 for mu < 0 and normalised to max 1; None if mu = 0"""
+    mu = ADAPTIVE_MU if mu is None else mu
+    if mu == 0:
+        return None
+    a = np.maximum(K, sK) ** (-mu)
+    return a / a.max()
 
 # %% ../nbs/06a_completion.ipynb #f5a1fa73e5044315a093ec459c9be902
 RANKS = (0, 1, 2, 3, 5, 8)  # the ranks the private choice takes among (below n)
@@ -495,10 +515,11 @@ class SubspaceRows:
         c: np.ndarray,  # (items,) the released item effects, in units of bound
         val: np.ndarray,  # (users,) bool: who validates
         key: int,  # the key of the validators' hold-outs
+        a: np.ndarray | None = None,  # (items,) item weights (`_item_weights`), or None
     ) -> np.ndarray:
         "Result 2's Gram matrix of the users' unit residual rows, before its noise"
         Yr = self._split(bound, val, key)[0]
-        return _unit_gram(Yr, Yr.data - c[Yr.indices])
+        return _unit_gram(Yr, Yr.data - c[Yr.indices], a)
 
     def validation(
         self,
@@ -536,9 +557,10 @@ class SubspaceRows:
         V: np.ndarray,  # (items, r) the current item factors
         c: np.ndarray,  # (items,) the current item effects, in units of rms
         rho: float,  # the relative ridge of the users' fits
+        a: np.ndarray | None = None,  # (items,) item weights (`_item_weights`), or None
     ) -> tuple:
         "Private ALS's per-item sums A (items, r+1, r+1) and b (items, r+1), before their noise"
-        return _als_stats(self.R, self.rows, self._y(bound) / rms, V, c, rho)
+        return _als_stats(self.R, self.rows, self._y(bound) / rms, V, c, rho, a)
 
 # %% ../nbs/06a_completion.ipynb #3f9bc0b9dd2c44919cc8dcca39b469f8
 def _check_bound(rating_bound):
@@ -661,7 +683,6 @@ def _fit_subspace(
         cand = [q for q in cand if q[1] == 0]
         share = SELECT_SHARE if len(cand) > 1 else 0.0
         eps_g, eps_q, eps_s, acc, z = _budget(epsilon, delta, B, 3 + n_extra, mode, share)
-        z = np.r_[z[:3], np.nan, z[3:]]  # no Gram release
     if B is None:
         B = private_quantile(src.abs_max(), 0.95, epsilon=eps_q, rng=rng)
         ledger.append(
@@ -693,11 +714,12 @@ def _fit_subspace(
     eff = snr > EFFECTS_Z  # post-processing: the item effects only where they stand out
     c = c * rms if eff else np.zeros(n)  # in units of B
     g = _popularity(K, sK)
+    a = _item_weights(K, sK)  # None unless ADAPTIVE_MU
     _tick(progress, "item subspace", 0.3)
     r_max = max(r for _, r, _ in cand)
     if gram:
-        G0 = src.unit_gram(B, c, val, key)
-        V, lam, sG = _eigen(_release_gram(G0, m, z[3], rng, mode), n, r_max)
+        G0 = src.unit_gram(B, c, val, key, a)
+        V, lam, sG = _eigen(_release_gram(G0, m, z[3], rng, mode), n, r_max, a)
         ledger.append(_entry("item Gram matrix", "gaussian", math.sqrt(2), z[3], sG))
         seen = _seen_rank(lam, sG, n)
     else:
@@ -732,6 +754,8 @@ def _fit_subspace(
         lam=lam,
         ledger=ledger,
         z=z,
+        z_rounds=z[4 if gram else 3 :],
+        a=a,  # the multipliers of the n_extra releases that follow
         eps_q=eps_q,
         eps_s=eps_s,
         acc=acc,
@@ -879,22 +903,25 @@ def private_subspace(
     )
 
 # %% ../nbs/06a_completion.ipynb #015066fb96f841e5be1e03a9eaadc3b6
-def _als_stats(R, rows, yp, V, c, rho):
+def _als_stats(R, rows, yp, V, c, rho, a=None):
     """One private ALS round's per-item sums over the users (Result 4), before their noise: the
-    users' local fits, then each one's weighted contribution to the items she rated"""
+    users' local fits, then each one's weighted contribution to the items she rated (with item
+    weights a: a_j times it on item j, her weight normalised by her ratings' a)"""
     m, n, r = R.shape[0], R.shape[1], V.shape[1]
-    q, k = r + 1, np.diff(R.indptr)
+    q = r + 1
+    aj = np.ones(R.nnz) if a is None else a[R.indices]
     bu = _local_fit(R, yp - c[R.indices], _with_intercept(V), rho)  # (offset, u) per user
     t = yp - bu[rows, 0]
-    tnorm = np.sqrt(np.bincount(rows, t * t, minlength=m))
+    tnorm = np.sqrt(np.bincount(rows, (aj * t) ** 2, minlength=m))
     ut = np.column_stack([bu[:, 1:], np.ones(m)])
     un2 = np.sum(ut * ut, 1)
-    w = 1 / np.maximum(np.sqrt(k) * un2, tnorm * np.sqrt(un2))
-    Ind = sparse.csr_array((np.ones(R.nnz), R.indices, R.indptr), shape=R.shape)
+    ka = np.sqrt(np.bincount(rows, aj * aj, minlength=m))  # sqrt(k_i) when a = 1
+    w = 1 / np.maximum(ka * un2, tnorm * np.sqrt(un2))
+    Ind = sparse.csr_array((aj, R.indices, R.indptr), shape=R.shape)
     A = (Ind.T @ ((w[:, None, None] * ut[:, :, None] * ut[:, None, :]).reshape(m, -1))).reshape(
         n, q, q
     )
-    b = sparse.csr_array((t, R.indices, R.indptr), shape=R.shape).T @ (w[:, None] * ut)
+    b = sparse.csr_array((aj * t, R.indices, R.indptr), shape=R.shape).T @ (w[:, None] * ut)
     return A, b
 
 
@@ -974,11 +1001,11 @@ def private_als(
         V, c, ledger = f["V"], f["c"] / s, list(f["ledger"])
         for t in range(T):
             _tick(progress, f"ALS round {t + 1} of {T}", 0.6 + 0.3 * t / T)
-            A0, b0 = src.als_stats(f["B"], s, V, c, f["ridge"])  # one map-reduce
-            V, c, sA, sb = _als_release(A0, b0, V.shape[1], m, f["z"][4 + t], rng, mode)
+            A0, b0 = src.als_stats(f["B"], s, V, c, f["ridge"], f["a"])  # one map-reduce
+            V, c, sA, sb = _als_release(A0, b0, V.shape[1], m, f["z_rounds"][t], rng, mode)
             ledger.append(
                 _entry(
-                    f"ALS round {t + 1}", "gaussian", math.sqrt(6), f["z"][4 + t], sA, sigma_b=sb
+                    f"ALS round {t + 1}", "gaussian", math.sqrt(6), f["z_rounds"][t], sA, sigma_b=sb
                 )
             )
     u = src.local_fits(f["B"], c, V, f["ridge"], rms=s)
@@ -1512,8 +1539,8 @@ class _Prepared:
     def item_sums(self, B, rms, val, key):
         return self._rows().item_sums(B, rms, self._val(val), key)
 
-    def unit_gram(self, B, c, val, key):
-        return self._rows().unit_gram(B, c, self._val(val), key)
+    def unit_gram(self, B, c, val, key, a=None):
+        return self._rows().unit_gram(B, c, self._val(val), key, a)
 
     def validation(self, B, c, V, cand, val, key):
         return self._rows().validation(B, c, V, cand, self._val(val), key=key)
@@ -1521,8 +1548,8 @@ class _Prepared:
     def local_fits(self, B, c, V, rho, rms=None):
         return self._rows().local_fits(B, c, V, rho, rms=rms)
 
-    def als_stats(self, B, rms, V, c, rho):
-        return self._rows().als_stats(B, rms, V, c, rho)
+    def als_stats(self, B, rms, V, c, rho, a=None):
+        return self._rows().als_stats(B, rms, V, c, rho, a)
 
     def scaled_gram(self, L):
         return self._base().scaled_gram(L)
@@ -1651,8 +1678,8 @@ class _HeldRows:
     def item_sums(self, B, rms, val, key):
         return self._total("item_sums", B, rms, val, key)
 
-    def unit_gram(self, B, c, val, key):
-        return self._total("unit_gram", B, c, val, key)
+    def unit_gram(self, B, c, val, key, a=None):
+        return self._total("unit_gram", B, c, val, key, a)
 
     def validation(self, B, c, V, cand, val, *, key):
         return self._total("validation", B, c, V, cand, val, key)
@@ -1660,8 +1687,8 @@ class _HeldRows:
     def local_fits(self, B, c, V, rho, rms=None):
         return self._joined("local_fits", B, c, V, rho, rms)
 
-    def als_stats(self, B, rms, V, c, rho):
-        return self._total("als_stats", B, rms, V, c, rho)
+    def als_stats(self, B, rms, V, c, rho, a=None):
+        return self._total("als_stats", B, rms, V, c, rho, a)
 
     def row_norms(self):
         return np.concatenate(self._map(_q_norms))
