@@ -9,7 +9,7 @@ Data: `synthetic_rank_one(500_000, 400)` (80 ratings per user: 40M ratings; 50K 
 - the floor: one streaming Oja pass of private FW (`top_eig_oja_stream`), as in
   benchmarks/bench_mc_step.py;
 - the private subspace's releases: the item effects (two sums), the Gram matrix of unit rows and
-  its eigendecomposition, the private validation (32 candidates, by the validating fifth of the
+  its eigendecomposition, the private validation (34 candidates, by the validating fifth of the
   users, at most 100,000);
 - one private ALS round (the users' local fits and the per-item releases and solves);
 - the users' final local fits;
@@ -57,8 +57,10 @@ def main(quick=False):
     val = C._validators(m, gen)  # the validating users, as in `complete`
     Yv = sparse.csr_array((y, Rt.indices, Rt.indptr), shape=Rt.shape)[val]
     u = C.keyed_uniforms(7, C.HOLDOUT_COINS, C._rows(Yv).astype(np.uint64), Yv.indices)
+    ho = C._holdout(Yv, C._rows(Yv), u)
+    F = np.column_stack([C._popularity(np.bincount(Rt.indices, minlength=n), 1.0), V])
     times[f"subspace: private validation ({len(cand)} candidates, {val.sum():,} users)"] = best_of(
-        lambda: C._validation(Yv, C._rows(Yv), Yv.data, c, V, cand, u)
+        lambda: C._validation(Yv, C._rows(Yv), Yv.data, c, F, cand, ho)
     )[0]
     times["subspace: the users' final local fits (rank 1)"] = best_of(
         lambda: C._local_fit(Rt, y - c[Rt.indices], V[:, :1], 0.03)

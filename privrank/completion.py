@@ -728,8 +728,8 @@ def _fit_subspace(
         cand = [q for q in cand if q[1] <= seen]
     _tick(progress, "private validation", 0.6)
     E = src.validation(B, c, np.column_stack([g, V]), cand, val, key=key)
-    q = _choose(E, eps_s, rng)
-    if len(cand) > 1:
+    q = _choose(E, eps_s, rng)  # one candidate left: nothing drawn (its share counted anyway)
+    if eps_s > 0:
         ledger.append(
             dict(
                 step="candidate choice",
@@ -754,8 +754,8 @@ def _fit_subspace(
         lam=lam,
         ledger=ledger,
         z=z,
-        z_rounds=z[4 if gram else 3 :],
-        a=a,  # the multipliers of the n_extra releases that follow
+        z_rounds=z[4 if gram else 3 :],  # the multipliers of the n_extra releases that follow
+        a=a,
         eps_q=eps_q,
         eps_s=eps_s,
         acc=acc,

@@ -2183,7 +2183,7 @@ def private_svd_cleansing(
     with use_noise(mode):
         b, S, K, cov, wgt = _cleansing_releases(src, row_norm, sig, beta_items, rng, mode, grids)
     clean = (cov + beta_cov * cov.mean()) / (np.maximum(wgt, 0) + beta_cov * max(wgt.mean(), 1e-12))
-    V = np.linalg.eigh((clean + clean.T) / 2)[1][:, ::-1][:, :r]  # global: public
+    V = top_eigh((clean + clean.T) / 2, r)[1]  # global: public; the top r pairs only
     c = src.cleansing_fits(b, V, ridge)  # local: each user's fit from her own ratings
     d = dict(item_sums=S, item_weights=K, covariance=cov, weights=wgt)
     if mode == "exact":
