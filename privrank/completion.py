@@ -338,7 +338,7 @@ ADAPTIVE_MU = 0.0  # item weights a_j = (K_j / max K)^(-mu) in the Gram and ALS 
 
 def _item_weights(K, sK, mu=None):
     """Per-item weights from the released item weights K (noise sd sK), post-processing:
-    a_j = (max(K_j, sK) / max K)^(-mu), at most 1 for mu < 0 and normalised to max 1; None if mu = 0"""
+    a_j proportional to max(K_j, sK)^(-mu), largest 1; None if mu = 0"""
     mu = ADAPTIVE_MU if mu is None else mu
     if mu == 0:
         return None
@@ -1761,8 +1761,9 @@ def complete(
 ) -> Completion:  # the private fit; `diagnostics` hold the estimator's reason and the ledger
     """Private matrix completion in one call, from ratings wherever they are: centre each user's
     ratings, let her release from at most `max_per_user` of them (she fits herself on all), choose
-    every bound privately (or from `rating_range`) and fit `estimator`; (epsilon, delta)-joint DP per user, in total. With `evaluate=True`
-    ratings are held out first and `evaluation` holds the (non-private) test RMSE.
+    every bound privately (or from `rating_range`) and fit `estimator`; (epsilon, delta)-joint DP
+    per user, in total. With `evaluate=True` ratings are held out first and `evaluation` holds
+    the (non-private) test RMSE.
 
     `ratings` is a users x items scipy.sparse matrix (every row a user with a rating; the
     columns the item universe), a `Ratings` table, or (user, item, rating) rows from any source:
