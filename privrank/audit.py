@@ -610,7 +610,7 @@ def standard_audits(
     "The audit setup of every mechanism in privrank"
     import scipy.sparse as sp
 
-    from privrank import completion, core, footrule, kemeny, mc, rr, tree
+    from privrank import completion, core, footrule, kemeny, mc, rr, topk, tree
 
     N = lambda k: max(int(k * scale), 1000)
     e, d = 1.0, 1e-3
@@ -1144,6 +1144,134 @@ def standard_audits(
             replay=_replayer(is_batch, is_real),
         )
     )
+    # the private subspace's other releases (06a), each at the worst case of its proof. The mean
+    # square rating (Result 1, Delta_M = 1: one user's min(1, mean y^2) from 0 to 1), released at
+    # the sensitivity its ledger entry records (`complete`'s releases are checked against their
+    # entries in tests/test_completion_releases.py)
+    ms_l2 = next(
+        x["l2_sensitivity"]
+        for x in completion.private_subspace(
+            sp.csr_array(np.array([[1.0, 0.5], [0.5, -1.0]])),
+            epsilon=e,
+            delta=d,
+            rating_bound=1.0,
+            rng=0,
+        ).diagnostics["ledger"]
+        if x["step"] == "mean square rating"
+    )
+    ms_real = lambda A, rng: completion.gaussian_release(
+        completion.SubspaceRows(A).mean_square(1.0), l2=ms_l2, z=z1, rng=rng, mode="fast"
+    )[0]
+    ms_batch = lambda A, rng, n: (
+        completion.SubspaceRows(A).mean_square(1.0) + core.sample_gaussian(z1, (n, 1), rng=rng)
+    )
+    out.append(
+        MechanismAudit(
+            "private subspace: mean square rating",
+            "central (joint DP)",
+            "user",
+            ms_batch,
+            sp.csr_array((np.array([0.0]), np.array([0]), np.array([0, 1])), shape=(1, 1)),
+            sp.csr_array(np.array([[1.0]])),
+            e,
+            d,
+            "gaussian",
+            N(200_000),
+            batch=True,
+            replay=_replayer(ms_batch, ms_real),
+        )
+    )
+    # the item weights (Result 1, Delta_K = sqrt 2: two users' weight vectors, non-negative and of
+    # norm 1, on disjoint items); released after the item sums, whose noise the batch draws first
+    iw_real = lambda A, rng: completion.item_releases(
+        *is_args(A), z=(z1, z1), rng=rng, mode="fast", m=A.shape[0]
+    )[1]
+
+    def iw_batch(A, rng, n):
+        core.sample_gaussian(2 * z1, (n, A.shape[1]), rng=rng)  # the item sums' noise
+        return np.bincount(A.indices, np.ones(A.nnz), minlength=A.shape[1]) + core.sample_gaussian(
+            math.sqrt(2) * z1, (n, A.shape[1]), rng=rng
+        )
+
+    out.append(
+        MechanismAudit(
+            "private subspace: item weights",
+            "central (joint DP)",
+            "user",
+            iw_batch,
+            sp.csr_matrix(np.array([[1.0, 0.0]])),
+            sp.csr_matrix(np.array([[0.0, 1.0]])),
+            e,
+            d,
+            "gaussian",
+            N(200_000),
+            batch=True,
+            replay=_replayer(iw_batch, iw_real),
+        )
+    )
+    # the rating bound, when no scale is stated: a private quantile, post-processing of 03's tree
+    # of range counts (`tree.range_count_tree`) over a grid, one value per user; its noised levels
+    # (the root, the number of users, is public), the value moved from leaf 1 to leaf 3 at m = 4:
+    # it leaves one node and enters another at each of the d levels, l1 = 2d attained
+    rb_real = lambda x, rng: np.concatenate(
+        tree.range_count_tree(x, 4, epsilon=e, rng=rng).levels[:-1]
+    )
+
+    def rb_batch(x, rng, n, m=4):
+        t = tree.range_count_tree(x, m, epsilon=e, rng=0)  # its calibration (the scale it reports)
+        h = np.bincount(x, minlength=m)
+        return np.concatenate(
+            [
+                core.release(
+                    np.tile(h.reshape(-1, 2**lv).sum(1), (n, 1)), "laplace", t.noise_scale, rng=rng
+                )
+                for lv in range(len(t.levels) - 1)
+            ],
+            axis=1,
+        )
+
+    out.append(
+        MechanismAudit(
+            "private subspace: rating bound (tree of range counts), m = 4",
+            "central (joint DP)",
+            "user",
+            rb_batch,
+            np.array([1]),
+            np.array([3]),
+            e,
+            0.0,
+            "laplace",
+            N(100_000),
+            batch=True,
+            replay=_replayer(rb_batch, rb_real),
+        )
+    )
+    # the candidate choice: permute-and-flip (`topk.select_runs`, as `complete` calls it) on minus
+    # the validation-score sums E, each moved by at most 1 (a user's relative errors lie in
+    # [0, 1]); two candidates' sums moving by 1 in opposite directions, where the chance of the
+    # second falls from 1/2 to e^-epsilon / 2: epsilon attained
+    pf_batch = lambda E, rng, n: topk.select_runs(
+        -np.asarray(E, float), 1, "permute-and-flip", epsilon=e, rng=rng, n=n
+    )
+    pf_real = lambda E, rng: topk.select_runs(
+        -np.asarray(E, float), 1, "permute-and-flip", epsilon=e, rng=rng
+    )
+    out.append(
+        MechanismAudit(
+            "private subspace: candidate choice (permute-and-flip)",
+            "central (joint DP)",
+            "user",
+            pf_batch,
+            np.array([1.0, 1.0]),
+            np.array([0.0, 2.0]),
+            e,
+            0.0,
+            "histogram",
+            N(200_000),
+            batch=True,
+            replay=_replayer(pf_batch, pf_real),
+        )
+    )
     # private Frank-Wolfe on the exact path: the statistic is real, so it is snapped to the
     # grid the step was calibrated for;
     # the claim of one release is what its discrete Gaussian spends as rho-zCDP, rho =
@@ -1191,8 +1319,6 @@ def standard_audits(
     # worst neighbours the exact laws give (tests/test_topk.py); the histogram of the outputs.
     # The joint mechanism's utility cannot move every sequence by its sensitivity at once, so
     # its loss at half the noise is only 1.21 on its worst pair at d = 7: 10^6 runs see it
-    from privrank import topk
-
     k_top = 2
     u0 = np.array([1.0, 1, 0, 0, 0, 0])  # two leaders; their neighbour lifts them and two others
     u1 = np.array([2.0, 2, -1, -1, 1, 1])
