@@ -348,6 +348,7 @@ def _item_weights(K, sK, mu=None):
 # %% ../nbs/06a_completion.ipynb #f5a1fa73e5044315a093ec459c9be902
 RANKS = (0, 1, 2, 3, 5, 8)  # the ranks the private choice takes among (below n)
 SELECT_SHARE = 0.1  # share of epsilon spent on choosing the candidate (permute-and-flip)
+SCORE_GRID = 2.0**20  # a validator's score is a multiple of 1 / SCORE_GRID
 EFFECTS_Z = 3.0  # item effects are kept when their released signal is this many sds above none
 RIDGES = (0.003, 0.03, 0.3)  # relative ridges rho of the users' local fits
 HOLDOUT = 0.2  # share of her ratings each user holds out for the private validation
@@ -416,7 +417,10 @@ def _validation(R, rows, y, c, F, cand, ho):
         res = th - np.einsum("ij,ij->i", u[hu], Vh[:, j])
         mse = np.bincount(hu, res * res, minlength=m)[has] / hc[has]
         with np.errstate(invalid="ignore"):  # inf * 0: a user with var = 0 and mse = 0 scores 0
-            E.append(np.sum(np.minimum(1.0, np.nan_to_num(mse * inv, nan=0.0))))
+            e = np.minimum(1.0, np.nan_to_num(mse * inv, nan=0.0))
+        # each user's score on the grid 2^-20 (down: still in [0, 1]), so that the sums are exact
+        # in floating point, in any order: the choice's sensitivity is exactly 1 on both paths
+        E.append(np.sum(np.floor(e * SCORE_GRID) / SCORE_GRID))
     return np.array(E)
 
 
@@ -790,11 +794,12 @@ def _report(f):
 
 def _meaning(f, what="the one-shot private subspace"):
     "What the fit predicts, and why, in words, from the run's own releases and choice"
+    z = f["signal_z"]
     eff = (
-        f"the item effects (their released signal {f['signal_z']:.1f} sds above none)"
+        f"the item effects kept (their released sums stand {z:.1f} sds above noise alone)"
         if f["effects"]
-        else f"no item effects (their released signal {f['signal_z']:.1f} sds above none, "
-        f"below {EFFECTS_Z:g}: within the noise)"
+        else f"no item effects (their released sums stand {z:.1f} sds from noise alone, under "
+        f"{EFFECTS_Z:g}: within the noise)"
     )
     if f["rank"] == 0 and not f["popularity"]:
         head = "predictions are each user's own mean" + (
@@ -1003,10 +1008,8 @@ def private_als(
             _tick(progress, f"ALS round {t + 1} of {T}", 0.6 + 0.3 * t / T)
             A0, b0 = src.als_stats(f["B"], s, V, c, f["ridge"], f["a"])  # one map-reduce
             V, c, sA, sb = _als_release(A0, b0, V.shape[1], m, f["z_rounds"][t], rng, mode)
-            ledger.append(
-                _entry(
-                    f"ALS round {t + 1}", "gaussian", math.sqrt(6), f["z_rounds"][t], sA, sigma_b=sb
-                )
+            ledger.append(  # Result 4: (A, b sigma_A / sigma_b) has l2 2, its noise sigma_A
+                _entry(f"ALS round {t + 1}", "gaussian", 2.0, f["z_rounds"][t], sA, sigma_b=sb)
             )
     u = src.local_fits(f["B"], c, V, f["ridge"], rms=s)
     coef, factors = _factored(f["B"] * s * u, V, c, f["B"] * s)
