@@ -1131,9 +1131,9 @@ def test_complete_refuses(field, data):
                 "delta": DELTA_BAD + [0.0],
                 "row_norm": [0, -1, NAN, INF, "2"],  # None: chosen privately
                 "nuclear_norm": [0, -1, NAN, INF],
-                "n_iter": INT_BAD + [0],
+                "n_iter": [v for v in INT_BAD if v is not None] + [0],  # None: chosen
                 "solver": ["x", 3],
-                "max_per_user": INT_BAD + [0],
+                "max_per_user": [v for v in INT_BAD if v is not None] + [0],  # None: default
             }[field]
         )
     kw["estimator"] = "frank-wolfe"  # the options above are Frank-Wolfe's
