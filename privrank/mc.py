@@ -494,9 +494,11 @@ def split_by(R, uniforms, test_fraction, xi, center=True):
         if center
         else np.zeros(R.shape[0])
     )
-    T, F = (_rows_kept(R, rows, order, t, mean) for t in (train, ~test))
+    T = _rows_kept(R, rows, order, train, mean)
+    capped = T.nnz < R.nnz - int(test.sum())  # else every training rating is kept: one array
+    F = _rows_kept(R, rows, order, ~test, mean) if capped else None
     held = order[test]
-    return Split(T, mean, rows[held], R.indices[held], R.data[held], F if F.nnz > T.nnz else T)
+    return Split(T, mean, rows[held], R.indices[held], R.data[held], F)
 
 
 def _rows_kept(R, rows, order, kept, mean):
