@@ -605,12 +605,13 @@ ITEM_WEIGHTS = (
 )  # precisions of the item sums and the item weights, against 1 for the rest
 
 
-def _budget(epsilon, delta, bound, n_gauss, mode, select=0.0):
+def _budget(epsilon, delta, bound, n_gauss, mode, n_cand=1):
     """(epsilon of the Gaussian releases, epsilon of the quantile, epsilon of the choice,
     accountant, z): the first release (the mean square rating, a scalar over all users) at
-    precision MS_WEIGHT, the others at 1; `select` the share of the choice (pure, composed)"""
+    precision MS_WEIGHT, the others at 1; SELECT_SHARE for a choice among n_cand > 1 candidates
+    (pure, composed)"""
     eps_q = 0.0 if bound is not None else QUANTILE_SHARE * epsilon
-    eps_s = select * epsilon
+    eps_s = SELECT_SHARE * epsilon if n_cand > 1 else 0.0
     acc = "rdp" if mode == "exact" else "gdp"
     w = np.r_[MS_WEIGHT, ITEM_WEIGHTS, np.ones(n_gauss - 3)]
     eps_g = epsilon - eps_q - eps_s
@@ -680,13 +681,11 @@ def _fit_subspace(
     cand = _candidates(n, rank, ridge)
     if rank != "auto" and rank > n - 1:
         raise ValueError(f"`rank` must be below the number of items ({n}); got {rank}")
-    share = SELECT_SHARE if len(cand) > 1 else 0.0
-    eps_g, eps_q, eps_s, acc, z = _budget(epsilon, delta, B, 4 + n_extra, mode, share)
+    eps_g, eps_q, eps_s, acc, z = _budget(epsilon, delta, B, 4 + n_extra, mode, len(cand))
     gram = _visible(m, n, z[3]) and max(r for _, r, _ in cand) > 0
     if not gram:  # public: no eigenvalue could stand above the Gram release's noise
         cand = [q for q in cand if q[1] == 0]
-        share = SELECT_SHARE if len(cand) > 1 else 0.0
-        eps_g, eps_q, eps_s, acc, z = _budget(epsilon, delta, B, 3 + n_extra, mode, share)
+        eps_g, eps_q, eps_s, acc, z = _budget(epsilon, delta, B, 3 + n_extra, mode, len(cand))
     if B is None:
         B = private_quantile(src.abs_max(), 0.95, epsilon=eps_q, rng=rng)
         ledger.append(
@@ -731,7 +730,8 @@ def _fit_subspace(
     if rank == "auto":  # post-processing: only the ranks the release can resolve
         cand = [q for q in cand if q[1] <= seen]
     _tick(progress, "private validation", 0.6)
-    E = src.validation(B, c, np.column_stack([g, V]), cand, val, key=key)
+    F = np.column_stack([g, V])  # the features on offer: the popularity, the item factors
+    E = src.validation(B, c, F, cand, val, key=key)
     q = _choose(E, eps_s, rng)  # one candidate left: nothing drawn (its share counted anyway)
     if eps_s > 0:
         ledger.append(
@@ -746,7 +746,7 @@ def _fit_subspace(
             )
         )
     pop, r, rho = cand[q]
-    F = np.column_stack([g, V])[:, _columns(pop, r)[1:] - 1]
+    F = F[:, _columns(pop, r)[1:] - 1]
     return dict(
         B=B,
         c=c,
