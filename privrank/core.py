@@ -1049,38 +1049,169 @@ def _uniform_below(high, k, rng):
     return out
 
 
-def _bern_exp_frac(num, den, rng):
-    """Exact Bernoulli(exp(-num/den)) per entry, 0 <= num <= den (CKS Algorithm 1): K = first
-    k with Bernoulli(num/(den k)) = 0; K odd"""
-    k, going, res = 1, np.ones(num.shape, bool), np.zeros(num.shape, bool)
-    while going.any():
-        idx = np.flatnonzero(going)
-        a = (_uniform_below(den, idx.size, rng) < num[idx]).astype(bool)  # Bernoulli(num / den) ...
-        if k > 1:
-            a &= rng.integers(0, k, idx.size) == 0  # ... and Bernoulli(1 / k): Bernoulli(gamma / k)
-        stop = idx[~a]
-        res[stop] = k % 2 == 1
-        going[stop] = False
+_TWO64 = 2.0**64
+_EXACT_EVENTS = {
+    # the exact samplers' rare paths, counted: a coin refined beyond its first 64 bits, a
+    # geometric's tail coin that came up, a batch of candidates that fell short
+    "refined": 0,
+    "tail": 0,
+    "batch": 0,
+}
+_COIN_MARGIN = 2.0**-45  # relative margin of a float probability (a few ulps: far inside)
+
+
+def _coin_bounds(kind, x):
+    """(lo, hi, top) for coins Bernoulli(f(x)), f(x) = e^-x ("exp") or 1 / (1 + e^x) ("expit"),
+    from float exponents x >= 0 within 2^-50 relative of the exact ones: lo <= f 2^64 <= hi as
+    uint64 (top: hi would pass 2^64, so no u is above f)"""
+    x = np.asarray(x, float)
+    rel = np.minimum(_COIN_MARGIN + x * 2.0**-48, 0.5)  # x's error 2^-50 x, f's: a few ulps
+    with np.errstate(over="ignore", under="ignore", invalid="ignore"):
+        p = np.exp(-x) if kind == "exp" else special.expit(-x)
+        lo = np.floor(p * (1 - rel) * _TWO64)
+        hi = np.where(np.isinf(x), 0, np.ceil(p * (1 + rel) * _TWO64) + 1)  # f(inf) = 0
+    top = hi >= _TWO64
+    return lo.astype(np.uint64), np.where(top, 0, hi).astype(np.uint64), top
+
+
+def _decide(kind, u, bounds, exact, more):
+    """Exact coins: U < f(x) for U = (u + rest) / 2^64 uniform, u its first 64 bits (uint64),
+    decided by `bounds` (`_coin_bounds`, broadcast to u) when u < lo or u >= hi; the undecided
+    (probability <= 2^-43.9 per coin) refined from exact(i), the exponent of flat entry i as a
+    Fraction, and further bits from the generator more(i)"""
+    lo, hi, top = bounds
+    coin = u < lo
+    undecided = np.flatnonzero(~coin & ((u < hi) | top))
+    for i in undecided:  # a loop over the rare undecided coins only
+        _EXACT_EVENTS["refined"] += 1
+        coin.flat[i] = _refine(kind, exact(i), int(u.flat[i]), more(i))
+    return coin
+
+
+def _refine(kind, x, prefix, g):
+    """Bernoulli(f(x)), x >= 0 an exact Fraction, given the uniform's first 64 bits `prefix`:
+    f(x) 2^(64 k) in `decimal` (exp and division correctly rounded) to enough digits, 64 more
+    bits from g until the comparison is decided"""
+    k, digits = 1, len(str(x.numerator // x.denominator))
+    while True:
+        with decimal.localcontext() as ctx:
+            ctx.prec = 40 + 20 * k + digits  # 2^-(64 k) needs 19.3 k digits
+            ctx.Emin, ctx.Emax = decimal.MIN_EMIN, decimal.MAX_EMAX
+            X = decimal.Decimal(x.numerator) / decimal.Decimal(x.denominator)
+            f = (-X).exp() if kind == "exp" else 1 / (1 + X.exp())
+            t = f * decimal.Decimal(2) ** (64 * k)  # relative error <= (X + 6) 10^(1 - prec)
+            slack = t * (X + 8) * decimal.Decimal(10) ** (1 - ctx.prec)
+            if prefix + 1 <= t - slack:
+                return True
+            if prefix >= t + slack:
+                return False
+        prefix = (prefix << 64) | int(_bits64(g, 1)[0])
         k += 1
-    return res
+
+
+def _bits64(g, shape):
+    "Uniform 64-bit words (uint64) of the generator g's stream"
+    return g.bit_generator.random_raw(math.prod(shape) if isinstance(shape, tuple) else shape)
+
+
+def _exp_x(num, den):
+    """num / den as floats within 2^-52 relative, capped at 2^20 (e^-x is then 0 in floats; the
+    refinement has the exact value): num integers >= 0 (int64 or object), den a Python int >= 1"""
+    if num.dtype != object and den < 2**1000:
+        return np.minimum(num.astype(float) / float(den), 2.0**20)
+    return (np.minimum(num.astype(object), den << 20) / den).astype(float)
 
 
 def _bern_exp(num, den, rng):
-    """Exact Bernoulli(exp(-num/den)) per entry: num >= 0 integers (int64 or object array),
-    den a Python int >= 1"""
-    if den > _SMALL and num.dtype != object:
-        num = num.astype(object)
-    q, r = num // den, num % den
-    out = np.ones(num.shape, bool)
-    live = (q > 0).astype(bool)
-    while live.any():  # exp(-q) = q independent exp(-1) trials all succeeding
-        idx = np.flatnonzero(live)
-        out[idx[~_bern_exp_frac(np.ones(idx.size, np.int64), 1, rng)]] = False
-        q[idx] -= 1
-        live = out & (q > 0).astype(bool)
-    idx = np.flatnonzero(out & (r > 0).astype(bool))
-    out[idx] = _bern_exp_frac(r[idx], den, rng)
-    return out
+    """Exact Bernoulli(exp(-num/den)) per entry, one 64-bit word each: num >= 0 integers (int64
+    or object array), den a Python int >= 1"""
+    u = _bits64(rng, num.shape).reshape(num.shape)
+    return _decide(
+        "exp",
+        u,
+        _coin_bounds("exp", _exp_x(num, den)),
+        lambda i: fractions.Fraction(int(num.flat[i]), den),
+        lambda i: rng,
+    )
+
+
+_V_DIGITS = 6  # V ~ Geometric(e^-1) by its 6 binary digits: 2^6 >= 64 ln 2
+
+
+def _geometric_e1(k, rng, digits=_V_DIGITS):
+    """k exact draws of V, P(V = v) = (1 - 1/e) e^-v: V's binary digits are independent, digit j
+    a Bernoulli(1 / (1 + e^(2^j))) coin; the digits from J = `digits` on by one coin
+    Bernoulli(e^(-2^J)) = P(V >= 2^J), continued only when it comes up (e^-64 at J = 6)"""
+    J = digits
+    u = _bits64(rng, k * (J + 1)).reshape(k, J + 1)
+    xs = np.ldexp(1.0, np.arange(J + 1))
+    b = _decide(
+        "expit",
+        u[:, :J],
+        _coin_bounds("expit", xs[:J]),
+        lambda i: fractions.Fraction(1 << (i % J)),
+        lambda i: rng,
+    )
+    v = b.astype(np.int64) @ (np.int64(1) << np.arange(J, dtype=np.int64))
+    top = fractions.Fraction(1 << J)
+    tail = _decide("exp", u[:, J], _coin_bounds("exp", xs[J]), lambda i: top, lambda i: rng)
+    for i in np.flatnonzero(tail):  # rare: V >= 2^J; V >> J is 1 + a geometric of ratio e^-2^J
+        _EXACT_EVENTS["tail"] += 1
+        h = 1
+        while _refine("exp", top, int(_bits64(rng, 1)[0]), rng):
+            h += 1
+        v[i] += h << J
+    return v
+
+
+def _kl(p, a):
+    "KL(Bernoulli(p) || Bernoulli(a))"
+    return (p * math.log(p / a) if p > 0 else 0.0) + (1 - p) * math.log((1 - p) / (1 - a))
+
+
+_BATCH_FAIL = -64 * math.log(2)  # log of a batch's failure probability: 2^-64
+
+
+@functools.lru_cache(maxsize=512)
+def _batch(n, a):
+    """The candidates for n draws at acceptance rate >= a: the smallest k whose Chernoff bound
+    P(Binomial(k, a) <= n - 1) <= exp(-k KL((n-1)/k || a)) is at most 2^-64 (public: n, a)"""
+    if n == 0:
+        return 0
+
+    def enough(k):
+        return (n - 1) / k < a and -k * _kl((n - 1) / k, a) <= _BATCH_FAIL
+
+    lo, hi = n - 1, max(n, math.ceil(n / a))
+    while not enough(hi):
+        lo, hi = hi, 2 * hi
+    while hi - lo > 1:  # enough(hi), not enough(lo)
+        mid = (lo + hi) // 2
+        lo, hi = (lo, mid) if enough(mid) else (mid, hi)
+    return hi
+
+
+_BLOCK = 1 << 16  # draws a batch serves (the batches of n draws: public, fixed by n)
+
+
+def _fixed_batches(n, accept_rate, candidates):
+    """n draws from `candidates(k)` (a (values, accepted) pair of k candidates), in blocks of
+    _BLOCK draws each served by a fixed batch of `_batch` candidates: the first accepted ones; a
+    batch that falls short (probability <= 2^-64) is counted and topped up"""
+    parts = [np.zeros(0, np.int64)]
+    for start in range(0, n, _BLOCK):
+        need = min(_BLOCK, n - start)
+        while need:
+            z, ok = candidates(_batch(need, accept_rate))
+            z = z[ok][:need]
+            parts.append(z)
+            need -= z.size
+            _EXACT_EVENTS["batch"] += need > 0
+    return (
+        np.concatenate(parts)
+        if all(p.dtype != object for p in parts)
+        else np.concatenate([p.astype(object) for p in parts])
+    )
 
 
 def _to_int64(z):
@@ -1099,7 +1230,7 @@ def discrete_laplace(
     rng: RNGLike,
 ) -> np.ndarray:
     """Exact discrete Laplace: P(Z = z) ∝ exp(-|z| / scale) on the integers (CKS Algorithm 2,
-    integer arithmetic only)"""
+    with a fixed number of candidates and coins of fixed work: its time does not tell the draw)"""
     q = _exact_rational(scale, "scale", MAX_NOISE_UNITS)
     rng = check_rng(rng)
     shape, n = _size(size)
@@ -1107,34 +1238,28 @@ def discrete_laplace(
 
 
 def _dlap(t, s, n, rng):
-    """n exact discrete Laplace draws of scale t / s (Python ints >= 1), int64 or (if any
-    operand outgrows int64) object"""
-    parts, have = [np.zeros(0, np.int64)], 0
-    while have < n:
-        k = 2 * (n - have) + 16
+    """n exact discrete Laplace draws of scale t / s (Python ints >= 1), int64 or (if any operand
+    outgrows int64) object: CKS Algorithm 2, each candidate with the same work"""
+    # P(accept U) = (1 - e^-1) / (t (1 - e^(-1/t))) >= 1 - e^-1; P(keep | accepted) = 1 - P(Y = 0)
+    # / 2 with P(Y = 0) = 1 - e^(-s/t)
+    inv_t = float(fractions.Fraction(1, t))
+    rate = -math.expm1(-1) / (t * -math.expm1(-inv_t) if inv_t > 2**-40 else 1.0)
+    rate *= 1 + math.expm1(-float(fractions.Fraction(s, t))) / 2
+    wide = t > _SMALL or s > _SMALL or t * (1 << (_V_DIGITS + 1)) >= _SMALL
+
+    def candidates(k):
         U = _uniform_below(t, k, rng)
         D = _bern_exp(U, t, rng)  # accept U with probability exp(-U/t)
-        V, go = (
-            np.zeros(k, np.int64),
-            D.copy(),
-        )  # V: number of exp(-1) successes before the first failure
-        while go.any():
-            idx = np.flatnonzero(go)
-            b = _bern_exp_frac(np.ones(idx.size, np.int64), 1, rng)
-            V[idx[b]] += 1
-            go[idx[~b]] = False
-        if U.dtype == object or t * int(V.max()) >= _SMALL - t or s > _SMALL:
+        V = _geometric_e1(k, rng)
+        if wide or int(V.max(initial=0)) >> (_V_DIGITS + 1):  # the latter: a tail event only
             X = U.astype(object) + t * V.astype(object)
         else:
             X = U + t * V
         Y = X // s
-        B = rng.integers(0, 2, k).astype(bool)
-        keep = D & ~(B & (Y == 0).astype(bool))
-        Z = np.where(B, -Y, Y)[keep]
-        parts.append(Z)
-        have += Z.size
-    z = np.concatenate(parts)[:n]
-    return z.astype(object) if any(p.dtype == object for p in parts) else z
+        B = (_bits64(rng, k) & np.uint64(1)).astype(bool)  # the sign
+        return np.where(B, -Y, Y), D & ~(B & (Y == 0).astype(bool))
+
+    return _fixed_batches(n, rate * (1 - 1e-9), candidates)
 
 
 def discrete_gaussian(
@@ -1145,30 +1270,49 @@ def discrete_gaussian(
     rng: RNGLike,
 ) -> np.ndarray:
     """Exact discrete Gaussian: P(Z = z) ∝ exp(-z^2 / (2 sigma2)) on the integers (CKS
-    Algorithm 3, integer arithmetic only)"""
+    Algorithm 3, with a fixed number of candidates and coins of fixed work)"""
     q = _exact_rational(sigma2, "sigma2", MAX_NOISE_UNITS**2)
     rng = check_rng(rng)
     shape, n = _size(size)
     a, b = q.numerator, q.denominator  # sigma^2 = a / b
     t = math.isqrt(a // b) + 1  # floor(sigma) + 1
     den = 2 * a * b * t * t  # accept Y ~ DLap(t) with probability exp(-(|Y| b t - a)^2 / den)
-    parts, have = [np.zeros(0, np.int64)], 0
-    while have < n:
-        k = 2 * (n - have) + 16
+    wide = a >= _SMALL or b * t * t * 64 >= _SMALL  # |Y| < 64 t but on tail events
+
+    def candidates(k):
         Y = _to_int64(_dlap(t, 1, k, rng))
         absY = np.abs(Y)
-        if Y.dtype != object and int(absY.max()) * b * t < _SMALL and a < _SMALL:
-            A = absY * (b * t) - a
-            num = A * A if int(np.abs(A).max()) < 2**31 else A.astype(object) ** 2
+        if Y.dtype == object or wide or int(absY.max(initial=0)) >= 64 * t:
+            A = absY.astype(object) * (b * t) - a
         else:
-            num = (absY.astype(object) * (b * t) - a) ** 2
-        Z = Y[_bern_exp(num, den, rng)]
-        parts.append(Z)
-        have += Z.size
-    z = np.concatenate(parts)[:n]
-    return _to_int64(z.astype(object) if any(p.dtype == object for p in parts) else z).reshape(
-        shape
-    )
+            A = absY * (b * t) - a
+        if A.dtype == object:
+            x = _exp_x(A * A, den)
+        else:  # A exact below 2^53, else rounded: x within 5 2^-53 relative
+            x = A.astype(float) ** 2 / float(den)
+        u = _bits64(rng, k)
+        ok = _decide(
+            "exp",
+            u,
+            _coin_bounds("exp", x),
+            lambda i: fractions.Fraction(int(A.flat[i]) ** 2, den),
+            lambda i: rng,
+        )
+        return Y, ok
+
+    return _to_int64(_fixed_batches(n, _dgauss_rate(a, b, t), candidates)).reshape(shape)
+
+
+def _dgauss_rate(a, b, t):
+    """A lower bound on CKS Algorithm 3's acceptance rate at sigma^2 = a / b: tanh(1 / 2t)
+    e^(-sigma^2 / 2 t^2) sum_y e^(-y^2 / 2 sigma^2), the sum >= max(1, sqrt(2 pi) sigma)"""
+    s2 = a / b
+    if s2 <= 256:
+        y = np.arange(-int(40 * math.sqrt(s2)) - 2, int(40 * math.sqrt(s2)) + 3)
+        tot = float(np.exp(-(y * y) / (2 * s2)).sum())
+    else:
+        tot = math.sqrt(2 * math.pi * s2)
+    return math.tanh(1 / (2 * t)) * math.exp(-s2 / (2 * t * t)) * max(tot, 1.0) * (1 - 1e-9)
 
 # %% ../nbs/00_core.ipynb #bernexp1
 def bernoulli_exp(
@@ -1557,42 +1701,12 @@ def summed_noise(
 
 # %% ../nbs/00_core.ipynb #e4bc42b2
 def _exact_expit_flips(e, u, more):
-    """Exact Bernoulli(1/(1+e^e)) from 64 uniform bits u per entry (uint64), refining the rare
-    undecided entries with `decimal`, entry i's further bits from the generator more(i)"""
-    with np.errstate(over="ignore", under="ignore"):
-        p = special.expit(-e)  # within a few ulps of the true p (and p < 1/2)
-        lo = np.floor(
-            p * (1 - 2.0**-45) * 2.0**64
-        )  # the true p * 2^64 lies in [lo, hi] with a wide margin
-        hi = np.ceil(p * (1 + 2.0**-45) * 2.0**64) + 1
-    lo, hi = (
-        lo.astype(np.uint64),
-        hi.astype(np.uint64),
-    )  # whole numbers below 2^63: exact; compared with u as integers
-    flip = u < lo  # u + 1 <= lo: the uniform U = (u + rest) / 2^64 is below p surely
-    todo = np.flatnonzero(
-        (u >= lo) & (u < hi)
-    )  # undecided (else U >= hi / 2^64 > p): about p 2^-44 + 2^-63 per entry
-    for i in todo:  # a loop over the rare undecided entries only
-        k, prefix = 1, int(u[i])
-        while True:
-            with decimal.localcontext() as ctx:
-                ctx.prec = (
-                    40 + 20 * k
-                )  # digits: 2^-(64k) needs 19.3 k; exp and division correctly rounded
-                t = (decimal.Decimal(1) / (1 + decimal.Decimal(float(e[i])).exp())) * (
-                    decimal.Decimal(2) ** (64 * k)
-                )
-                slack = t * decimal.Decimal(10) ** (-(ctx.prec - 5))
-                if prefix + 1 <= t - slack:
-                    flip[i] = True
-                    break
-                if prefix >= t + slack:
-                    flip[i] = False
-                    break
-            prefix = (prefix << 64) | int(more(i).integers(0, 2**64, dtype=np.uint64))
-            k += 1
-    return flip
+    """Exact Bernoulli(1/(1+e^e)) from 64 uniform bits u per entry (uint64): `_decide`'s coins,
+    the rare undecided entries refined with entry i's further bits from the generator more(i)"""
+    e = np.broadcast_to(e, u.shape)
+    return _decide(
+        "expit", u, _coin_bounds("expit", e), lambda i: fractions.Fraction(float(e.flat[i])), more
+    )
 
 
 def rr_flips(
