@@ -1029,24 +1029,17 @@ def _size(size):
     return shape, n
 
 
-def _uniform_below(high, k, rng):
-    """k exactly uniform integers in [0, high), high a Python int >= 1: int64 when high <=
-    2^62, else Python ints (object array)"""
-    if high <= _SMALL:
-        return rng.integers(0, high, k, dtype=np.int64)
-    nbits = (high - 1).bit_length()
-    words = -(-nbits // 62)
-    out, todo = np.empty(k, object), np.arange(k)
-    while todo.size:  # rejection: each round accepts with probability >= 1/2
-        w = rng.integers(0, _SMALL, (todo.size, words), dtype=np.int64).astype(object)
-        x = w[:, 0]
-        for j in range(1, words):
-            x = x + (w[:, j] << (62 * j))
-        x = x & ((1 << nbits) - 1)
-        ok = (x < high).astype(bool)
-        out[todo[ok]] = x[ok]
-        todo = todo[~ok]
-    return out
+def _uniform_bits(L, k, rng):
+    """k uniform integers in [0, 2^L) from ceil(L / 64) words each: int64 when L <= 62, else
+    Python ints (object array)"""
+    words = max(1, -(-L // 64))
+    w = _bits64(rng, k * words).reshape(k, words)
+    if L <= 62:
+        return (w[:, 0] >> np.uint64(64 - L)).astype(np.int64) if L else np.zeros(k, np.int64)
+    x = w[:, 0].astype(object)
+    for j in range(1, words):  # a loop over the words of one number, not over the numbers
+        x = x + (w[:, j].astype(object) << (64 * j))
+    return x >> (64 * words - L)
 
 
 _TWO64 = 2.0**64
@@ -1097,7 +1090,7 @@ def _refine(kind, x, prefix, g):
         with decimal.localcontext() as ctx:
             ctx.prec = 40 + 20 * k + digits  # 2^-(64 k) needs 19.3 k digits
             ctx.Emin, ctx.Emax = decimal.MIN_EMIN, decimal.MAX_EMAX
-            X = decimal.Decimal(x.numerator) / decimal.Decimal(x.denominator)
+            X = decimal.Decimal(int(x.numerator)) / decimal.Decimal(int(x.denominator))
             f = (-X).exp() if kind == "exp" else 1 / (1 + X.exp())
             t = f * decimal.Decimal(2) ** (64 * k)  # relative error <= (X + 6) 10^(1 - prec)
             slack = t * (X + 8) * decimal.Decimal(10) ** (1 - ctx.prec)
@@ -1138,18 +1131,18 @@ def _bern_exp(num, den, rng):
 _V_DIGITS = 6  # V ~ Geometric(e^-1) by its 6 binary digits: 2^6 >= 64 ln 2
 
 
-def _geometric_e1(k, rng, digits=_V_DIGITS):
+def _geometric_e1(k, rng):
     """k exact draws of V, P(V = v) = (1 - 1/e) e^-v: V's binary digits are independent, digit j
-    a Bernoulli(1 / (1 + e^(2^j))) coin; the digits from J = `digits` on by one coin
+    a Bernoulli(1 / (1 + e^(2^j))) coin; the digits from J = `_V_DIGITS` on by one coin
     Bernoulli(e^(-2^J)) = P(V >= 2^J), continued only when it comes up (e^-64 at J = 6)"""
-    J = digits
+    J = _V_DIGITS
     u = _bits64(rng, k * (J + 1)).reshape(k, J + 1)
     xs = np.ldexp(1.0, np.arange(J + 1))
     b = _decide(
         "expit",
         u[:, :J],
         _coin_bounds("expit", xs[:J]),
-        lambda i: fractions.Fraction(1 << (i % J)),
+        lambda i: fractions.Fraction(1 << int(i % J)),
         lambda i: rng,
     )
     v = b.astype(np.int64) @ (np.int64(1) << np.arange(J, dtype=np.int64))
@@ -1239,17 +1232,16 @@ def discrete_laplace(
 
 def _dlap(t, s, n, rng):
     """n exact discrete Laplace draws of scale t / s (Python ints >= 1), int64 or (if any operand
-    outgrows int64) object: CKS Algorithm 2, each candidate with the same work"""
-    # P(accept U) = (1 - e^-1) / (t (1 - e^(-1/t))) >= 1 - e^-1; P(keep | accepted) = 1 - P(Y = 0)
-    # / 2 with P(Y = 0) = 1 - e^(-s/t)
-    inv_t = float(fractions.Fraction(1, t))
-    rate = -math.expm1(-1) / (t * -math.expm1(-inv_t) if inv_t > 2**-40 else 1.0)
-    rate *= 1 + math.expm1(-float(fractions.Fraction(s, t))) / 2
+    outgrows int64) object: CKS Algorithm 2, each candidate with the same work (U uniform on
+    [0, t) as L = bitlength(t - 1) random bits kept when below t: a rejection of the candidate)"""
+    t, s = _dlap_scaled(t, s)
+    L = (t - 1).bit_length()
     wide = t > _SMALL or s > _SMALL or t * (1 << (_V_DIGITS + 1)) >= _SMALL
 
     def candidates(k):
-        U = _uniform_below(t, k, rng)
-        D = _bern_exp(U, t, rng)  # accept U with probability exp(-U/t)
+        U = _uniform_bits(L, k, rng)
+        D = _bern_exp(U, t, rng)  # accept U with probability exp(-U/t) ...
+        D &= (U < t).astype(bool)  # ... if below t
         V = _geometric_e1(k, rng)
         if wide or int(V.max(initial=0)) >> (_V_DIGITS + 1):  # the latter: a tail event only
             X = U.astype(object) + t * V.astype(object)
@@ -1259,7 +1251,24 @@ def _dlap(t, s, n, rng):
         B = (_bits64(rng, k) & np.uint64(1)).astype(bool)  # the sign
         return np.where(B, -Y, Y), D & ~(B & (Y == 0).astype(bool))
 
-    return _fixed_batches(n, rate * (1 - 1e-9), candidates)
+    return _fixed_batches(n, _dlap_rate(t, s), candidates)
+
+
+def _dlap_scaled(t, s):
+    """(c t, c s) with the larger `_dlap_rate`, c = 1 or the largest with c t <= 2^54 and c s <=
+    2^61: the same law (Y = X // s with X of scale t), U's range near a power of two"""
+    c = max(1, min((1 << 54) // t, (1 << 61) // s))
+    return max((t, s), (c * t, c * s), key=lambda ts: _dlap_rate(*ts))
+
+
+def _dlap_rate(t, s):
+    """A lower bound on the rate at which `_dlap`'s candidates are kept: P(U < t) = t / 2^L, then
+    P(accept U) = (1 - 1/e) / (t (1 - e^(-1/t))) >= 1 - 1/e, then P(keep) = 1 - P(Y = 0) / 2 with
+    P(Y = 0) = 1 - e^(-s/t)"""
+    inv_t = float(fractions.Fraction(1, t))
+    rate = -math.expm1(-1) / (t * -math.expm1(-inv_t) if inv_t > 2**-40 else 1.0)
+    rate *= 1 + math.expm1(-float(fractions.Fraction(s, t))) / 2
+    return rate * float(fractions.Fraction(t, 1 << (t - 1).bit_length())) * (1 - 1e-9)  # U < t
 
 
 def discrete_gaussian(
@@ -1313,6 +1322,33 @@ def _dgauss_rate(a, b, t):
     else:
         tot = math.sqrt(2 * math.pi * s2)
     return math.tanh(1 / (2 * t)) * math.exp(-s2 / (2 * t * t)) * max(tot, 1.0) * (1 - 1e-9)
+
+
+_COIN_RARE = 2.0**-43.9  # a coin undecided by its first 64 bits: at most this often (`_decide`)
+
+
+def _candidates(n, rate):
+    "(candidates, batches) `_fixed_batches` draws for n draws at `rate`, when none falls short"
+    full, rest = divmod(n, _BLOCK)
+    return full * _batch(_BLOCK, rate) + (_batch(rest, rate) if rest else 0), full + (rest > 0)
+
+
+def _rare_bound(law, par, n):
+    """An upper bound on the probability that n exact draws of `law` ("laplace": scale `par`;
+    "gaussian": sigma^2 `par`) take a rare path (a refined coin, a tail coin, a short batch): the
+    only draws whose work depends on their values"""
+    q = fractions.Fraction(par)
+
+    def laplace(t, s, n):
+        k, blocks = _candidates(n, _dlap_rate(*_dlap_scaled(t, s)))
+        return k * (1 + _V_DIGITS) * _COIN_RARE + k * math.exp(-(2**_V_DIGITS)) + blocks * 2**-64
+
+    if law == "laplace":
+        return laplace(q.numerator, q.denominator, n)
+    a, b = q.numerator, q.denominator
+    t = math.isqrt(a // b) + 1
+    k, blocks = _candidates(n, _dgauss_rate(a, b, t))
+    return laplace(t, 1, k) + k * _COIN_RARE + blocks * 2**-64
 
 # %% ../nbs/00_core.ipynb #bernexp1
 def bernoulli_exp(
