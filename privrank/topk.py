@@ -7,6 +7,7 @@ Docs: https://privrank.github.io/privrank/top_k.html.md"""
 # %% ../nbs/13_top_k.ipynb #6a91eb1c
 from __future__ import annotations  # noqa: F404 (the use-it example comes first)
 
+import decimal
 import fractions
 import functools
 import math
@@ -115,7 +116,7 @@ def sample_em(log_base, utility, scale, n=None, *, rng):
 
 def exact_exp_coins(gaps, scale, *, rng):
     """Exact Bernoulli(exp(-gap / scale)) per entry, gaps integers >= 0 and scale a positive
-    rational (an int, a Fraction, or a float taken exactly), by integer arithmetic only"""
+    rational (an int, a Fraction, or a float taken exactly): `core.bernoulli_exp`'s coins"""
     q = fractions.Fraction(scale)
     g = np.asarray(gaps)
     if g.size == 0:
@@ -315,28 +316,80 @@ def pnf_top_k_exact(z, k, scale, *, rng, n=None):  # integer scores; k; rational
     return _out(out, n)
 
 
-MAX_BATCH = 1 << 16  # proposals per round of the exact exponential mechanism's rejection
+_RACE_EVENTS = {"refined": 0}  # runs whose first 64 bits per item left the order undecided
+_TWO64 = 2.0**64
+
+
+def _race_bounds(u, g):
+    """(lo, hi) float bounds on each item's race key log(-log U) + g, U = (u + rest) / 2^64 with
+    u its first 64 bits (uint64), g the float gap / scale (within 2^-52 relative); the margin
+    2^-40 (2 + |g|) covers the float errors (a few ulps)"""
+    with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
+        uf = u.astype(float)
+        x = (~u).astype(float) / _TWO64  # 1 - U at its top, (2^64 - 1 - u) / 2^64
+        y = ((~u).astype(float) + 1.0) / _TWO64  # 1 - U at its bottom
+        # -log U at U's top (the key's lower bound) and bottom (its upper bound): by log1p where U
+        # is near 1, by log where it is not, a few ulps relative either way
+        e_lo = np.where(x < 0.5, -np.log1p(-x), -np.log((uf + 1.0) / _TWO64))
+        e_hi = np.where(y < 0.5, -np.log1p(-y), -np.log(uf / _TWO64))
+        m = 2.0**-40 * (2 + np.abs(g))
+        lo = np.where(e_lo > 0, np.log(e_lo) + g - m, -np.inf)  # u = 2^64 - 1: U may be 1
+        hi = np.where(u > 0, np.log(e_hi) + g + m, np.inf)  # u = 0: U may be 0
+    return lo, hi
+
+
+def _race_key_bounds(p, j, gap, q):
+    """Decimal bounds on log(-log U) + gap / q for U in [p, p + 1) / 2^(64 j): at 40 + 40 j
+    digits the error is below 10^(1 - prec + 19.3 j), inside the slack 10^(-20 - 20 j)"""
+    D = decimal.Decimal
+    with decimal.localcontext() as ctx:
+        ctx.prec = 40 + 40 * j
+        top = D(2) ** (64 * j)
+        gq = D(gap * q.denominator) / D(q.numerator)
+        slack = D(10) ** (-20 - 20 * j) * (1 + abs(gq))
+        lo = D("-Infinity") if p + 1 >= top else (-(D(p + 1) / top).ln()).ln() + gq - slack
+        hi = D("Infinity") if p == 0 else (-(D(p) / top).ln()).ln() + gq + slack
+    return lo, hi
+
+
+def _race_refine(u, gap, q, lo, hi, k, rng):
+    """The exact k smallest race keys of one run, in order: the items that can be among them
+    get 64 more bits at a time, their keys bounded in `decimal`, until the order is decided"""
+    T = np.sort(hi)[k - 1]
+    bits = {int(i): (int(u[i]), 1) for i in np.flatnonzero(lo <= T)}  # the others: above T
+    while True:  # a loop over the rare undecided runs' few candidates
+        b = {i: _race_key_bounds(p, j, int(gap[i]), q) for i, (p, j) in bits.items()}
+        order = sorted(b, key=lambda i: b[i][0])
+        need = set()
+        for a, i in enumerate(order[:k]):  # i must lie surely below every later candidate
+            later = [x for x in order[a + 1 :] if b[x][0] <= b[i][1]]
+            need.update(later + [i] if later else [])
+        if not need:
+            return np.array(order[:k], np.int64)
+        for i in need:
+            p, j = bits[i]
+            bits[i] = ((p << 64) | int(rng.integers(0, 2**64, dtype=np.uint64)), j + 1)
 
 
 def gumbel_top_k_exact(z, k, scale, *, rng, n=None):  # integer scores; k; rational scale
-    "Peeling exponential mechanism on integer scores, exactly: by rejection of uniform proposals"
+    """Peeling exponential mechanism on integer scores, exactly: the k smallest race keys
+    E_i e^((z* - z_i) / scale), E_i = -log U_i, one 64-bit word per item"""
     zz = _runs(z, n)
     runs, d = zz.shape
-    alive, out = np.ones((runs, d), bool), np.empty((runs, k), np.int64)
-    for t in range(k):  # a loop over the k steps
-        idx = np.nonzero(alive)[1].reshape(runs, d - t)  # each run's remaining items
-        zi = np.take_along_axis(zz, idx, 1)
-        gaps = zi.max(1)[:, None] - zi
-        todo, b, choice = np.arange(runs), 64, np.empty(runs, np.int64)
-        while todo.size:  # rounds of b uniform proposals per run, b doubling
-            prop = rng.integers(0, d - t, (todo.size, b))
-            acc = exact_exp_coins(np.take_along_axis(gaps[todo], prop, 1), scale, rng=rng)
-            got = acc.any(1)
-            first = prop[np.arange(todo.size), acc.argmax(1)]
-            choice[todo[got]] = idx[todo[got], first[got]]
-            todo, b = todo[~got], min(2 * b, MAX_BATCH)
-        out[:, t] = choice
-        alive[np.arange(runs), choice] = False
+    q = fractions.Fraction(scale)
+    gap = zz.max(1, keepdims=True) - zz
+    g = gap.astype(float) / float(q)
+    u = rng.integers(0, 2**64, size=(runs, d), dtype=np.uint64)
+    lo, hi = _race_bounds(u, g)
+    kk = min(k + 1, d)  # the k smallest lower bounds and the next, in order
+    part = np.argpartition(lo, kk - 1, axis=1)[:, :kk] if kk < d else np.argsort(lo, axis=1)
+    top = np.take_along_axis(part, np.argsort(np.take_along_axis(lo, part, 1), axis=1), 1)
+    lo_t, hi_t = np.take_along_axis(lo, top, 1), np.take_along_axis(hi, top, 1)
+    ok = (hi_t[:, :-1] < lo_t[:, 1:]).all(1)  # each one's key surely below the next's
+    out = np.ascontiguousarray(top[:, :k])
+    for r in np.flatnonzero(~ok):  # rare (about 2^-38 a run): a loop over undecided runs only
+        _RACE_EVENTS["refined"] += 1
+        out[r] = _race_refine(u[r], gap[r], q, lo[r], hi[r], k, rng)
     return _out(out, n)
 
 

@@ -456,3 +456,26 @@ def test_one_item_and_all_items():
     for m in METHODS[1:]:
         r = dp_top_k(S, S.size, epsilon=1.0, sensitivity=1, method=m, rng=0)
         assert sorted(r.items.tolist()) == list(range(S.size))
+
+
+def test_exact_race_refinement_keeps_the_law(monkeypatch):
+    """The exponential mechanism's exact race decides almost every run by 64 bits per item;
+    the rare undecided runs go to `decimal` with more bits. Forced (every interval widened by
+    0.3), most runs are refined, and the law stays exact."""
+    wide = topk._race_bounds
+    monkeypatch.setattr(topk, "_race_bounds", lambda u, g: tuple(
+        b + s for b, s in zip(wide(u, g), (-0.3, 0.3))))  # fmt: skip
+    u, k, scale = INSTANCES[2]
+    before = topk._RACE_EVENTS["refined"]
+    q = fractions.Fraction(scale)
+    out = topk.gumbel_top_k_exact(u.astype(np.int64), k, q, rng=np.random.default_rng(9), n=20_000)
+    assert topk._RACE_EVENTS["refined"] - before > 5_000
+    assert pvalue(out, exact_law("gumbel", u, k, float(q))) > ALPHA
+
+
+def test_exact_race_takes_one_word_per_item_whatever_the_scores():
+    "The generator's state after the race depends on the number of items and runs only"
+    for z in (np.zeros(50, np.int64), np.arange(50) * 1000, np.arange(50) % 3):
+        g = np.random.default_rng(4)
+        topk.gumbel_top_k_exact(z, 5, fractions.Fraction(3, 2), rng=g, n=30)
+        assert g.bit_generator.state == np.random.PCG64(4).advance(30 * 50).state
