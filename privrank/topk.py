@@ -387,7 +387,7 @@ def gumbel_top_k_exact(z, k, scale, *, rng, n=None):  # integer scores; k; ratio
     lo_t, hi_t = np.take_along_axis(lo, top, 1), np.take_along_axis(hi, top, 1)
     ok = (hi_t[:, :-1] < lo_t[:, 1:]).all(1)  # each one's key surely below the next's
     out = np.ascontiguousarray(top[:, :k])
-    for r in np.flatnonzero(~ok):  # rare (about 2^-38 a run): a loop over undecided runs only
+    for r in np.flatnonzero(~ok):  # rare (about k 2^-38 a run): a loop over undecided runs only
         _RACE_EVENTS["refined"] += 1
         out[r] = _race_refine(u[r], gap[r], q, lo[r], hi[r], k, rng)
     return _out(out, n)
