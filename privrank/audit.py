@@ -1973,6 +1973,19 @@ def _replay_cases() -> list[_ReplayCase]:
             _one_changed(np.array([0, 1, 1, 0]), bits, (0, 0, 1)),
         )
     )
+
+    def privatize(y, rng):  # four comparisons of two users, each user her own epsilon
+        p = rr.privatize(np.array([0, 1, 2, 0]), np.array([1, 2, 0, 2]), y, np.array([0, 0, 1, 1]),
+                         epsilon=np.array([e, 2 * e]), n_items=3, rng=rng)  # fmt: skip
+        return [(p.y_tilde, 1, 1)]
+
+    out.append(
+        _ReplayCase(
+            "randomized response, per-user epsilon (privatize)",
+            privatize,
+            _one_changed(np.array([0, 1, 1, 0]), bits, (0, 0, 1)),
+        )
+    )
     sch = _btl_season()
 
     def pbtl(y, rng):  # the released outcomes, counted: one outcome moves two counts
@@ -2062,31 +2075,29 @@ def _replay_cases() -> list[_ReplayCase]:
         )
 
     # completion: one user's row replaced (her number of ratings too)
-    def ratings_pairs(n_users=40, n_items=6):
+    def ratings_pairs(n_users=40, n_items=6, worst=None):
+        """pairs(k, rng): ratings 1..5 of n_users (one in every row), user 0's row replaced by
+        another (her number of ratings too); `worst` (two rows) first, default every item at 5
+        against one rating of 1"""
+
+        def swap(M, row):
+            M = M.tolil()
+            M.rows[0], M.data[0] = list(np.flatnonzero(row)), list(row[row != 0])
+            return M.tocsr()
+
         def pairs(k, rng):
-            def mat(seed):
-                g = np.random.default_rng(seed)
-                M = sp.random_array((n_users, n_items), density=0.5, rng=g, format="csr")
-                M.data = np.round(1 + 4 * M.data)  # ratings 1..5
-                M = M.tolil()
-                for i in range(n_users):  # a rating in every row
-                    M[i, i % n_items] = 3.0
-                return M.tocsr()
-
-            def swap(M, row):
-                M = M.tolil()
-                M.rows[0], M.data[0] = list(np.flatnonzero(row)), list(row[row != 0])
-                return M.tocsr()
-
-            out, base = [], mat(0)
-            full, one = np.full(n_items, 5.0), np.eye(n_items)[0]  # every item against one
-            out.append((swap(base, full), swap(base, one)))
-            for s in range(k or 50):
-                g = np.random.default_rng(1000 + s)
-                r0, r1 = (np.where(g.random(n_items) < g.random(), g.integers(1, 6, n_items), 0.0)
-                          for _ in range(2))  # fmt: skip
-                r0[0], r1[1] = max(r0[0], 1), max(r1[1], 1)
-                out.append((swap(base, r0), swap(base, r1)))
+            g = np.random.default_rng(0)
+            M = sp.random_array((n_users, n_items), density=0.5, rng=g, format="lil")
+            for i in range(n_users):
+                M[i, i % n_items] = 1.0  # a rating in every row
+            M = M.tocsr()
+            M.data = np.round(1 + 4 * M.data)  # ratings 1..5
+            w0, w1 = worst or (np.full(n_items, 5.0), np.eye(n_items)[0])
+            out = [(swap(M, w0), swap(M, w1))]
+            for _ in range(50 if k is None else k):
+                r0, r1 = rng.integers(1, 6, (2, n_items)) * (rng.random((2, n_items)) < 0.5)
+                r0[0], r1[1] = max(r0[0], 1), max(r1[1], 1)  # at least one rating each
+                out.append((swap(M, r0.astype(float)), swap(M, r1.astype(float))))
             return out
 
         return pairs
@@ -2106,15 +2117,77 @@ def _replay_cases() -> list[_ReplayCase]:
             attained=False,
         )
     )
+    # the default completion's releases (06a), each on its own statistic and at the
+    # sensitivity its noise was calibrated to (sigma / z: on the exact path grown by the
+    # rounding to the grid), in units of the rating bound B: ratings 1..5 as y = (r - 3) / 2
+    z1 = float(mc.noise_multiplier(epsilon=e, delta=d, n_iter=1)[0])
+
+    def units(R):
+        return sp.csr_array(((R.data - 3) / 2, R.indices, R.indptr), shape=R.shape)
+
+    def mean_square(R, rng):  # each user's min(1, mean y^2): l2 = 1
+        A, m = units(R), R.shape[0]
+        x = completion.SubspaceRows(A).mean_square(1.0)
+        y, s = completion.gaussian_release(
+            x, l2=1.0, z=z1, rng=rng, mode=core.noise_mode(), n_users=m, magnitude=m
+        )
+        return [(y, None, s / z1)]
+
+    every5, one3 = np.full(6, 5.0), np.eye(6)[0] * 3  # mean square 1 against 0
     out.append(
         _ReplayCase(
-            "completion, complete (the default, whole)",
-            lambda R, rng: (
-                completion.complete(R, epsilon=e, delta=1e-6, rating_range=(1, 5), rng=rng) and []
-            ),  # fmt: skip
-            ratings_pairs(n_users=300, n_items=8),
+            "completion, mean square rating", mean_square, ratings_pairs(worst=(every5, one3))
         )
     )
+
+    def unit_gram(R, rng):  # the Gram matrix of unit rows: l2 = sqrt 2
+        A = units(R)
+        G, s = completion.unit_gram_release(A, A.data, z=z1, rng=rng, mode=core.noise_mode())
+        return [(G[np.triu_indices(A.shape[1])], None, s / z1)]
+
+    item0, item1 = np.eye(6)[0] * 5, np.eye(6)[1] * 5  # orthogonal unit rows
+    out.append(
+        _ReplayCase(
+            "completion, Gram matrix of unit rows", unit_gram, ratings_pairs(worst=(item0, item1))
+        )
+    )
+
+    def item_sums(x, rng, n=4):  # one rating per user, (item, y): S (l2 = 2) and K (sqrt 2)
+        S, K, sS, sK = completion.item_releases(
+            x[:, 0].astype(np.int64), x[:, 1], np.ones(len(x)), n, z=(z1, z1), rng=rng,
+            mode=core.noise_mode(), m=len(x),
+        )  # fmt: skip
+        return [(S, None, sS / z1), (K, None, sK / z1)]
+
+    one = [np.array([j, y]) for j in range(4) for y in (-1.0, -0.5, 0.0, 1.0)]
+    out.append(
+        _ReplayCase(
+            "completion, item sums and weights",
+            item_sums,
+            _one_changed(
+                np.array([[j % 4, 0.5] for j in range(6)]),
+                one,
+                (0, np.array([0, 1.0]), np.array([0, -1.0])),  # +B against -B on one item
+            ),
+        )
+    )
+    for est in completion.ESTIMATORS:
+        out.append(
+            _ReplayCase(
+                f"completion, complete (estimator {est!r}, whole)",
+                (
+                    lambda es: (
+                        lambda R, rng: (
+                            completion.complete(
+                                R, epsilon=e, delta=1e-6, rating_range=(1, 5), estimator=es, rng=rng
+                            )
+                            and []
+                        )
+                    )
+                )(est),  # fmt: skip
+                ratings_pairs(n_users=300, n_items=8),
+            )
+        )
     out.append(
         _ReplayCase(
             "completion, private_frank_wolfe (whole)",

@@ -23,6 +23,7 @@ from scipy import optimize, sparse  # noqa: F811
 
 from . import rr
 from privrank.core import (
+    Rows,
     charges,
     check_delta,
     check_epsilon,
@@ -1830,7 +1831,10 @@ def complete(
             rating_bound=None if scale is None else scale[1] - scale[0],
             user_mean=src.user_mean,
             noise=mode,
-            rng=rng,
+            # its releases from a stream of their own under a key from `rng`: how many values the
+            # later ones draw depends on the earlier releases (the chosen rank, the grid), so the
+            # caller's generator gives one key and its state after the call depends on no data
+            rng=Rows.of(rng).generator(0),
             progress=progress,
             **options,
         )
