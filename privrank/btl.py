@@ -1569,7 +1569,9 @@ def _central_btl(
             w2c, epsilon=epsilon, delta=delta, k=1, estimator="noisy_count", rng=rng, mode=mode
         )
         W = np.where(counted, W, 0.0)  # an item with no counted comparison: nothing released
-        t_rr, n_rr = _randomized_target(src, vocab, ~(counted[:, None] & counted), m, epsilon, bool(ties), rng, mode)
+        t_rr, n_rr = _randomized_target(
+            src, vocab, ~(counted[:, None] & counted), m, epsilon, bool(ties), rng, mode
+        )
         target = W - off_c + t_rr  # an item left to randomized response has less than `var`
     lam, rule, why = _central_ridge(var, lam)
     theta, it, gn, solver = _fit_wins(s, target, lam)

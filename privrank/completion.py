@@ -977,10 +977,14 @@ def private_als(
         )
         s = f["rms"]
         V, c, ledger = f["V"], f["c"] / s, list(f["ledger"])
+        # the rounds' releases are sized by the rank the choice released: they draw from a stream
+        # of their own under a key from `rng`, so that its state after the call is the same for
+        # every dataset of the same public shape
+        g = Rows.of(rng).generator(0)
         for t in range(T):
             _tick(progress, f"ALS round {t + 1} of {T}", 0.6 + 0.3 * t / T)
             A0, b0 = src.als_stats(f["B"], s, V, c, f["ridge"], f["a"])  # one map-reduce
-            V, c, sA, sb = _als_release(A0, b0, V.shape[1], m, f["z_rounds"][t], rng, mode)
+            V, c, sA, sb = _als_release(A0, b0, V.shape[1], m, f["z_rounds"][t], g, mode)
             ledger.append(  # Result 4: (A, b sigma_A / sigma_b) has l2 2, its noise sigma_A
                 _entry(f"ALS round {t + 1}", "gaussian", 2.0, f["z_rounds"][t], sA, sigma_b=sb)
             )
@@ -1831,10 +1835,7 @@ def complete(
             rating_bound=None if scale is None else scale[1] - scale[0],
             user_mean=src.user_mean,
             noise=mode,
-            # its releases from a stream of their own under a key from `rng`: how many values the
-            # later ones draw depends on the earlier releases (the chosen rank, the grid), so the
-            # caller's generator gives one key and its state after the call depends on no data
-            rng=Rows.of(rng).generator(0),
+            rng=rng,
             progress=progress,
             **options,
         )
@@ -2025,6 +2026,10 @@ def fit(
     o.setdefault("n_iter", 10) if name != "cleansing" else None
     _tick(progress, f"{name}", 0.2)
     f = {"pgd": private_pgd, "cleansing": private_svd_cleansing}[name]
+    # its noise is scaled by the bounds just released (on the exact path, how many values a draw
+    # takes follows its scale): it draws from a stream of its own under a key from `rng`, so that
+    # the generator's state after the call is the same for every dataset of the same public shape
+    kw["rng"] = Rows.of(rng).generator(0)
     res = f(train, epsilon=epsilon - e_used, delta=delta - d_used, **o, **kw)
     return _with_bounds(res, led, name, epsilon, delta)
 

@@ -512,7 +512,9 @@ def split_ratings(
     users = np.arange(R.shape[0], dtype=np.uint64)
     u = keyed_uniforms(key, ORDER_COINS, users, R.indices, rows)
     t = keyed_uniforms(key, TEST_COINS, users, R.indices, rows)
-    return split_by(R, lambda k, order=None: u if order is None else t[order], test_fraction, xi, center)
+    return split_by(
+        R, lambda k, order=None: u if order is None else t[order], test_fraction, xi, center
+    )
 
 # %% ../nbs/06_private_fw.ipynb #splitby1
 def split_by(R, uniforms, test_fraction, xi, center=True):
