@@ -1689,3 +1689,521 @@ def audit_table(
             f"{ok.epsilon_lower:.3f} | {bad.epsilon_lower:.3f} | {det} |"
         )
     return "\n".join(rows)
+
+# %% ../nbs/08_audit.ipynb #replay03
+@dataclass(frozen=True, eq=False)
+class _ReplayCase:
+    "One mechanism's replay setup: what it releases, its neighbours (the listed worst pair first)"
+
+    name: str
+    # released(data, rng) -> [(array, l1, l2)]: each release and its declared sensitivities in
+    # the released units (None: that norm not declared); [] where nothing additive is released
+    released: object
+    pairs: object  # pairs(k, rng) -> [(D, D')], the worst pair first; k None: every pair
+    noises: tuple = ("fast", "exact")
+    note: str = ""
+    # whether the worst pair attains the sensitivity (False where it is declared 0: nothing moves)
+    attained: bool = True
+
+
+def _replay(
+    mechanism: Callable,  # mechanism(data, rng)
+    D: object,
+    D_prime: object,  # D's neighbour
+    seed: int,
+    noise: str,  # "fast" or "exact"
+) -> tuple:
+    """(result on D, result on D', generator state after D, after D'): each run with a fresh
+    `np.random.default_rng(seed)`, on the `noise` path"""
+    out = []
+    for data in (D, D_prime):
+        g = np.random.default_rng(seed)
+        with use_noise(noise):
+            x = mechanism(data, g)
+        out.append((x, g.bit_generator.state))
+    return out[0][0], out[1][0], out[0][1], out[1][1]
+
+
+def _replay_ratio(x0, x1) -> float:
+    """The largest |released(D) - released(D')| / declared sensitivity over the releases and
+    the declared norms; a norm within 8 ulps per entry of its sensitivity counts as equal"""
+    worst = 0.0
+    for (a, l1, l2), (b, _, _) in zip(x0, x1, strict=True):
+        a, b = np.asarray(a, float).ravel(), np.asarray(b, float).ravel()
+        d, tol = np.abs(a - b), 8 * np.finfo(float).eps * (np.abs(a) + np.abs(b) + 1e-300)
+        for norm, t, s in (
+            (d.sum(), tol.sum(), l1),
+            (math.sqrt((d * d).sum()), math.sqrt((tol * tol).sum()), l2),
+        ):
+            if s is None:
+                continue
+            if s == 0:  # nothing may move
+                r = 0.0 if norm <= t else math.inf
+            else:
+                r = 1.0 if abs(norm - s) <= t else norm / s
+            worst = max(worst, r)
+    return worst
+
+
+def _run_replay(
+    case: _ReplayCase,
+    noise: str,  # "fast" or "exact"
+    k: int | None = 20,  # random neighbour pairs besides the worst (None: every pair)
+    seed: int = 0,
+) -> dict:
+    """Replay `case` on its pairs with one seed per pair: the largest ratio of (a) over all pairs,
+    the ratio on the worst pair, and whether every pair's generator states after the call agree"""
+    pairs = case.pairs(k, np.random.default_rng(seed))
+    ratios, same, additive = [], True, False
+    for p, (D0, D1) in enumerate(pairs):
+        x0, x1, s0, s1 = _replay(case.released, D0, D1, seed + p, noise)
+        ratios.append(_replay_ratio(x0, x1))
+        same &= s0 == s1
+        additive |= len(x0) > 0  # [] where the mechanism releases nothing additive
+    return dict(
+        mechanism=case.name,
+        noise=noise,
+        pairs=len(pairs),
+        max_ratio=max(ratios) if additive else math.nan,
+        worst_ratio=ratios[0] if additive else math.nan,
+        states_equal=bool(same),
+        attained=case.attained,
+    )
+
+
+def _rank_pairs(m=4, n=3, worst=None):
+    """pairs(k, rng): rankings of n voters over m candidates, voter 0's replaced; the worst pair
+    (identity against `worst`, default the reversal) first, then k random pairs (None: all)"""
+    from itertools import permutations
+
+    perms = np.array(list(permutations(range(m))))
+    rest = np.array([np.roll(np.arange(m), i + 1) for i in range(n - 1)])
+
+    def prof(p):
+        return np.vstack([p[None], rest]).astype(np.int64)
+
+    def pairs(k, rng):
+        w = np.arange(m)[::-1] if worst is None else np.asarray(worst)
+        out = [(prof(np.arange(m)), prof(w))]
+        if k is None:
+            ii, jj = np.nonzero(~np.eye(len(perms), dtype=bool))
+        else:
+            ii, jj = rng.integers(0, len(perms), (2, k))
+        return out + [(prof(perms[i]), prof(perms[j])) for i, j in zip(ii, jj)]
+
+    return pairs
+
+
+def _one_changed(base, choices, worst):
+    """pairs(k, rng): `base` (a row per unit) with one row replaced by another of `choices`;
+    the worst pair (`worst`: (row index, old, new)) first; k None: every row and choice pair"""
+
+    def put(i, v):
+        x = np.array(base, copy=True)
+        x[i] = v
+        return x
+
+    def pairs(k, rng):
+        i, a, b = worst
+        out = [(put(i, a), put(i, b))]
+        allp = [
+            (i, a, b)
+            for i in range(len(base))
+            for a in choices
+            for b in choices
+            if not np.array_equal(a, b)
+        ]
+        pick = allp if k is None else [allp[j] for j in rng.integers(0, len(allp), k)]
+        return out + [(put(i, np.array(a)), put(i, np.array(b))) for i, a, b in pick]
+
+    return pairs
+
+
+@contextlib.contextmanager
+def _captured(module, name, result=False):
+    "Record the first argument (or the result) of every call of module.name (restored after)"
+    f, got = getattr(module, name), []
+
+    def rec(*a, **kw):
+        y = f(*a, **kw)
+        got.append(y if result else a[0])
+        return y
+
+    setattr(module, name, rec)
+    try:
+        yield got
+    finally:
+        setattr(module, name, f)
+
+
+def _btl_season():
+    "A public schedule of 5 items: three compared often (counted by 'mixed'), the rest rarely"
+    ab = [(0, 1)] * 12 + [(0, 2)] * 12 + [(1, 2)] * 12 + [(2, 3), (3, 4), (1, 4), (0, 3)]
+    return np.array([(a, b, 0) for a, b in ab], np.int64)
+
+
+def _replay_cases() -> list[_ReplayCase]:
+    "The replay setup of every private mechanism in privrank"
+    import scipy.sparse as sp
+
+    from privrank import btl, completion, core, footrule, kemeny, mc, rr, topk, tree
+
+    e, d = 1.0, 1e-3
+    iu = np.triu_indices(4, 1)
+    out = []
+    for model, delta in (("central", 0.0), ("central", d), ("local", 0.0)):
+
+        def borda(r, rng, model=model, delta=delta):
+            c = core.dp_borda_aggregate(r, epsilon=e, delta=delta, model=model, rng=rng)
+            g = c.diagnostics
+            return [(c.scores, g["sensitivity_l1"], g["sensitivity_l2"])]
+
+        law = "Gaussian" if delta else "Laplace"
+        out.append(_ReplayCase(f"DP Borda, {model} ({law})", borda, _rank_pairs()))
+    for delta in (0.0, d):
+
+        def margins(r, rng, delta=delta):
+            g = kemeny.noisy_margins_instance(r, epsilon=e, delta=delta, rng=rng).diagnostics
+            return [(g["released_margins"], g["sensitivity_l1"], g["sensitivity_l2"])]
+
+        law = "Gaussian" if delta else "Laplace"
+        out.append(_ReplayCase(f"Kemeny, margins ({law})", margins, _rank_pairs()))
+
+    def clipped(r, rng):
+        g = kemeny.clipped_noisy_instance(r, epsilon=e, delta=d, rng=rng).diagnostics
+        return [(g["released"], None, g["sensitivity_l2"])]
+
+    out.append(_ReplayCase("Kemeny, clipped margins (Gaussian)", clipped, _rank_pairs()))
+
+    def bucketed(r, rng, B=2):
+        g = kemeny.bucketed_instance(r, epsilon=e, n_buckets=B, rng=rng).diagnostics
+        m = r.shape[1]
+        off, iuG = ~np.eye(m, dtype=bool), np.triu_indices(m * B)
+        return [  # each at epsilon / 2: l1 = scale x epsilon / 2
+            (g["s_noisy"][off], g["scale_s"] * e / 2, None),
+            (g["G_noisy"][iuG], g["scale_G"] * e / 2, None),
+        ]
+
+    out.append(_ReplayCase("Kemeny, bucketed marginals (Laplace)", bucketed, _rank_pairs()))
+    for solver in ("auto", "kwiksort", "ptas"):  # at m = 6, where the heuristics draw
+        out.append(
+            _ReplayCase(
+                f"Kemeny, dp_kemeny_aggregate (solver {solver!r}, m = 6)",
+                (
+                    lambda s: (
+                        lambda r, rng: (
+                            kemeny.dp_kemeny_aggregate(r, epsilon=e, solver=s, rng=rng) and []
+                        )
+                    )
+                )(solver),  # fmt: skip
+                _rank_pairs(m=6, n=3),
+            )
+        )
+    for delta in (0.0, d):
+
+        def tree_c(r, rng, delta=delta):
+            pc = tree.private_position_costs(r, epsilon=e, delta=delta, rng=rng)
+            g = pc.diagnostics
+            return [
+                (np.concatenate([a.ravel() for a in vu]), l1, l2)
+                for vu, l1, l2 in zip(g["released_nodes"], g["sensitivity_l1"], g["sensitivity_l2"])
+            ]
+
+        law = "Gaussian" if delta else "Laplace"
+        out.append(_ReplayCase(f"tree, position costs ({law})", tree_c, _rank_pairs()))
+
+    def tree_l(r, rng):
+        g = tree.private_position_costs(r, epsilon=e, model="local", rng=rng).diagnostics
+        return [
+            (np.concatenate([np.ravel(a) for a in vu]), l1, l2)
+            for vu, l1, l2 in zip(g["group_report_sums"], g["sensitivity_l1"], g["sensitivity_l2"])
+        ]
+
+    out.append(_ReplayCase("tree, local reports", tree_l, _rank_pairs(n=4)))
+
+    def apx(x, rng, m=4):
+        a = tree.private_apxmed(x, m, epsilon=e, rng=rng)
+        l1, l2 = tree.tree_sensitivity(m, scope="value")
+        g = a.diagnostics
+        return [
+            (np.concatenate([np.ravel(v) for v in vu]), a1 / g["denom"], None)
+            for vu, a1 in zip(g["released_nodes"], l1)
+        ]
+
+    vals = [np.array(v) for v in range(4)]
+    out.append(_ReplayCase("tree, ApxMed", apx, _one_changed(np.array([1, 1, 2]), vals, (0, 1, 3))))
+
+    def rct(x, rng, m=4):
+        t = tree.range_count_tree(x, m, epsilon=e, rng=rng)
+        return [(np.concatenate(t.levels[:-1]), t.noise_scale * e, None)]
+
+    out.append(
+        _ReplayCase(
+            "tree, range counts (the completion's rating bound)",
+            rct,
+            _one_changed(np.array([1, 1, 2]), vals, (0, 1, 3)),
+        )
+    )
+
+    def naive(r, rng):
+        g = footrule.naive_dp_footrule_aggregate(r, epsilon=e, rng=rng).diagnostics
+        return [(g["gamma"], g["sensitivity_l1"], g["sensitivity_l2"])]
+
+    out.append(
+        _ReplayCase("footrule, naive cost matrix", naive, _rank_pairs(worst=_footrule_worst(4)))
+    )
+
+    def indeg(r, rng):
+        g = footrule.dp_pairwise_indegree_aggregate(r, epsilon=e, rng=rng).diagnostics
+        return [(g["w"][iu], g["sensitivity_l1"], g["sensitivity_l2"])]  # the pairs a < b
+
+    out.append(_ReplayCase("footrule, pairwise in-degree", indeg, _rank_pairs()))
+    out.append(
+        _ReplayCase(
+            "footrule, dp_footrule_aggregate (whole)",
+            lambda r, rng: footrule.dp_footrule_aggregate(r, epsilon=e, rng=rng) and [],
+            _rank_pairs(),
+        )
+    )
+    bits = [np.array(b) for b in (0, 1)]
+    out.append(
+        _ReplayCase(
+            "randomized response",
+            lambda y, rng: [(rr.randomized_response(y, epsilon=e, rng=rng), 1, 1)],
+            _one_changed(np.array([0, 1, 1, 0]), bits, (0, 0, 1)),
+        )
+    )
+
+    def privatize(y, rng):  # four comparisons of two users, each user her own epsilon
+        p = rr.privatize(np.array([0, 1, 2, 0]), np.array([1, 2, 0, 2]), y, np.array([0, 0, 1, 1]),
+                         epsilon=np.array([e, 2 * e]), n_items=3, rng=rng)  # fmt: skip
+        return [(p.y_tilde, 1, 1)]
+
+    out.append(
+        _ReplayCase(
+            "randomized response, per-user epsilon (privatize)",
+            privatize,
+            _one_changed(np.array([0, 1, 1, 0]), bits, (0, 0, 1)),
+        )
+    )
+    sch = _btl_season()
+
+    def pbtl(y, rng):  # the released outcomes, counted: one outcome moves two counts
+        with _captured(btl, "fit_btl_counts") as got:
+            btl.private_btl(sch[:, 0], sch[:, 1], y, np.arange(len(y)), n_items=5, epsilon=e,
+                            rng=rng)  # fmt: skip
+        return [(got[0], 2, None)]
+
+    out.append(
+        _ReplayCase(
+            "BTL, private_btl (randomized response)",
+            pbtl,
+            _one_changed(np.zeros(len(sch), np.int8), bits, (0, 0, 1)),
+        )
+    )
+    outcomes = [np.array(o) for o in ((0, 1, 0), (1, 0, 0), (0, 1, 1))]  # a wins, b wins, a tie
+
+    def rows(o):  # each row's outcome -> (winner, loser, tie) rows on the schedule
+        a, b = sch[:, 0], sch[:, 1]
+        w = np.where(o[:, 1] == 1, b, a)
+        return np.column_stack([w, a + b - w, o[:, 2]])
+
+    base = np.tile([0, 1, 0], (len(sch), 1))
+
+    def btl_pairs(k, rng, p=_one_changed(base, outcomes, (len(sch) - 1, (0, 1, 0), (1, 0, 0)))):
+        return [(rows(a), rows(b)) for a, b in p(k, rng)]
+
+    def btl_local(c, rng):
+        with _captured(btl, "fit_btl_counts") as got:
+            btl.dp_btl_aggregate(c, n_items=5, epsilon=e, ties=True, privacy_unit="comparison",
+                                 rng=rng)  # fmt: skip
+        return [(got[0], 2, None)]
+
+    out.append(_ReplayCase("BTL, dp_btl_aggregate local (ties)", btl_local, btl_pairs))
+    kw = dict(n_items=5, epsilon=e, ties=True, model="central", privacy_unit="comparison")
+    for est, delta in (("noisy_count", 0.0), ("noisy_count", d), ("perturbed_mle", 0.0)):
+
+        def btl_c(c, rng, est=est, delta=delta):
+            g = btl.dp_btl_aggregate(c, delta=delta, estimator=est, rng=rng, **kw).diagnostics
+            return [(g["released_wins"], g["sensitivity_l1"], g["sensitivity_l2"])]
+
+        law = "Gaussian" if delta else "Laplace"
+        out.append(
+            _ReplayCase(
+                f"BTL, central {est} ({law} ties)",
+                btl_c,
+                btl_pairs,
+                ("fast",) if est == "perturbed_mle" else ("fast", "exact"),
+                "no exact path (continuous norm-l2 noise)" if est == "perturbed_mle" else "",
+            )
+        )
+
+    def btl_mixed(c, rng):  # the noisy counts and the randomized comparisons' released outcomes
+        with _captured(btl, "_btl_chunk", result=True) as got:
+            g = btl.dp_btl_aggregate(c, estimator="mixed", rng=rng, **kw).diagnostics
+        rr_counts = sum(x[0] for x in got if x is not None)
+        return [
+            (g["released_wins"], g["sensitivity_l1"], g["sensitivity_l2"]),
+            (rr_counts, 2, None),
+        ]
+
+    out.append(_ReplayCase("BTL, central mixed (ties)", btl_mixed, btl_pairs))
+    # top-k selection: the selected items are not an additive release, so (b) only; scores of
+    # sensitivity 1 (l_inf), each moved by at most 1; the worst pair of 08's audit first
+    u0, u1 = np.array([1.0, 1, 0, 0, 0, 0]), np.array([2.0, 2, -1, -1, 1, 1])
+
+    def score_pairs(k, rng):
+        base = rng.integers(0, 4, (k or 200, 6)).astype(float)
+        moved = base + rng.integers(-1, 2, base.shape)
+        return [(u0, u1)] + list(zip(base, moved))
+
+    for method in ("permute-and-flip", "gumbel", "laplace", "joint"):
+        out.append(
+            _ReplayCase(
+                f"top-2 selection: {method}",
+                (
+                    lambda mt: (
+                        lambda u, rng: (
+                            topk.dp_top_k(u, 2, epsilon=e, sensitivity=1, method=mt, rng=rng) and []
+                        )
+                    )
+                )(method),  # fmt: skip
+                score_pairs,
+                ("fast",) if method == "joint" else ("fast", "exact"),
+                "no exact path" if method == "joint" else "",
+            )
+        )
+
+    # completion: one user's row replaced (her number of ratings too)
+    def ratings_pairs(n_users=40, n_items=6, worst=None):
+        """pairs(k, rng): ratings 1..5 of n_users (one in every row), user 0's row replaced by
+        another (her number of ratings too); `worst` (two rows) first, default every item at 5
+        against one rating of 1"""
+
+        def swap(M, row):
+            M = M.tolil()
+            M.rows[0], M.data[0] = list(np.flatnonzero(row)), list(row[row != 0])
+            return M.tocsr()
+
+        def pairs(k, rng):
+            g = np.random.default_rng(0)
+            M = sp.random_array((n_users, n_items), density=0.5, rng=g, format="lil")
+            for i in range(n_users):
+                M[i, i % n_items] = 1.0  # a rating in every row
+            M = M.tocsr()
+            M.data = np.round(1 + 4 * M.data)  # ratings 1..5
+            w0, w1 = worst or (np.full(n_items, 5.0), np.eye(n_items)[0])
+            out = [(swap(M, w0), swap(M, w1))]
+            for _ in range(50 if k is None else k):
+                r0, r1 = rng.integers(1, 6, (2, n_items)) * (rng.random((2, n_items)) < 0.5)
+                r0[0], r1[1] = max(r0[0], 1), max(r1[1], 1)  # at least one rating each
+                out.append((swap(M, r0.astype(float)), swap(M, r1.astype(float))))
+            return out
+
+        return pairs
+
+    def split(R, rng):  # the other users' hold-outs and kept ratings must not move: l1 = 0
+        s = mc.split_ratings(R, test_fraction=0.3, max_per_user=3, rng=rng)
+        held = sp.csr_array((np.ones(len(s.test_user)), (s.test_user, s.test_item)), shape=R.shape)
+        return [((held[1:].toarray()), 0, 0), (s.train[1:].toarray(), 0, 0)]
+
+    note = "the other users' hold-outs and kept ratings: none moves"
+    out.append(
+        _ReplayCase(
+            "completion, split_ratings (hold-outs)",
+            split,
+            ratings_pairs(),
+            note=note,
+            attained=False,
+        )
+    )
+    # the default completion's releases (06a), each on its own statistic and at the
+    # sensitivity its noise was calibrated to (sigma / z: on the exact path grown by the
+    # rounding to the grid), in units of the rating bound B: ratings 1..5 as y = (r - 3) / 2
+    z1 = float(mc.noise_multiplier(epsilon=e, delta=d, n_iter=1)[0])
+
+    def units(R):
+        return sp.csr_array(((R.data - 3) / 2, R.indices, R.indptr), shape=R.shape)
+
+    def mean_square(R, rng):  # each user's min(1, mean y^2): l2 = 1
+        A, m = units(R), R.shape[0]
+        x = completion.SubspaceRows(A).mean_square(1.0)
+        y, s = completion.gaussian_release(
+            x, l2=1.0, z=z1, rng=rng, mode=core.noise_mode(), n_users=m, magnitude=m
+        )
+        return [(y, None, s / z1)]
+
+    every5, one3 = np.full(6, 5.0), np.eye(6)[0] * 3  # mean square 1 against 0
+    out.append(
+        _ReplayCase(
+            "completion, mean square rating", mean_square, ratings_pairs(worst=(every5, one3))
+        )
+    )
+
+    def unit_gram(R, rng):  # the Gram matrix of unit rows: l2 = sqrt 2
+        A = units(R)
+        G, s = completion.unit_gram_release(A, A.data, z=z1, rng=rng, mode=core.noise_mode())
+        return [(G[np.triu_indices(A.shape[1])], None, s / z1)]
+
+    item0, item1 = np.eye(6)[0] * 5, np.eye(6)[1] * 5  # orthogonal unit rows
+    out.append(
+        _ReplayCase(
+            "completion, Gram matrix of unit rows", unit_gram, ratings_pairs(worst=(item0, item1))
+        )
+    )
+
+    def item_sums(x, rng, n=4):  # one rating per user, (item, y): S (l2 = 2) and K (sqrt 2)
+        S, K, sS, sK = completion.item_releases(
+            x[:, 0].astype(np.int64), x[:, 1], np.ones(len(x)), n, z=(z1, z1), rng=rng,
+            mode=core.noise_mode(), m=len(x),
+        )  # fmt: skip
+        return [(S, None, sS / z1), (K, None, sK / z1)]
+
+    one = [np.array([j, y]) for j in range(4) for y in (-1.0, -0.5, 0.0, 1.0)]
+    out.append(
+        _ReplayCase(
+            "completion, item sums and weights",
+            item_sums,
+            _one_changed(
+                np.array([[j % 4, 0.5] for j in range(6)]),
+                one,
+                (0, np.array([0, 1.0]), np.array([0, -1.0])),  # +B against -B on one item
+            ),
+        )
+    )
+    for est in completion.ESTIMATORS:
+        out.append(
+            _ReplayCase(
+                f"completion, complete (estimator {est!r}, whole)",
+                (
+                    lambda es: (
+                        lambda R, rng: (
+                            completion.complete(
+                                R, epsilon=e, delta=1e-6, rating_range=(1, 5), estimator=es, rng=rng
+                            )
+                            and []
+                        )
+                    )
+                )(est),  # fmt: skip
+                ratings_pairs(n_users=300, n_items=8),
+            )
+        )
+    out.append(
+        _ReplayCase(
+            "completion, private_frank_wolfe (whole)",
+            lambda R, rng: (
+                mc.private_frank_wolfe(
+                    mc.split_ratings(R, test_fraction=0.0, rng=0).train,
+                    epsilon=e,
+                    delta=1e-6,
+                    nuclear_norm=5.0,
+                    n_iter=2,
+                    row_norm=4.0,
+                    rng=rng,
+                )
+                and []
+            ),  # fmt: skip
+            ratings_pairs(),
+        )
+    )
+    return out

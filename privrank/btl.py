@@ -1470,20 +1470,21 @@ def _mixed_split(s: rr.PairStats, c, m, epsilon, var):
     return c * both, c * ~both, counted
 
 
-def _randomized_target(c, m, epsilon, rng, mode):
-    """sum over the comparisons of c[t, a, b] (listed a, b; t: a tie) of (z - [a > b]) (e_a - e_b),
-    z the debiased randomized-response outcome "a beat b" (a tie: a fair coin first, as in 01):
-    each comparison's coins drawn by the curator, in the order of the counts"""
-    key = np.flatnonzero(c.ravel())
-    reps = c.ravel()[key]
-    t, a, b = np.unravel_index(np.repeat(key, reps), (2, m, m))
-    y = np.ones(len(t), bool)
-    if t.any():
-        coin = rng.integers(0, 2, len(t)) == 1
-        y[t == 1] = coin[t == 1]
-    y ^= rr_flips(len(t), epsilon=epsilon, rng=rng, noise=mode)
-    z = rr.debias(y.astype(np.int8), epsilon=epsilon) - (a > b)
-    return np.bincount(a, z, m) - np.bincount(b, z, m), len(t)
+def _randomized_target(src, vocab, randomized, m, epsilon, ties, rng, mode):
+    """(sum over the comparisons of the `randomized` pairs, listed (a, b), of (z - [a > b])
+    (e_a - e_b), their number), z the debiased randomized-response outcome "a beat b" (a tie: a
+    fair coin first, as in 01). Every comparison's tie coin and flip are keyed by its row
+    (`core.Rows`, the local model's `_btl_chunk`) and drawn whatever its outcome or pair: one
+    comparison's outcome moves no other's coins, and the caller's generator gives one key"""
+    eps = np.array([float(epsilon)])
+    p = rr.flip_probability(epsilon=eps)
+    (c,) = src.reduce(
+        _btl_chunk, m, vocab, None, eps, p, mode, ties, rng=Rows.of(rng), exact=True
+    )  # c[a, b, t]: listed (a, b), released t
+    c = c.reshape(m, m, 2) * randomized[:, :, None]
+    z0, z1 = rr.debias(np.array([0, 1], np.int8), epsilon=epsilon)
+    Z = c[..., 0] * z0 + c[..., 1] * z1 - c.sum(2) * np.tri(m, k=-1)  # [a > b]: below the diagonal
+    return Z.sum(1) - Z.sum(0), int(c.sum())
 
 
 def _btl_event(**a):
@@ -1562,13 +1563,15 @@ def _central_btl(
             epsilon=epsilon, delta=delta, l1=2.0, l2=math.sqrt(2), noise=mode
         )
         var = _noise_variance(law, scale, m)
-        cc, cr, counted = _mixed_split(s, c, m, epsilon, var)
+        cc, _, counted = _mixed_split(s, c, m, epsilon, var)
         sc, w2c, off_c = _central_schedule(cc.ravel(), m)
         W, law, scale, l1, l2 = _central_noise(
             w2c, epsilon=epsilon, delta=delta, k=1, estimator="noisy_count", rng=rng, mode=mode
         )
         W = np.where(counted, W, 0.0)  # an item with no counted comparison: nothing released
-        t_rr, n_rr = _randomized_target(cr, m, epsilon, rng, mode)
+        t_rr, n_rr = _randomized_target(
+            src, vocab, ~(counted[:, None] & counted), m, epsilon, bool(ties), rng, mode
+        )
         target = W - off_c + t_rr  # an item left to randomized response has less than `var`
     lam, rule, why = _central_ridge(var, lam)
     theta, it, gn, solver = _fit_wins(s, target, lam)

@@ -23,6 +23,7 @@ from scipy import optimize, sparse  # noqa: F811
 
 from . import rr
 from privrank.core import (
+    Rows,
     charges,
     check_delta,
     check_epsilon,
@@ -41,13 +42,18 @@ from privrank.core import (
     use_noise,
 )
 from privrank.mc import (
+    HOLDOUT_COINS,
+    ORDER_COINS,
     SOLVERS,
+    TEST_COINS,
     BaselineRows,
     Completion,
     FrankWolfeRows,
     check_iter,
     check_ratings,
+    coin_key,
     gram,
+    keyed_uniforms,
     noise_multiplier,
     private_frank_wolfe,
     private_pgd,
@@ -124,39 +130,6 @@ def gaussian_release(
     g = snap_grid(l2, k)
     s = z * snapped_sensitivity(0.0, l2, k, g, error=float_sum_error(n_users + 1, magnitude))[1]
     return release(snap(x, g), "gaussian", s, rng=rng, denom=1 / g, noise="exact"), s
-
-# %% ../nbs/06a_completion.ipynb #keyed02
-_MIX1, _MIX2 = np.uint64(0xBF58476D1CE4E5B9), np.uint64(0x94D049BB133111EB)
-_PHI = np.uint64(0x9E3779B97F4A7C15)  # 2^64 / golden ratio, odd
-ORDER_COINS, TEST_COINS, HOLDOUT_COINS = 1, 2, 3  # purposes s: kept first, held out, validation
-
-
-def _mix(x):
-    "SplitMix64's finalizer on uint64 arrays (wrapping arithmetic)"
-    x = x ^ (x >> np.uint64(30))
-    x = x * _MIX1
-    x = x ^ (x >> np.uint64(27))
-    x = x * _MIX2
-    return x ^ (x >> np.uint64(31))
-
-
-def coin_key(rng: np.random.Generator) -> int:
-    "A key of coins, drawn once from `rng` (63 bits)"
-    return int(rng.integers(0, 2**63))
-
-
-def keyed_uniforms(
-    key: int,  # `coin_key`
-    purpose: int,  # s: coins of another purpose are independent of these
-    users: np.ndarray,  # uint64 key of each pair's user; with `rows`: of each user
-    items: np.ndarray,  # item id of each pair (non-negative integers)
-    rows: np.ndarray | None = None,  # each pair's user, a position in `users` (hashed once each)
-) -> np.ndarray:
-    "Uniforms in [0, 1) (multiples of 2^-53) keyed by (key, purpose, user, item): one per pair"
-    b = _mix(np.array([key ^ (purpose * int(_PHI)) % 2**64], np.uint64))
-    u = _mix(np.asarray(users, np.uint64) ^ b)
-    h = _mix((u if rows is None else u[rows]) + np.asarray(items).astype(np.uint64) * _PHI)
-    return (h >> np.uint64(11)).astype(np.float64) * 2.0**-53
 
 # %% ../nbs/06a_completion.ipynb #b43b363d81ae4b689946ece5c682cd59
 QUANTILE_SHARE = 0.05  # share of epsilon spent on a private rating bound when none is stated
@@ -1004,10 +977,14 @@ def private_als(
         )
         s = f["rms"]
         V, c, ledger = f["V"], f["c"] / s, list(f["ledger"])
+        # the rounds' releases are sized by the rank the choice released: they draw from a stream
+        # of their own under a key from `rng`, so that its state after the call is the same for
+        # every dataset of the same public shape
+        g = Rows.of(rng).generator(0)
         for t in range(T):
             _tick(progress, f"ALS round {t + 1} of {T}", 0.6 + 0.3 * t / T)
             A0, b0 = src.als_stats(f["B"], s, V, c, f["ridge"], f["a"])  # one map-reduce
-            V, c, sA, sb = _als_release(A0, b0, V.shape[1], m, f["z_rounds"][t], rng, mode)
+            V, c, sA, sb = _als_release(A0, b0, V.shape[1], m, f["z_rounds"][t], g, mode)
             ledger.append(  # Result 4: (A, b sigma_A / sigma_b) has l2 2, its noise sigma_A
                 _entry(f"ALS round {t + 1}", "gaussian", 2.0, f["z_rounds"][t], sA, sigma_b=sb)
             )
@@ -2049,6 +2026,10 @@ def fit(
     o.setdefault("n_iter", 10) if name != "cleansing" else None
     _tick(progress, f"{name}", 0.2)
     f = {"pgd": private_pgd, "cleansing": private_svd_cleansing}[name]
+    # its noise is scaled by the bounds just released (on the exact path, how many values a draw
+    # takes follows its scale): it draws from a stream of its own under a key from `rng`, so that
+    # the generator's state after the call is the same for every dataset of the same public shape
+    kw["rng"] = Rows.of(rng).generator(0)
     res = f(train, epsilon=epsilon - e_used, delta=delta - d_used, **o, **kw)
     return _with_bounds(res, led, name, epsilon, delta)
 

@@ -20,6 +20,7 @@ from privrank.core import (
     MAX_ENTRIES,
     WEAK,
     Consensus,
+    Rows,
     calibrate_noise,
     charges,
     check_delta,
@@ -1133,9 +1134,12 @@ def _kemeny_consensus(inst, regime, paper, bounds, solver, rng, mode):
     counts = (
         np.rint(k) if mode == "exact" and np.allclose(k, np.rint(k), rtol=0, atol=1e-6) else None
     )
-    # solved at unit scale: the same orders, no overflow
+    # solved at unit scale: the same orders, no overflow. The randomized solvers (KwikSort, the
+    # PTAS stand-in) draw as many pivots as the noisy instance asks for: they draw from a stream
+    # of their own under a key the caller's generator gives (`Rows`), so that its state after the
+    # call depends on public facts only
     w = inst.w / top if top > 0 else inst.w
-    order, used, info = _solve(w, solver, rng, counts, prio, noisy=True)
+    order, used, info = _solve(w, solver, Rows.of(rng).generator(0), counts, prio, noisy=True)
     most = inst.w.shape[0] * (inst.w.shape[0] - 1) / 2  # no order's cost error exceeds binom(m, 2)
     return Consensus(
         order=order,

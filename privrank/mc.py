@@ -317,6 +317,39 @@ def schedule_weights(
     t = np.arange(1, n_iter + 1, dtype=float)
     return {"constant": np.ones(n_iter), "increasing": t, "decreasing": 1 / t}[schedule]
 
+# %% ../nbs/06_private_fw.ipynb #keyed02
+_MIX1, _MIX2 = np.uint64(0xBF58476D1CE4E5B9), np.uint64(0x94D049BB133111EB)
+_PHI = np.uint64(0x9E3779B97F4A7C15)  # 2^64 / golden ratio, odd
+ORDER_COINS, TEST_COINS, HOLDOUT_COINS = 1, 2, 3  # purposes s: kept first, held out, validation
+
+
+def _mix(x):
+    "SplitMix64's finalizer on uint64 arrays (wrapping arithmetic)"
+    x = x ^ (x >> np.uint64(30))
+    x = x * _MIX1
+    x = x ^ (x >> np.uint64(27))
+    x = x * _MIX2
+    return x ^ (x >> np.uint64(31))
+
+
+def coin_key(rng: np.random.Generator) -> int:
+    "A key of coins, drawn once from `rng` (63 bits)"
+    return int(rng.integers(0, 2**63))
+
+
+def keyed_uniforms(
+    key: int,  # `coin_key`
+    purpose: int,  # s: coins of another purpose are independent of these
+    users: np.ndarray,  # uint64 key of each pair's user; with `rows`: of each user
+    items: np.ndarray,  # item id of each pair (non-negative integers)
+    rows: np.ndarray | None = None,  # each pair's user, a position in `users` (hashed once each)
+) -> np.ndarray:
+    "Uniforms in [0, 1) (multiples of 2^-53) keyed by (key, purpose, user, item): one per pair"
+    b = _mix(np.array([key ^ (purpose * int(_PHI)) % 2**64], np.uint64))
+    u = _mix(np.asarray(users, np.uint64) ^ b)
+    h = _mix((u if rows is None else u[rows]) + np.asarray(items).astype(np.uint64) * _PHI)
+    return (h >> np.uint64(11)).astype(np.float64) * 2.0**-53
+
 # %% ../nbs/06_private_fw.ipynb #8bdc497f
 def _sparse_2d(ratings, name):
     "The (row, col, data) triplets and shape of a 2-D scipy.sparse input, read without modifying it"
@@ -475,7 +508,13 @@ def split_ratings(
         raise TypeError(f"`center` must be True or False; got {type(center).__name__} {center!r}")
     if not (_is_real(test_fraction) and 0 <= test_fraction < 1):
         raise ValueError(f"`test_fraction` must be a number in [0, 1); got {test_fraction!r}")
-    return split_by(R, lambda k, order=None: rng.random(k), test_fraction, xi, center)
+    key, rows = coin_key(rng), _row_ids(R)  # one draw; a user's key is her row
+    users = np.arange(R.shape[0], dtype=np.uint64)
+    u = keyed_uniforms(key, ORDER_COINS, users, R.indices, rows)
+    t = keyed_uniforms(key, TEST_COINS, users, R.indices, rows)
+    return split_by(
+        R, lambda k, order=None: u if order is None else t[order], test_fraction, xi, center
+    )
 
 # %% ../nbs/06_private_fw.ipynb #splitby1
 def split_by(R, uniforms, test_fraction, xi, center=True):

@@ -20,6 +20,7 @@ from privrank.core import (
     EXACT_BITS,
     WEAK,
     RNGLike,
+    Rows,
     Voters,
     bernoulli_exp,
     charges,
@@ -782,8 +783,13 @@ def _run_exact(sc, k, pl, epsilon, rng, dg, n=None):
         )
     law = "discrete laplace" if pl.method == "laplace" else "exact coins"
     dg.update(noise_law=law, noise_scale=float(scale) * g, grid=g, sensitivity_units=linf)
-    f = dict(laplace=laplace_top_k_exact, gumbel=gumbel_top_k_exact)
-    return f.get(pl.method, pnf_top_k_exact)(z, k, scale, rng=rng, n=n)
+    if pl.method == "laplace":  # draws fixed by d, k and n
+        return laplace_top_k_exact(z, k, scale, rng=rng, n=n)
+    # exact coins by rejection take a number of draws that depends on the scores: they come
+    # from a stream of their own under a key the caller's generator gives (`Rows`), so that its
+    # state after the call depends on public facts only
+    f = gumbel_top_k_exact if pl.method == "gumbel" else pnf_top_k_exact
+    return f(z, k, scale, rng=Rows.of(rng).generator(0), n=n)
 
 
 def select_runs(
