@@ -363,6 +363,7 @@ def _scaled_noise(factor):
         "sample_exponential": topk.sample_exponential,
         "sample_em": topk.sample_em,
         "exact_exp_coins": topk.exact_exp_coins,
+        "gumbel_top_k_exact": topk.gumbel_top_k_exact,  # the exact race: its scale is its noise
     }
     new = {
         k: (lambda f: lambda scale, size, *, rng: f(scale, size, rng=rng) * factor)(orig[k])
@@ -373,6 +374,9 @@ def _scaled_noise(factor):
     )
     new["exact_exp_coins"] = lambda gaps, scale, *, rng: orig["exact_exp_coins"](
         gaps, fractions.Fraction(scale) * fractions.Fraction(factor), rng=rng
+    )
+    new["gumbel_top_k_exact"] = lambda z, k, scale, *, rng, n=None: orig["gumbel_top_k_exact"](
+        z, k, fractions.Fraction(scale) * fractions.Fraction(factor), rng=rng, n=n
     )
     new["exact_noise"] = lambda law, scale, size, *, rng: orig["exact_noise"](
         law, scale * factor, size, rng=rng

@@ -785,7 +785,8 @@ def _run_exact(sc, k, pl, epsilon, rng, dg, n=None):
     dg.update(noise_law=law, noise_scale=float(scale) * g, grid=g, sensitivity_units=linf)
     if pl.method == "laplace":  # draws fixed by d, k and n
         return laplace_top_k_exact(z, k, scale, rng=rng, n=n)
-    # exact coins by rejection take a number of draws that depends on the scores: they come
+    # one word per item either way, but permute-and-flip's uniform head (an exact integer below
+    # the number of heads, by rejection) and the race's rare refinements can take more: they come
     # from a stream of their own under a key the caller's generator gives (`Rows`), so that its
     # state after the call depends on public facts only
     f = gumbel_top_k_exact if pl.method == "gumbel" else pnf_top_k_exact

@@ -59,7 +59,16 @@ ESTIMATORS = list(RUNS)
 SQ2 = math.sqrt(2)
 SAMPLERS = (  # every primitive noise draw of the package (those `audit.scaled_noise` scales too)
     (core, ("sample_gaussian", "sample_laplace", "exact_noise", "summed_noise")),
-    (topk, ("sample_exponential", "sample_gumbel", "sample_em", "exact_exp_coins")),
+    (
+        topk,
+        (
+            "sample_exponential",
+            "sample_gumbel",
+            "sample_em",
+            "exact_exp_coins",
+            "gumbel_top_k_exact",
+        ),
+    ),
 )
 
 
