@@ -590,7 +590,8 @@ class Source:
         if self.client is None:
             return 2
         check_client(self.client, timeout=core.CLIENT_TIMEOUT)
-        return len(self.client.scheduler_info()["workers"])
+        # at least one: a worker may leave between the check and the count
+        return max(1, len(self.client.scheduler_info()["workers"]))
 
     def reduce(
         self,
