@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import math
 import warnings
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 from scipy import linalg, optimize, special
-from scipy.sparse import coo_matrix, csr_matrix
+from scipy.sparse import coo_matrix, csr_matrix, issparse
 from scipy.sparse.csgraph import connected_components
 
 from . import rr
@@ -52,6 +52,7 @@ from privrank.sources import (
     distinct,
     int_ids,
     need,
+    plain,
 )
 
 # %% auto #0
@@ -986,6 +987,7 @@ CENTRAL_ESTIMATORS = ("noisy_count", "perturbed_mle", "mixed")
 
 def _check_central_options(estimator, max_per_unit):
     "(estimator, cap or None) of `dp_btl_aggregate`, refused by name whatever the model"
+    estimator = "noisy_count" if estimator is None else estimator
     if not (isinstance(estimator, str) and estimator in CENTRAL_ESTIMATORS):
         raise ValueError(f"`estimator` must be one of {CENTRAL_ESTIMATORS}; got {estimator!r}")
     if max_per_unit is None:
@@ -1010,17 +1012,29 @@ def _check_btl_privacy(epsilon, delta, model):
     return epsilon
 
 
-def _comparisons_source(data, privacy_unit, n_items, items, ties, columns, chunk_rows, client):
-    """(Source, unit, n_items, items, ties) of `data`: a `Comparisons` table, read in blocks of its
-    columns (winner, loser[, user], tie), or (winner, loser[, user][, tie]) rows from anywhere
-    `sources.Source` reads"""
+def _comparisons_source(
+    data, privacy_unit, n_items, items, ties, columns, chunk_rows, client, ignore=()
+):
+    """(Source, unit, n_items, items, ties, labels) of `data`: a `Comparisons` table, read in
+    blocks of its columns (winner, loser[, user], tie); a table with named columns (a frame, an
+    Arrow table, a .csv or .parquet file, chunks of them), read by name (`sources.match_roles`:
+    a user column makes the unit "user", a tie column flags ties); or rows (winner, loser[,
+    user][, tie]) read by position (arrays, lists of rows). The source's roles are the columns
+    the release reads, in that order"""
     client = current_client(client, data)  # its own, or `sources.use_client`'s for a file
     if privacy_unit is not None and not (isinstance(privacy_unit, str) and privacy_unit in _UNITS):
         raise ValueError(
             f"`privacy_unit` must be 'voter', 'user' or 'comparison'; got {privacy_unit!r}"
         )
-    if not isinstance(ties, (bool, np.bool_)):
-        raise TypeError(f"`ties` must be True or False; got {type(ties).__name__} {ties!r}")
+    if ties is not None and not isinstance(ties, (bool, np.bool_)):
+        raise TypeError(f"`ties` must be True, False or None; got {type(ties).__name__} {ties!r}")
+    if issparse(data):
+        raise TypeError(
+            "`comparisons` is a scipy.sparse matrix: a matrix of win counts has no rows of "
+            "comparisons and no privacy unit. Pass the comparisons themselves (winner, loser[, "
+            "user]), or expand the counts: `Comparisons.from_win_counts(W)` (each game its own "
+            "unit)"
+        )
     if isinstance(data, Comparisons) or all(
         hasattr(data, k) for k in ("winner", "loser", "user", "tie", "item_ids", "privacy_unit")
     ):  # a `datasets.Comparisons` table
@@ -1029,11 +1043,16 @@ def _comparisons_source(data, privacy_unit, n_items, items, ties, columns, chunk
                 raise ValueError(
                     f"`{name}` applies to rows of comparisons; a Comparisons table has its own"
                 )
+        if ignore:
+            raise ValueError(
+                "`ignore` names columns of a table or file; a Comparisons table has none"
+            )
         if data.n_items < 2:
             raise ValueError(
                 f"`comparisons`: a Comparisons table of {data.n_items} item; at least 2 are needed"
             )
         unit = data.privacy_unit if privacy_unit is None else privacy_unit
+        roles = ("winner", "loser", *(["user"] if unit != "comparison" else []), "tie")
         cols = [data.winner, data.loser, *([data.user] if unit != "comparison" else [])]
         cols.append(np.asarray(data.tie, np.int8))
         n, step = len(data.winner), max(1, CHUNK_ENTRIES // len(cols))
@@ -1043,13 +1062,13 @@ def _comparisons_source(data, privacy_unit, n_items, items, ties, columns, chunk
         def blocks():
             return (Chunk([c[s : s + step] for c in cols]) for s in range(0, n, step))
 
-        src = Source(blocks, name="comparisons", client=client)
+        src = Source(blocks, name="comparisons", client=client, layout=roles)
         return src, unit, data.n_items, None, True, np.asarray(data.item_ids)
     if is_preflib(data) or isinstance(data, Preferences):  # rankings: every voter's comparisons
-        if n_items is not None or items is not None or columns is not None:
+        if n_items is not None or items is not None or columns is not None or ignore:
             raise ValueError(
-                "`n_items`, `items` and `columns` apply to rows of comparisons; PrefLib orders "
-                "have their own items"
+                "`n_items`, `items`, `columns` and `ignore` apply to rows of comparisons; "
+                "PrefLib orders have their own items"
             )
         return _comparisons_source(
             ranks_to_comparisons(data), privacy_unit, None, None, ties, None, chunk_rows, client
@@ -1061,8 +1080,39 @@ def _comparisons_source(data, privacy_unit, n_items, items, ties, columns, chunk
                 "`comparisons` looks like rankings (every row a permutation of 0..m-1), not "
                 "rows of (winner, loser[, user][, tie]): pass `ranks_to_comparisons(ranks)`"
             )
-    src = Source(data, name="comparisons", columns=columns, chunk_rows=chunk_rows, client=client)
-    return src, "user" if privacy_unit is None else privacy_unit, n_items, items, ties, None
+    unit = "user" if privacy_unit is None else privacy_unit
+    layout = ("winner", "loser", *(["user"] if unit != "comparison" else []), *["tie"] * bool(ties))
+    src = Source(
+        data, name="comparisons", kind="comparisons", columns=columns, ignore=ignore,
+        chunk_rows=chunk_rows, client=client, layout=layout,
+    )  # fmt: skip
+    if not src.by_name:  # read by position: the keywords say what the columns are
+        return src, unit, n_items, items, bool(ties), None
+    has_user, has_tie = "user" in src.roles, "tie" in src.roles
+    unit = privacy_unit or ("user" if has_user else "comparison")
+    if unit != "comparison" and not has_user:
+        raise ValueError(
+            f"`privacy_unit` = {unit!r} needs a user column, and the comparisons have none "
+            f"(their columns: {', '.join(src.roles)}): name it (user / user_id / voter), map it "
+            "(columns={'user': ...}), or leave `privacy_unit` out (each comparison its own unit)"
+        )
+    if ties is not None and bool(ties) != has_tie:
+        raise ValueError(
+            "`ties` = True needs a tie column, and the comparisons have none"
+            if ties
+            else "`ties` = False, but the comparisons have a tie column (its rows would count as "
+            "wins): leave `ties` out, or leave the column out (ignore=['tie'])"
+        )
+    keep = [r for r in src.roles if r != "user" or unit != "comparison"]
+    return src.only(*keep), unit, n_items, items, has_tie, None
+
+
+def _with_items(res: Consensus, vocab, labels) -> Consensus:
+    "The consensus with its items' labels (`items`, or the data's), in `diagnostics` too"
+    if vocab is None and labels is None:
+        return res
+    lab = [plain(x) for x in np.asarray(vocab.labels if labels is None else labels).tolist()]
+    return replace(res, labels=tuple(lab), diagnostics={**res.diagnostics, "items": lab})
 
 
 def _check_width(a, where, n_cols):
@@ -1160,9 +1210,9 @@ def _pairs_chunk(x, m, items, n_cols, unit, ties, where):
     return [i], [j], [tie], u
 
 
-def _vocabulary(src, n_items, items, n_cols, columns):
+def _vocabulary(src, n_items, items):
     """(Items or None, m): the items of `items` (labels in id order), `n_items` ids, or the
-    data's distinct labels, sorted (one more pass, over a file's item columns only)"""
+    data's distinct labels, sorted (one more pass, over the winner and loser columns only)"""
     if items is not None:
         vocab = Items(items)
         m = check_int(len(vocab), name="items", minimum=2, maximum=rr.MAX_ITEMS)
@@ -1173,10 +1223,7 @@ def _vocabulary(src, n_items, items, n_cols, columns):
         return vocab, m
     if n_items is not None:
         return None, check_int(n_items, name="n_items", minimum=2, maximum=rr.MAX_ITEMS)
-    item_cols = src.file_columns()[:2] or None
-    (lab,) = src.but(columns=item_cols or columns).reduce(
-        _item_chunk, 2 if item_cols else n_cols, exact=True
-    )
+    (lab,) = src.only("winner", "loser").reduce(_item_chunk, 2, exact=True)
     if len(lab.values) < 2:
         raise ValueError(f"`comparisons` name {len(lab.values)} item; at least 2 are needed")
     vocab = Items(lab.values)
@@ -1190,8 +1237,9 @@ def btl_aggregate(
     privacy_unit: str | None = None,  # "voter", "user" (rows have a user column) or "comparison"
     n_items: int | None = None,  # rows: number of items m, ids 0..m-1; None: `items` or the data's
     items: object = None,  # rows: the item labels (public), in id order; None: ids or the data's
-    ties: bool = False,  # rows: a last column flags ties (0/1): each counts 1/2 to both items
-    columns: list | None = None,  # columns of a file or frame: winner, loser[, user][, tie]
+    ties: bool | None = None,  # a tie column (0/1): each tie counts 1/2 to both; None: a table's
+    columns: dict | list | None = None,  # a table's columns: {role: name}, or names to read
+    ignore: list | tuple = (),  # a table's columns that are not read (others unknown: refused)
     chunk_rows: int | None = None,  # rows per chunk read at once; None: CHUNK_ENTRIES / columns
     client: object = None,  # a dask.distributed Client: the rows are read on its workers
 ) -> Consensus:  # non-private: items by the fitted theta, best first; scores = theta
@@ -1202,18 +1250,18 @@ def btl_aggregate(
     Refuses, naming the parameter, rows that are not comparisons of different items, a bad
     `privacy_unit`, `lam` or tie column, and what `sources.Source` refuses."""
     src, unit, n_items, items, ties, labels = _comparisons_source(
-        comparisons, privacy_unit, n_items, items, ties, columns, chunk_rows, client
+        comparisons, privacy_unit, n_items, items, ties, columns, chunk_rows, client, ignore
     )
-    n_cols = 2 + (unit != "comparison") + bool(ties)
-    vocab, m = _vocabulary(src, n_items, items, n_cols, columns)
+    n_cols = len(src.roles)
+    vocab, m = _vocabulary(src, n_items, items)
     w, l, t, users = src.reduce(_pairs_chunk, m, vocab, n_cols, unit, bool(ties))
     i, j, tie = np.concatenate(w), np.concatenate(l), np.concatenate(t)
     fit = fit_btl(i, j, np.where(tie, 0.5, 1.0), n_items=m, lam=lam)
     n_units = len(i) if unit == "comparison" else len(users.index())
-    diag = dict(n_comparisons=len(i))
-    if vocab is not None or labels is not None:
-        diag["items"] = (vocab.labels if labels is None else labels).tolist()
-    return btl_consensus(fit, n_voters=n_units, privacy_unit=unit, diagnostics=diag)
+    res = btl_consensus(
+        fit, n_voters=n_units, privacy_unit=unit, diagnostics=dict(n_comparisons=len(i))
+    )
+    return _with_items(res, vocab, labels)
 
 
 @charges(lambda **a: _btl_event(**a))  # local or central: see "Central BTL"
@@ -1228,11 +1276,12 @@ def dp_btl_aggregate(
     lam: float | str = "private",  # ridge >= 0: "private" (R4), "r3" (R3, Theorem 1) or "mle"
     n_items: int | None = None,  # rows: number of items m, ids 0..m-1; None: `items` or the data's
     items: object = None,  # rows: the item labels (public), in id order; None: ids or the data's
-    ties: bool = False,  # rows: a last column flags ties (0/1): each released as a fair coin
-    columns: list | None = None,  # columns of a file or frame: winner, loser[, user][, tie]
+    ties: bool | None = None,  # a tie column (0/1): each released as a fair coin; None: a table's
+    columns: dict | list | None = None,  # a table's columns: {role: name}, or names to read
+    ignore: list | tuple = (),  # a table's columns that are not read (others unknown: refused)
     chunk_rows: int | None = None,  # rows per chunk read at once; None: CHUNK_ENTRIES / columns
     client: object = None,  # a dask.distributed Client: the coins are drawn on its workers
-    estimator: str = "noisy_count",  # central: "noisy_count" or "perturbed_mle"
+    estimator: str | None = None,  # central: "noisy_count" (None), "perturbed_mle" or "mixed"
     max_per_unit: int | None = None,  # central: public cap on a unit's comparisons (None: schedule)
 ) -> Consensus:  # items by the private theta; epsilon per unit, local model, delta = 0
     """Locally private BTL consensus of pairwise comparisons wherever they are: each
@@ -1261,30 +1310,32 @@ def dp_btl_aggregate(
     rankings passed as rows, and what `btl_aggregate` refuses."""
     epsilon = _check_btl_privacy(epsilon, delta, model)
     _check_central_options(estimator, max_per_unit)  # refused whatever the model
+    if model == "local" and (estimator is not None or max_per_unit is not None):
+        given = "estimator" if estimator is not None else "max_per_unit"
+        raise ValueError(
+            f"`{given}` applies to model='central' (the curator's noisy counts); the local "
+            f"model releases each comparison by randomized response: leave `{given}` out"
+        )
     if model == "central" and not math.isinf(epsilon):
         return _central_btl(
             comparisons, epsilon=epsilon, delta=delta, rng=rng, privacy_unit=privacy_unit,
-            lam=lam, n_items=n_items, items=items, ties=ties, columns=columns,
+            lam=lam, n_items=n_items, items=items, ties=ties, columns=columns, ignore=ignore,
             chunk_rows=chunk_rows, client=client, estimator=estimator, max_per_unit=max_per_unit,
         )  # fmt: skip
     if math.isinf(epsilon):
         res = btl_aggregate(
             comparisons, lam=lam, privacy_unit=privacy_unit, n_items=n_items, items=items,
-            ties=ties, columns=columns, chunk_rows=chunk_rows, client=client,
+            ties=ties, columns=columns, ignore=ignore, chunk_rows=chunk_rows, client=client,
         )  # fmt: skip
         diag = {**res.diagnostics, "note": "epsilon = inf: no noise, not private"}
         return Consensus(**{**res.__dict__, "diagnostics": diag})
     rng, mode = check_rng(rng), noise_mode()
     src, unit, n_items, items, ties, labels = _comparisons_source(
-        comparisons, privacy_unit, n_items, items, ties, columns, chunk_rows, client
+        comparisons, privacy_unit, n_items, items, ties, columns, chunk_rows, client, ignore
     )
-    n_cols = 2 + (unit != "comparison") + bool(ties)
-    vocab, m = _vocabulary(src, n_items, items, n_cols, columns)
-    if unit != "comparison":
-        # pass 1 reads a file's user column only, in larger chunks
-        user_col = src.file_columns()[2:3] or None
-        pass1 = src.but(columns=user_col or columns, chunk_rows=chunk_rows or CHUNK_ENTRIES)
-        (uc,) = pass1.reduce(_user_chunk, n_cols, exact=True)
+    vocab, m = _vocabulary(src, n_items, items)
+    if unit != "comparison":  # pass 1 reads the user column only
+        (uc,) = src.only("user").reduce(_user_chunk, 1, exact=True)
         users = uc.index()
         k_user = users.counts  # each user's comparisons, in the users' order
         ks, group = distinct(k_user)  # users by their number k
@@ -1339,11 +1390,8 @@ def dp_btl_aggregate(
         weighting="inverse_variance",
         n_comparisons=n_comp,
     )
-    if vocab is not None or labels is not None:
-        diag["items"] = (vocab.labels if labels is None else labels).tolist()
-    return btl_consensus(
-        res, n_voters=n_units, epsilon=epsilon, privacy_unit=unit, diagnostics=diag
-    )
+    res = btl_consensus(res, n_voters=n_units, epsilon=epsilon, privacy_unit=unit, diagnostics=diag)
+    return _with_items(res, vocab, labels)
 
 # %% ../nbs/02_btl.ipynb #cbtl0004
 from privrank.core import calibrate_noise, release
@@ -1495,7 +1543,7 @@ def _btl_event(**a):
             "comparison outcomes (randomized response)",
             law="randomized response",
         )(**a)
-    est = a.get("estimator")
+    est = a.get("estimator") or "noisy_count"
     law = {
         "perturbed_mle": "objective perturbation (norm-l2 noise)",
         "mixed": "noisy counts and randomized response, on disjoint comparisons",
@@ -1507,7 +1555,7 @@ def _btl_event(**a):
 
 def _central_btl(
     comparisons, *, epsilon, delta, rng, privacy_unit, lam, n_items, items, ties, columns,
-    chunk_rows, client, estimator, max_per_unit,
+    ignore, chunk_rows, client, estimator, max_per_unit,
 ):  # fmt: skip
     """Central BTL: the curator counts each item's wins (a tie: one half to each) over a public
     schedule, releases them once with noise calibrated to a unit's k comparisons (l1 = 2k), and
@@ -1527,10 +1575,10 @@ def _central_btl(
                 "(discrete Laplace or Gaussian on the win counts) or the fast path"
             )
     src, unit, n_items, items, ties, labels = _comparisons_source(
-        comparisons, privacy_unit, n_items, items, ties, columns, chunk_rows, client
+        comparisons, privacy_unit, n_items, items, ties, columns, chunk_rows, client, ignore
     )
-    n_cols = 2 + (unit != "comparison") + bool(ties)
-    vocab, m = _vocabulary(src, n_items, items, n_cols, columns)
+    n_cols = len(src.roles)
+    vocab, m = _vocabulary(src, n_items, items)
     check_memory(8 * 2 * m * m * 3, name="comparisons", what=f"the counts of {m} x {m} pairs")
     c, users = src.reduce(_central_chunk, m, vocab, n_cols, unit, bool(ties), exact=True)
     s, wins2, offset = _central_schedule(c, m)
@@ -1601,10 +1649,9 @@ def _central_btl(
         released_wins=W,  # the noisy win counts (what the fit post-processes)
         n_randomized=n_rr,  # "mixed": comparisons released by randomized response instead
     )
-    if vocab is not None or labels is not None:
-        diag["items"] = (vocab.labels if labels is None else labels).tolist()
     out = btl_consensus(res, n_voters=n_units, epsilon=epsilon, privacy_unit=unit, diagnostics=diag)
-    return Consensus(**{**out.__dict__, "model": "central", "delta": float(delta)})
+    out = Consensus(**{**out.__dict__, "model": "central", "delta": float(delta)})
+    return _with_items(out, vocab, labels)
 
 # %% ../nbs/02_btl.ipynb #plackett02
 def _segments(lens):

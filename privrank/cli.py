@@ -27,7 +27,7 @@ from typing import TextIO
 
 import numpy as np
 
-from . import __version__, auto, btl, completion, core, datasets, ledger, mc, topk
+from . import __version__, auto, btl, completion, core, datasets, ledger, mc, sources, topk
 from privrank.core import (
     Consensus,
     borda_aggregate,
@@ -876,11 +876,11 @@ def _ignored(args):
 
 def _file_roles(path, names, kind, ignore):
     """{role: the file's column} of a table file whose columns are `names`
-    (`datasets.match_columns`); a column neither read nor named by --ignore-columns refused"""
+    (`sources.match_roles`); a column neither read nor named by --ignore-columns refused"""
     try:
-        return datasets.match_columns(names, kind=kind, where=path.name, ignore=list(ignore))
-    except ValueError as e:
-        raise CLIError(f"{printable(str(e))} (or name it in --ignore-columns)") from None
+        return sources.match_roles(names, kind, where=path.name, ignore=list(ignore))
+    except sources.RoleError as e:
+        raise CLIError(printable(e.cli)) from None
 
 
 def _rating_range_arg(s):
@@ -1186,7 +1186,7 @@ def _cmd_top_k(args):
 # %% ../nbs/09_cli.ipynb #6656893c
 def load_ratings(path, *, n_items=None, ignore=()):
     """A `Ratings` from a MovieLens or Jester file, or a .parquet file with user, item and rating
-    columns (names as `datasets.RATINGS_COLUMNS`), with the item universe 1..n_items if given
+    columns (names as `sources.ROLES`), with the item universe 1..n_items if given
     (see `privrank.datasets`); the columns `ignore` not read, any other unknown one refused"""
     if not isinstance(path, (str, os.PathLike)) or isinstance(path, bytes):
         raise TypeError(f"`path` must be a file path; got {type(path).__name__}")
@@ -1205,7 +1205,7 @@ def load_ratings(path, *, n_items=None, ignore=()):
 
 def _rating_columns(p, names, ignore=()):
     """The user, item and rating columns of a table file with columns `names`
-    (`datasets.RATINGS_COLUMNS`, any case; a timestamp column and those of --ignore-columns not
+    (`sources.ROLES`, any case; a timestamp column and those of --ignore-columns not
     read, any other refused)"""
     return _file_roles(p, names, "ratings", ignore)
 

@@ -1732,7 +1732,8 @@ def complete(
     progress: Callable[[str, float], None] | None = None,  # progress(stage, fraction done)
     noise: str | None = None,  # "fast", "exact" or None (`privrank.core.noise_mode()`)
     rng: np.random.Generator | int | None = None,  # the central noise and the keyed coins
-    columns: list | None = None,  # columns of a file: user, item, rating; None: all
+    columns: dict | list | None = None,  # a table's columns: {role: name}, or names to read
+    ignore: list | tuple = (),  # a table's columns that are not read (others unknown: refused)
     chunk_rows: int | None = None,  # rows per chunk read here; None: CHUNK_ENTRIES / 3
     client: object = None,  # a dask.distributed Client: the rows live on its workers
     spill: str | Path | None = None,  # a folder: the partitions live in files there
@@ -1783,7 +1784,10 @@ def complete(
         if part_ratings is None
         else check_int(part_ratings, name="part_ratings", minimum=1)
     )
-    source = Source(data, name="ratings", columns=columns, chunk_rows=chunk_rows, client=client)
+    source = Source(
+        data, name="ratings", kind="ratings", columns=columns, ignore=ignore,
+        chunk_rows=chunk_rows, client=client, layout=("user", "item", "rating"),
+    )  # fmt: skip
     _tick(progress, "counting", 0.0)
     uc, ic = source.reduce(_rating_counts, first_item, vocab, exact=True)
     top = int(ic.index().keys[-1])

@@ -517,6 +517,9 @@ class Consensus:
     noise: str = "none"
     scores: np.ndarray | None = None  # the (noisy) scores the order was read from, if any
     diagnostics: dict = field(default_factory=dict)
+    # the candidates' labels as the data name them (a table's columns, a file's items), in index
+    # order: candidate `order[0]` is `labels[order[0]]`; None: the data name them by index
+    labels: tuple | None = None
 
     @property
     def n_items(self):
@@ -529,6 +532,11 @@ class Consensus:
     @property
     def private(self):
         return self.model != "none"
+
+    @property
+    def ranking(self):
+        "The candidates best first, by their labels (by index where the data have none)"
+        return list(self.order) if self.labels is None else [self.labels[q] for q in self.order]
 
 # %% ../nbs/00_core.ipynb #22f45e5b
 def borda_scores(ranks: ArrayLike) -> np.ndarray:  # (n, m) ranks
@@ -611,6 +619,7 @@ def borda_aggregate(
         n_voters=v.n,
         scores=s,
         diagnostics=dict(ballots=WEAK_BALLOTS) if checked is WEAK else {},
+        labels=src.labels,
     )
 
 # %% ../nbs/00_core.ipynb #ranksrc1
@@ -638,13 +647,19 @@ def rank_source(
     chunk_rows: int | None,
     client: object,
 ) -> tuple:
-    """(the `Source` of `ranks`, whether its rows are validated: True, False or `WEAK`): an array
+    """(the `Source` of `ranks`, whether its rows are validated: True, False or `WEAK`), the
+    source's `labels` those of the candidates (a table's columns by name, a PrefLib file's item
+    names; None for arrays, read by position): an array
     or a (nested) list is validated whole here (the messages name `ranks` alone); PrefLib orders
     (a `datasets.Preferences`, or a path to a .soc / .soi / .toc / .toi file, gzip too) are
     their voters' ranks, or their weak orders when some ballots are partial or tied (`WEAK`), a
     chunk at a time (`preference_source`); a list of 2-d arrays or of tables is a list of chunks,
     and it and anything else are validated chunk by chunk"""
-    from privrank.sources import Source, current_client  # the source layer is built on core's
+    from privrank.sources import (
+        Source,
+        current_client,
+        plain,
+    )  # the source layer is built on core's
 
     first = ranks[0] if isinstance(ranks, (list, tuple)) and len(ranks) else None
     chunks = (isinstance(first, np.ndarray) and first.ndim == 2) or _is_table(first)
@@ -658,7 +673,10 @@ def rank_source(
     else:
         checked = False
     client = current_client(client, ranks)  # its own, or `sources.use_client`'s for a file
-    src = Source(ranks, name="ranks", columns=columns, chunk_rows=chunk_rows, client=client)
+    src = Source(
+        ranks, name="ranks", kind="ranks", columns=columns, chunk_rows=chunk_rows, client=client
+    )
+    src.labels = tuple(map(plain, src.roles)) if src.by_name else None  # the columns' names
     return src, checked
 
 
@@ -753,7 +771,9 @@ def preference_source(
         for s in range(0, n, step):
             yield distinct[np.searchsorted(ends, np.arange(s, min(s + step, n)), side="right")]
 
-    return Source(chunks, name="ranks", chunk_rows=chunk_rows), (WEAK if weak else False)
+    src = Source(chunks, name="ranks", chunk_rows=chunk_rows)
+    src.labels = tuple(prefs.item_names)  # the items' names, as the file gives them
+    return src, (WEAK if weak else False)
 
 
 class _WeakOrders:
@@ -1944,6 +1964,11 @@ def dp_borda_aggregate(
         res = borda_aggregate(ranks, columns=columns, chunk_rows=chunk_rows, client=client)
         return replace(res, diagnostics=dict(note="epsilon = inf: no noise, not private"))
     src, checked = rank_source(ranks, columns, chunk_rows, client)
+    return replace(_dp_borda(src, checked, epsilon, delta, model, rng, mode), labels=src.labels)
+
+
+def _dp_borda(src, checked, epsilon, delta, model, rng, mode):
+    "`dp_borda_aggregate`'s release from its source"
     if model == "local" and mode == "exact":
         # one integer draw per voter, keyed by her row: the same for any chunking
         v, noisy = src.reduce(_local_borda_chunk, epsilon, delta, mode, checked, rng=Rows.of(rng))

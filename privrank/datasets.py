@@ -27,6 +27,7 @@ import numpy as np
 from scipy import sparse
 
 from .core import RNGLike, check_int, check_memory, check_rng, memory_limit, orders_to_ranks
+from .sources import REQUIRED, ROLES, role_indices, role_of
 
 # %% auto #0
 __all__ = ['data_home', 'find_data_file', 'max_file_bytes', 'set_max_file_bytes', 'Preferences', 'read_preflib', 'demo_path',
@@ -593,25 +594,18 @@ def load_demo() -> Preferences:
 
 # %% ../nbs/07_datasets.ipynb #0d999d6f
 CSV_CHUNK_ROWS = 1 << 14  # rows the csv module parses at a time: bounds the Python objects alive
-PAIRWISE_COLUMNS = dict(
-    winner=("winner",), loser=("loser",), user=("user",), tie=("tie",)
-)  # accepted header names (case-insensitive) of each column of a comparisons CSV
-RATINGS_COLUMNS = dict(
-    user=("user", "userid"),
-    item=("item", "itemid", "joke", "movie", "movieid"),
-    rating=("rating",),
-)  # accepted header names (case-insensitive) of each column of a ratings CSV
 
 
-def _accepted(spec, required):
-    "The header names `spec` accepts, for messages"
-    say = lambda c: " / ".join(spec[c])
-    opt = [c for c in spec if c not in required]
+def _accepted(kind):
+    "The header names a CSV of `kind` is read by (`sources.ROLES`), for messages"
+    say = lambda c: " / ".join(ROLES[kind][c])
+    opt = [c for c in ROLES[kind] if c not in REQUIRED[kind]]
     return (
         "the header must name the columns "
-        + ", ".join(say(c) for c in required)
+        + ", ".join(say(c) for c in REQUIRED[kind])
         + (f" (optional: {', '.join(say(c) for c in opt)})" if opt else "")
-        + ", in any order, case-insensitive; a column named otherwise is refused"
+        + " (compared without case, spaces, '_' or '-'), in any order; a column named "
+        "otherwise is refused"
     )
 
 
@@ -651,66 +645,13 @@ class _CSVReader:
             csv.field_size_limit(old)
 
 
-def _match_columns(names, spec, required, where, unused=(), strict=True) -> dict:
-    """Index of each column of `spec` among the column `names` (stripped, any case), for a file
-    described by `where`; ValueError if a required one is missing, a column is named twice or
-    (`strict`) a name is neither in `spec` nor `unused`: a misspelt user or tie column is refused,
-    never ignored (which would change the privacy unit or count ties as wins)."""
-    low = [str(h).strip().lower() for h in names]
-    found = {}
-    for col, accepted in spec.items():
-        hits = [k for k, h in enumerate(low) if h in accepted]
-        if len(hits) > 1:
-            raise ValueError(
-                f"{where}: columns {hits[0] + 1} and {hits[1] + 1} ({names[hits[0]]!r}, "
-                f"{names[hits[1]]!r}) both name the `{col}` column"
-            )
-        if hits:
-            found[col] = hits[0]
-        elif col in required:
-            raise ValueError(
-                f"{where}: no `{col}` column in the header "
-                f"{','.join(map(str, names))[:80]!r}: {_accepted(spec, required)}"
-            )
-    known = {a for accepted in spec.values() for a in accepted} | set(unused)
-    extra = [str(names[k]) for k, h in enumerate(low) if h not in known]
-    if strict and extra:
-        also = f" ({', '.join(unused)}: accepted, not used)" if unused else ""
-        raise ValueError(
-            f"{where}: column {extra[0].strip()!r} is not one of the columns read "
-            f"({', '.join(a for accepted in spec.values() for a in accepted)}, in any case"
-            f"{also}): rename or remove it (a column that is not read is refused, never ignored)"
-        )
-    return found
-
-
-def _header(head, spec, required, path, unused=(), strict=True) -> dict:
-    "`_match_columns` of a CSV header line `head`"
-    return _match_columns(head, spec, required, f"{path} line 1", unused, strict)
-
-
-_UNUSED_RATINGS = ("timestamp",)  # a ratings file's columns that are accepted and not used
-_TABLES = dict(
-    comparisons=(PAIRWISE_COLUMNS, ("winner", "loser"), ()),
-    ratings=(RATINGS_COLUMNS, tuple(RATINGS_COLUMNS), _UNUSED_RATINGS),
-)
-
-
-def match_columns(
-    names: list,  # the column names of a table (a Parquet file's, a CSV header's)
-    *,
-    kind: str,  # "comparisons" (`PAIRWISE_COLUMNS`) or "ratings" (`RATINGS_COLUMNS`)
-    where: str = "the table",  # the table, for messages (a file's name)
-    ignore: list | tuple = (),  # names of columns that are not read (any other is refused)
-) -> dict:  # {column: its name in `names`}, e.g. {"winner": "Winner", "loser": "LOSER"}
-    """The columns a reader reads, matched in any case, the one rule of every reader (CSV and
-    Parquet). ValueError naming a required column that is missing, a column named twice, or a
-    column that is neither read nor in `ignore` (a ratings table's timestamp is accepted)."""
-    if kind not in _TABLES:
-        raise ValueError(f"`kind` must be 'comparisons' or 'ratings'; got {kind!r}")
-    spec, required, unused = _TABLES[kind]
-    at = _match_columns(list(names), spec, required, where, (*unused, *_check_ignore(ignore)))
-    return {c: names[k] for c, k in at.items()}
+def _header(head, kind, path, ignore=(), strict=True) -> dict:
+    """{role: index} of the columns of a CSV header line `head` of `kind`, by the one resolver
+    of roles (`sources.match_roles`); `strict=False`: columns that are no role's are skipped"""
+    names = [str(h).strip() for h in head]
+    if not strict:
+        ignore = (*ignore, *(n for n in names if role_of(kind, n) is None))
+    return role_indices(names, kind, None, tuple(ignore), f"{path} line 1")
 
 
 def _check_ignore(ignore):
@@ -779,9 +720,9 @@ def _codes(vals: list, table: dict) -> np.ndarray:
     return np.fromiter(map(table.__getitem__, vals), dtype=np.int64, count=len(vals))
 
 
-def _csv_table(text, path, spec, required, kinds, unused=()) -> tuple:
+def _csv_table(text, path, kind, kinds, ignore=()) -> tuple:
     """Parse CSV `text` (header, then rows) with the `csv` module, `CSV_CHUNK_ROWS` rows at a
-    time. Returns the header, the index of each `spec` column in it, each column found
+    time. Returns the header, the index of each column of `kind` in it, each column found
     (kind 'i'/'f': floats; else integer codes into the label table of that name), the label
     tables (label -> code) and the rows' line numbers (`_Lines`)."""
     reader, collecting = _csv_reader(text), gc.isenabled()
@@ -789,8 +730,8 @@ def _csv_table(text, path, spec, required, kinds, unused=()) -> tuple:
     try:
         head = next(reader, None)
         if not head or not "".join(head).strip():
-            raise ValueError(f"{path} line 1: expected a header line: {_accepted(spec, required)}")
-        where = _header(head, spec, required, path, unused)
+            raise ValueError(f"{path} line 1: expected a header line: {_accepted(kind)}")
+        where = _header(head, kind, path, ignore)
         tables = {kinds[c]: {} for c in where if kinds[c] not in "if"}
         parts, recs, start, ncol = {c: [] for c in where}, [], 0, len(head)
         while chunk := reader.take(CSV_CHUNK_ROWS):
@@ -1076,9 +1017,7 @@ def read_pairwise_csv(
         path, max_bytes=max_bytes, allow_special=allow_special, factor=CSV_PARSE_FACTOR
     )
     kinds = dict(winner="item", loser="item", user="user", tie="tie")
-    head, where, cols, tables, lines = _csv_table(
-        text, path, PAIRWISE_COLUMNS, ("winner", "loser"), kinds, ignore
-    )
+    head, where, cols, tables, lines = _csv_table(text, path, "comparisons", kinds, ignore)
     labels = [c for c in ("winner", "loser", "user") if c in where]
     for c in labels:
         keys, same = list(tables[kinds[c]]), [x for x in labels if kinds[x] == kinds[c]]
@@ -1115,9 +1054,6 @@ def read_pairwise_csv(
     return Comparisons(urank[cols["user"]], w, l, tie, user_ids, item_ids, str(path))
 
 # %% ../nbs/07_datasets.ipynb #scorescsv1
-SCORES_COLUMNS = dict(item=("item", "name", "label", "id"), score=("score",))
-
-
 def read_scores_csv(
     path: str | os.PathLike,  # CSV with a header naming `score` (and `item`); gzip accepted
     *,
@@ -1133,9 +1069,7 @@ def read_scores_csv(
         path, max_bytes=max_bytes, allow_special=allow_special, factor=CSV_PARSE_FACTOR
     )
     kinds = dict(item="item", score="f")
-    _, where, cols, tables, lines = _csv_table(
-        text, path, SCORES_COLUMNS, ("score",), kinds, ignore
-    )
+    _, where, cols, tables, lines = _csv_table(text, path, "scores", kinds, ignore)
     score = cols["score"]
     if "item" not in where:
         return tuple(str(i) for i in range(score.size)), score
@@ -1303,7 +1237,7 @@ def _ratings_header(line) -> dict | None:
     if it does not name user, item and rating columns."""
     try:
         head = next(_csv_reader(line), [])
-        return _header(head, RATINGS_COLUMNS, tuple(RATINGS_COLUMNS), "", strict=False)
+        return _header(head, "ratings", "", strict=False)
     except (ValueError, csv.Error):
         return None
 
@@ -1337,8 +1271,7 @@ def _ratings_csv(path, text, n_items, lo, hi, fast=True, ignore=()) -> Ratings:
         head = next(_csv_reader(text.split("\n", 1)[0]), [])
     except csv.Error as e:
         raise ValueError(f"{path} line 1: not a valid CSV line ({e})") from None
-    unused = (*_UNUSED_RATINGS, *ignore)
-    where = _header(head, RATINGS_COLUMNS, tuple(RATINGS_COLUMNS), path, unused)
+    where = _header(head, "ratings", path, ignore)
     names = {c: head[k].strip() for c, k in where.items()}
     got = _fast_numeric(text, len(head)) if fast and '"' not in text else None
     if got is not None:
@@ -1352,9 +1285,7 @@ def _ratings_csv(path, text, n_items, lo, hi, fast=True, ignore=()) -> Ratings:
             got = None
     if got is None:
         kinds = dict(user="i", item="i", rating="f")
-        _, _, cols, _, lineno = _csv_table(
-            text, path, RATINGS_COLUMNS, tuple(RATINGS_COLUMNS), kinds, unused
-        )
+        _, _, cols, _, lineno = _csv_table(text, path, "ratings", kinds, ignore)
     _check_range(cols["rating"], lo, hi, lineno, path, names["rating"])
     user, item = cols["user"].astype(np.int64), cols["item"].astype(np.int64)
     return _ratings(user, item, cols["rating"], lineno, path, n_items)
@@ -1386,7 +1317,7 @@ def _movielens(path, text, n_items, ignore=()) -> Ratings:
         f"{path} line 1: not a MovieLens ratings file: expected "
         "'user<TAB>item<TAB>rating<TAB>timestamp' (u.data), "
         f"'user::item::rating::timestamp' (ratings.dat) or a CSV header such as '{_ML_HEADER}' "
-        f"({_accepted(RATINGS_COLUMNS, tuple(RATINGS_COLUMNS))}); got {lines[0][:80]!r}"
+        f"({_accepted('ratings')}); got {lines[0][:80]!r}"
     )
 
 

@@ -262,9 +262,8 @@ BUILDING_BLOCKS = {
         "borda_sensitivity", "dp_borda_from_scores", "bernoulli_exp",
     ),
     datasets: (
-        "DEFAULT_MAX_FILE_BYTES", "CSV_CHUNK_ROWS", "PAIRWISE_COLUMNS", "RATINGS_COLUMNS",
-        "JESTER_JOKES", "match_columns", "ratings_format", "rating_scale", "item_universe",
-        "shared_data_dir",
+        "DEFAULT_MAX_FILE_BYTES", "CSV_CHUNK_ROWS", "JESTER_JOKES", "ratings_format",
+        "rating_scale", "item_universe", "shared_data_dir",
     ),
     kemeny: (
         "EXACT_MAX_M", "MAX_ELLIPTOPE_DIM", "MAX_MARGINAL_DIM", "PROJECTIONS",
@@ -285,7 +284,7 @@ BUILDING_BLOCKS = {
         "zcdp_accountant_epsilon", "PLD_DISCRETIZATION", "pld_epsilon", "TIE",
         "basic_composition", "accountant_epsilon", "gaussian_epsilon", "compose",
     ),
-    sources: ("CHUNK_ENTRIES",),
+    sources: ("CHUNK_ENTRIES", "ROLES", "RoleError", "SourceChanged", "Source"),
     mc: (
         "ACCOUNTANTS", "SCHEDULES", "FW_STEPS", "SOLVERS", "STEP_SCHEDULES", "epsilon_gdp",
         "epsilon_rdp", "epsilon_advanced", "noise_multiplier", "schedule_weights",
@@ -329,8 +328,9 @@ def test_the_public_surface_is_curated():
     # are building blocks); 103 with `ledger.repeat_and_select` and `ledger.Selection` (issue 31,
     # item 4: accounted tuning; public in `privrank.ledger`, not in the `pr` namespace); 105
     # with `topk.dp_top_k` and `topk.TopK` (issue 32, item 3: private top-k selection); 106
-    # with `btl.plackett_luce_aggregate` (issue 32, item 2: Plackett-Luce on partial rankings)
-    assert len(PUBLIC) > 40 and len(names) <= 106, (len(PUBLIC), len(names))
+    # with `btl.plackett_luce_aggregate` (issue 32, item 2: Plackett-Luce on partial rankings); 107
+    # with `sources.match_roles` (issue 45, item 1: the one resolver of a table's columns)
+    assert len(PUBLIC) > 40 and len(names) <= 107, (len(PUBLIC), len(names))
     for mod in MODULES:
         assert not [x for x in mod.__all__ if x.startswith("_")], mod.__name__
 

@@ -1067,7 +1067,7 @@ def test_ratings_csv_columns_by_name(tmp, quoted):
             for row in [(4.5, "Heat (1995)", 10, 7), (0.5, "x", 20, 7), (3, "", 10, 3)]
         )
     )
-    with pytest.raises(ValueError, match="column 'title' is not one of the columns read"):
+    with pytest.raises(ValueError, match="column 'title' is not read"):
         read_movielens(write(tmp, "ratings.csv", text))  # never silently ignored
     r = read_movielens(write(tmp, "ratings.csv", text), ignore=["Title"])
     assert (r.user_ids.tolist(), r.item_ids.tolist()) == ([3, 7], [10, 20])
@@ -1078,7 +1078,7 @@ def test_ratings_csv_columns_by_name(tmp, quoted):
     assert ratings_format(j) == "jester" and read_ratings(j).ratings.toarray().tolist() == [
         [-9.5, 10]
     ]
-    with pytest.raises(ValueError, match=r"line 1: no `rating` column in the header 'user,joke'"):
+    with pytest.raises(ValueError, match=r"line 1: no `rating` column"):
         read_jester(write(tmp, "j2.csv", "user,joke\n1,2\n"))
     with pytest.raises(ValueError, match=r"line 3: `user` must be an integer; got 'ann'"):
         read_jester(write(tmp, "j3.csv", 'user,joke,rating\n1,2,3\n"ann",2,3\n'))
@@ -1223,7 +1223,7 @@ def test_chameleons_read_as_they_are():
     d = shared_data_dir()
     if d is None or not (d / CHAMELEONS).is_file():
         pytest.skip("no shared/data/bradleyterry2-chameleons (set $PRIVRANK_SHARED_DATA)")
-    with pytest.raises(ValueError, match="column 'contest' is not one of the columns read"):
+    with pytest.raises(ValueError, match="column 'contest' is not read"):
         read_pairwise_csv(d / CHAMELEONS)  # never silently ignored
     extra = ["contest", "winner_prev.wins.1", "winner_prev.wins.2", "winner_prev.wins.all"]
     extra += ["loser_prev.wins.1", "loser_prev.wins.2", "loser_prev.wins.all"]

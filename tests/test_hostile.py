@@ -2651,6 +2651,7 @@ PILOT = np.random.default_rng(0).normal(size=(20, 2))
 CALLS = {
     sources: {
         "iter_chunks": lambda a: list(sources.iter_chunks(a(RO_R), chunk_rows=5)),
+        "match_roles": lambda a: sources.match_roles(a(np.array([3, 1])), "ranks"),
     },
     auto: {
         "dp_aggregate": lambda a: auto.dp_aggregate(a(RO_R), epsilon=1.0, rng=0),

@@ -644,6 +644,7 @@ SPEC = {
             items=None,
             ties=True,
             **SOURCE_OK,
+            ignore=(),
         ),  # fmt: skip
         dict(
             comparisons=ROWS_BAD,
@@ -651,8 +652,9 @@ SPEC = {
             privacy_unit=["x", 1, ["user"]],
             n_items=[v for v in INT_BAD if v is not None] + [0, 1, 2],  # None: the data's
             items=[["a", "a", "b"], 5, ["x", "y"], [1.5, 2, 3], [None, 1, 2]],
-            ties=["yes", 1, None],
+            ties=["yes", 1, "no"],
             **SOURCE_BAD,
+            ignore=["x", ["winner"], 3],
         ),
     ),
     "dp_btl_aggregate": (
@@ -669,7 +671,8 @@ SPEC = {
             items=None,
             ties=True,
             **SOURCE_OK,
-            estimator="noisy_count",
+            ignore=(),
+            estimator=None,
             max_per_unit=None,
         ),  # fmt: skip
         dict(
@@ -677,15 +680,16 @@ SPEC = {
             epsilon=EPS_BAD + [[1.0, 2.0]],
             delta=[1e-6, -1.0, NAN, "0"],
             model=["joint", None, 1],
-            estimator=["mle", None, 1],
+            estimator=["mle", 1, ""],
             max_per_unit=[0, -1, 1.5, "2", True],
             rng=RNG_BAD,
             privacy_unit=["x", 1, ["user"]],
             lam=[-1.0, NAN, "auto", "x", None],
             n_items=[v for v in INT_BAD if v is not None] + [0, 1, 2],  # None: the data's
             items=[["a", "a", "b"], 5, ["x", "y"], [1.5, 2, 3], [None, 1, 2]],
-            ties=["yes", 1, None],
+            ties=["yes", 1, "no"],
             **SOURCE_BAD,
+            ignore=["x", ["winner"], 3],
         ),
     ),
     # tree

@@ -67,7 +67,14 @@ def test_files_give_the_in_memory_release(files, name):
 def test_arrays_frames_and_dask_give_the_in_memory_release():
     same(*central(R, chunk_rows=1000))
     same(*central([R[:5], R[5:2000], R[2000:]]))
-    same(*central([pd.DataFrame(R[:100]), pa.table({c: R[100:, q] for q, c in enumerate(COLS)})]))
+    same(
+        *central(
+            [
+                pd.DataFrame(R[:100], columns=COLS),
+                pa.table({c: R[100:, q] for q, c in enumerate(COLS)}),
+            ]
+        )
+    )
     same(*central(da.from_array(R, chunks=(600, 4))))
     same(*central(dd.from_pandas(pd.DataFrame(R, columns=COLS), npartitions=5)))
 
@@ -273,7 +280,7 @@ def test_the_command_completes_a_parquet_file_of_ratings(tmp_path):
     pq.write_table(pa.table({"who": u, "movieId": j + 1, "rating": r}), tmp_path / "x.parquet")
     code, out, err = _cli("complete", str(tmp_path / "x.parquet"), *argv[2:], "--items", "30",
                           "--rating-range", "1,5")  # fmt: skip
-    assert code == 2 and "no `user` column" in err
+    assert code == 2 and "column 'who' is not read" in err and "--columns user=who" in err
 
 
 # completion: the users' rows persisted on the workers, one map-reduce per release
@@ -299,7 +306,7 @@ def test_completion_on_two_worker_processes_is_the_in_memory_answer(solver, clie
     one = pr.complete(np.array_split(t, 4), **kw, n_items=30)
     path = tmp_path / "ratings.parquet"
     pq.write_table(
-        pa.table({"u": t[:, 0].astype(np.int32), "i": t[:, 1], "r": t[:, 2]}),
+        pa.table({"user": t[:, 0].astype(np.int32), "item": t[:, 1], "rating": t[:, 2]}),
         path,
         row_group_size=2_000,
     )
@@ -352,7 +359,7 @@ def test_complete_on_two_worker_processes_is_the_local_answer(how, client, tmp_p
     t[:, 0] = 5 * t[:, 0] + 3  # any integer user ids
     path = tmp_path / "ratings.parquet"
     pq.write_table(
-        pa.table({"u": t[:, 0].astype(np.int64), "i": t[:, 1] + 1, "r": t[:, 2]}),
+        pa.table({"user": t[:, 0].astype(np.int64), "item": t[:, 1] + 1, "rating": t[:, 2]}),
         path,
         row_group_size=1_500,
     )
@@ -360,7 +367,9 @@ def test_complete_on_two_worker_processes_is_the_local_answer(how, client, tmp_p
     kw |= dict(evaluate=True, test_fraction=0.1, part_ratings=2_000, rng=3)
     here = pr.complete(path, **kw)
     there = pr.complete(path, **kw, client=client)
-    frame = dd.from_pandas(pd.DataFrame(t + [0, 1, 0], columns=["u", "i", "r"]), npartitions=3)
+    frame = dd.from_pandas(
+        pd.DataFrame(t + [0, 1, 0], columns=["user", "item", "rating"]), npartitions=3
+    )
     framed = pr.complete(frame, **kw, client=client)
     for r in (there, framed):
         assert np.array_equal(r.coef, here.coef) and np.array_equal(r.factors, here.factors)
@@ -375,7 +384,13 @@ def test_complete_on_two_worker_processes_is_the_local_answer(how, client, tmp_p
     # is in range must not decide what is released): the fit of the clamped rows
     clamped = tmp_path / "clamped.parquet"
     pq.write_table(
-        pa.table({"u": t[:, 0].astype(np.int64), "i": t[:, 1] + 1, "r": np.clip(t[:, 2], -1, 1)}),
+        pa.table(
+            {
+                "user": t[:, 0].astype(np.int64),
+                "item": t[:, 1] + 1,
+                "rating": np.clip(t[:, 2], -1, 1),
+            }
+        ),
         clamped,
         row_group_size=1_500,
     )
@@ -660,9 +675,10 @@ def test_completion_has_one_row_per_user_whatever_the_types():
     # each row of a completion spends (epsilon, delta): one row per true user, labels by value
     t = _ratings(120, 12, 5, seed=8)
     halves = np.array_split(t, 2)
-    mixed = [halves[0], pd.DataFrame({"u": halves[1][:, 0].astype(np.uint64),
-                                      "i": halves[1][:, 1].astype(np.int64),
-                                      "r": halves[1][:, 2]})]  # fmt: skip
+    mixed = [pd.DataFrame(halves[0], columns=["user", "item", "rating"]),
+             pd.DataFrame({"user": halves[1][:, 0].astype(np.uint64),
+                           "item": halves[1][:, 1].astype(np.int64),
+                           "rating": halves[1][:, 2]})]  # fmt: skip
     kw = dict(epsilon=1.0, delta=1e-6, n_items=12, rating_range=(-6, 6), rng=1)
     one, two = pr.complete(t, **kw), pr.complete(mixed, **kw)
     assert one.n_users == two.n_users == 120
@@ -690,13 +706,19 @@ def test_parquet_columns_are_matched_as_users_write_them(tmp_path):
     want = pr.dp_btl_aggregate(lower, n_items=4, epsilon=1.0, rng=0, ties=True, lam="r3")
     assert d["order"] == want.order.tolist()  # the tie column honoured: the same release
     extra = tmp_path / "extra.parquet"
-    pq.write_table(pa.table({"winner": w, "loser": l, "user_id": u}), extra)
+    pq.write_table(pa.table({"winner": w, "loser": l, "user_id": u, "venue": u}), extra)
     code, out, err = _cli("aggregate", str(extra), "--epsilon", "1")
-    assert code == 2 and "column 'user_id' is not one of the columns read" in err, err
+    assert code == 2 and "column 'venue' is not read" in err, err
     assert err.count("\n") == 1
-    code, out, err = _cli("aggregate", str(extra), "--epsilon", "1", "--ignore-columns", "user_id")
+    code, out, err = _cli("aggregate", str(extra), "--epsilon", "1", "--ignore-columns", "venue")
     assert code == 0 and json.loads(_cli(*("aggregate", str(extra), "--epsilon", "1"),
-        "--ignore-columns", "user_id", "--json")[1])["privacy_unit"] == "comparison"  # fmt: skip
+        "--ignore-columns", "venue", "--json")[1])["privacy_unit"] == "user"  # fmt: skip
+    code, out, err = _cli(
+        "aggregate", str(extra), "--epsilon", "1", "--ignore-columns", "user_id,venue"
+    )
+    again = _cli("aggregate", str(extra), "--epsilon", "1", "--ignore-columns", "user_id,venue",
+                 "--json")  # fmt: skip
+    assert code == 0 and json.loads(again[1])["privacy_unit"] == "comparison"
     empty = tmp_path / "empty.parquet"
     nothing = pa.array([], pa.int64())
     pq.write_table(pa.table({"winner": nothing, "loser": nothing}), empty)
@@ -788,15 +810,15 @@ def test_any_integer_user_ids_on_every_path(tmp_path):
     t = _ratings(120, 12, 5, seed=8)
     ids = np.r_[-5, 2**40, np.arange(118) * 1_000_003]
     t[:, 0] = ids[t[:, 0].astype(int)]
-    frame = pd.DataFrame({"u": t[:, 0].astype(np.int64), "i": t[:, 1].astype(np.int64),
-                          "r": t[:, 2]})  # fmt: skip
+    frame = pd.DataFrame({"user": t[:, 0].astype(np.int64), "item": t[:, 1].astype(np.int64),
+                          "rating": t[:, 2]})  # fmt: skip
     kw = dict(epsilon=1.0, delta=1e-6, n_items=12, rating_range=(-6, 6), rng=1, chunk_rows=100)
     here = pr.complete(frame, **kw)
     spill = tmp_path / "spill"
     spill.mkdir()
     spilled = pr.complete(frame, **kw, spill=spill)
     half = len(frame) // 2
-    floats = [frame[:half], frame[half:].astype({"u": np.float64})]  # ids < 2^53: exact
+    floats = [frame[:half], frame[half:].astype({"user": np.float64})]  # ids < 2^53: exact
     mixed = pr.complete(floats, **kw)
     for r in (spilled, mixed):
         assert np.array_equal(r.factors, here.factors) and r.n_users == 120
