@@ -18,7 +18,7 @@ __all__ = ['__version__', 'audit', 'auto', 'btl', 'completion', 'core', 'dataset
            'kendall_tau_distance', 'footrule_distance']
 
 # %% ../nbs/10_api.ipynb #8b513538
-__version__ = "0.1.0"
+__version__ = "0.2.0"
 
 from privrank import (
     audit,

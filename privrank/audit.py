@@ -2020,7 +2020,7 @@ def _replay_cases() -> list[_ReplayCase]:
     def btl_local(c, rng):
         with _captured(btl, "fit_btl_counts") as got:
             btl.dp_btl_aggregate(c, n_items=5, epsilon=e, ties=True, privacy_unit="comparison",
-                                 rng=rng)  # fmt: skip
+                                 rng=rng, model="local")  # fmt: skip
         return [(got[0], 2, None)]
 
     out.append(_ReplayCase("BTL, dp_btl_aggregate local (ties)", btl_local, btl_pairs))

@@ -28,6 +28,7 @@ from privrank.core import (
     use_noise,
 )
 from .kemeny import dp_kemeny_aggregate, margin_sensitivity
+from .sources import holds_comparisons
 
 # %% ../nbs/11_which_method.ipynb #2b1a957b
 # sd of the noise on one margin (a fraction of the voters) at or below which the central model
@@ -135,7 +136,8 @@ def dp_aggregate(
     delta: float = 0.0,  # the largest delta allowed; the result records the delta spent
     model: str = "central",  # "central" (a curator adds the noise) or "local" (each voter)
     rng: RNGLike = None,  # seed or generator of the noise
-    columns: list | None = None,  # the columns of a file or frame holding the ranks; None: all
+    columns: dict | list | None = None,  # a table's columns: the candidates' (ranks) or roles
+    ignore: list | tuple = (),  # comparisons: a table's columns that are not read
     chunk_rows: int | None = None,  # rows per chunk read at once; None: CHUNK_ENTRIES / m
     client: object = None,  # a dask.distributed Client: the sums are taken on its workers
 ) -> Consensus:
@@ -147,21 +149,21 @@ def dp_aggregate(
     the choice in its diagnostics (`auto_method`, `auto_reason`, `auto_margin_sd`). Refuses,
     naming the parameter, what `choose_aggregator` and the chosen aggregator refuse.
 
-    Pairwise comparisons (a `datasets.Comparisons` table, as `datasets.read_pairwise_csv` reads)
-    go to BTL: `btl.dp_btl_aggregate(model=model)`, the curator's noisy win counts for "central"
+    Pairwise comparisons (a `datasets.Comparisons` table, or a table whose columns name a winner
+    and a loser: a frame, an Arrow table, a .csv or .parquet file) go to BTL:
+    `btl.dp_btl_aggregate(model=model)`, the curator's noisy win counts for "central"
     (the default) and randomized response for "local", at epsilon per the table's privacy unit;
     both spend delta = 0 (Laplace noise hides a win count with less noise than Gaussian at any
     delta the ledger allows)."""
     from privrank.btl import dp_btl_aggregate
     from privrank.datasets import Comparisons
 
-    if isinstance(ranks, Comparisons):
+    if isinstance(ranks, Comparisons) or holds_comparisons(ranks):
         check_delta(delta)
-        if columns is not None:
-            raise ValueError("`columns` applies to rankings; a Comparisons table has its own")
         res = dp_btl_aggregate(
-            ranks, epsilon=epsilon, model=model, rng=rng, chunk_rows=chunk_rows, client=client
-        )
+            ranks, epsilon=epsilon, model=model, rng=rng, columns=columns, ignore=ignore,
+            chunk_rows=chunk_rows, client=client,
+        )  # fmt: skip
         why = (
             f"pairwise comparisons: BTL, {model} model ("
             + (
@@ -172,6 +174,11 @@ def dp_aggregate(
             + ", delta = 0)"
         )
         return replace(res, diagnostics=dict(res.diagnostics, auto_method="btl", auto_reason=why))
+    if ignore:
+        raise ValueError(
+            "`ignore` names columns of a table of comparisons; in a table of ranks every column "
+            "is a candidate: pick them with `columns`"
+        )
     rng = check_rng(rng)
     src, checked = rank_source(ranks, columns, chunk_rows, client)
     v = rank_shape(src, checked)  # n and m are public; one counting pass for a file

@@ -37,6 +37,7 @@ from privrank.core import (
     read_preferences,
     real_array,
     rr_flips,
+    whole_ranks,
 )
 from .datasets import Comparisons, Preferences, tier_levels
 from privrank.sources import (
@@ -1270,7 +1271,7 @@ def dp_btl_aggregate(
     *,
     epsilon: float,  # budget per unit, split evenly over its comparisons; inf = not private
     delta: float = 0.0,  # local: 0 (pure epsilon-DP); central noisy_count: > 0 is Gaussian
-    model: str = "local",  # "local": each unit privatises her own; "central": a trusted curator
+    model: str = "central",  # "central": a trusted curator (the default); "local": each unit
     rng: RNGLike = None,  # seed or generator of the randomized response
     privacy_unit: str | None = None,  # "voter", "user" (rows have a user column) or "comparison"
     lam: float | str = "private",  # ridge >= 0: "private" (R4), "r3" (R3, Theorem 1) or "mle"
@@ -1284,7 +1285,10 @@ def dp_btl_aggregate(
     estimator: str | None = None,  # central: "noisy_count" (None), "perturbed_mle" or "mixed"
     max_per_unit: int | None = None,  # central: public cap on a unit's comparisons (None: schedule)
 ) -> Consensus:  # items by the private theta; epsilon per unit, local model, delta = 0
-    """Locally private BTL consensus of pairwise comparisons wherever they are: each
+    """Private BTL consensus of pairwise comparisons wherever they are, central by default (a
+    curator who holds the data releases the win counts once with noise: see "Central BTL",
+    `estimator` and `max_per_unit`; the schedule, which pairs how often by which unit, is
+    public), or local (`model="local"`, the paper's pipeline): each
     comparison's outcome goes through randomized response where its row lives, at epsilon / k_u
     for a unit with k_u comparisons (counted in a first pass; "comparison": each row at epsilon),
     its coins keyed by its row (`core.Rows`: the same release for any chunking); the released
@@ -1300,10 +1304,6 @@ def dp_btl_aggregate(
     key of their text (two labels sharing a key count as one user, whose budget is then split
     over both users' comparisons: still epsilon per user). A per-comparison epsilon that
     underflows to 0 is refused before any coin.
-
-    `model="central"`: a trusted curator releases the win counts once with noise (see "Central
-    BTL" and `estimator`, `max_per_unit`); the schedule (which pairs, how often, by which unit)
-    is public.
 
     Refuses, naming the parameter, a `delta` > 0 with `model="local"` (randomized response is
     pure epsilon-local DP), a `model` other than "local" or "central", a bad `epsilon` or `rng`,
@@ -1460,13 +1460,31 @@ def _fit_wins(s: rr.PairStats, b, lam, tol=1e-9, max_iter=200):
     return theta - theta.mean(), it, gn, solver
 
 
+MAX_WIN_NOISE = 1e100  # the largest noise scale of a win count the central fit takes
+
+
+def _check_win_noise(scale, epsilon):
+    "ValueError naming `epsilon`, before any draw, if a win count's noise is beyond the fit"
+    if not scale < MAX_WIN_NOISE:
+        raise ValueError(
+            f"`epsilon` = {epsilon:g} is too small: a win count's noise would have scale "
+            f"{scale:.3g}, and the fit of the central model needs its variance in floating "
+            "point; raise `epsilon`"
+        )
+
+
 def _central_noise(wins2, *, epsilon, delta, k, estimator, rng, mode):
     """(noisy wins W + noise, law, scale, l1, l2): the release of the win counts (sensitivity
     l1 = 2k, l2 = sqrt(2) k for k outcomes of a unit), by `core.release` (noisy_count: Laplace or
     Gaussian, fast or exact) or by the norm-l2 noise of objective perturbation (perturbed_mle)"""
     l1, l2, m = 2.0 * k, math.sqrt(2.0) * k, len(wins2)
+    law, scale = (
+        calibrate_noise(epsilon=epsilon, delta=delta, l1=l1, l2=l2, noise=mode)
+        if estimator == "noisy_count"
+        else ("l2-laplace", l2 / epsilon)
+    )
+    _check_win_noise(scale, epsilon)
     if estimator == "noisy_count":
-        law, scale = calibrate_noise(epsilon=epsilon, delta=delta, l1=l1, l2=l2, noise=mode)
         return release(wins2, law, scale, rng=rng, denom=2, noise=mode), law, scale, l1, l2
     # density proportional to exp(-epsilon |z|_2 / l2): radius Gamma(m, l2 / epsilon), direction
     # uniform on the sphere
@@ -1610,6 +1628,7 @@ def _central_btl(
         law, scale = calibrate_noise(
             epsilon=epsilon, delta=delta, l1=2.0, l2=math.sqrt(2), noise=mode
         )
+        _check_win_noise(scale, epsilon)
         var = _noise_variance(law, scale, m)
         cc, _, counted = _mixed_split(s, c, m, epsilon, var)
         sc, w2c, off_c = _central_schedule(cc.ravel(), m)
@@ -1819,8 +1838,10 @@ def plackett_luce_aggregate(
                 "ranks_to_comparisons(...)) (a tie counts half) or borda_aggregate (averaged)"
             )
         orders, counts, m = list(map(np.concatenate, prefs.orders)), prefs.counts, prefs.n_items
+        labels = tuple(prefs.item_names)
     else:
-        r = check_ranks(ranks)
+        r, labels = whole_ranks(ranks, "`ranks`: partial or tied ballots come as PrefLib orders")
+        r = check_ranks(r)
         orders, counts = np.unique(np.argsort(r, axis=1), axis=0, return_counts=True)
         orders, m = list(orders), r.shape[1]
     rule = "given"
@@ -1834,6 +1855,7 @@ def plackett_luce_aggregate(
         lam, rule = PL_RIDGE, "ridge: the MLE does not exist (some items only lose)"
         theta, dg = fit_plackett_luce(orders, m, counts=counts, unranked=unranked, lam=lam)
     return Consensus(
+        labels=labels,
         order=order_by_score(theta, tol=_tie_tol(theta)),
         method="plackett-luce",
         epsilon=math.inf,

@@ -62,7 +62,7 @@ class Method:
     data: str = (
         "rankings"  # what it reads: "rankings" (ranks) or "comparisons" (a Comparisons table)
     )
-    pure: bool = False  # pure epsilon-DP only: --delta is refused
+    pure: tuple = ()  # the models that are pure epsilon-DP only: --delta is refused with them
     # keyword options its functions take beyond the privacy ones (the command's --lam is "lam")
     options: tuple = ()
     demo: bool = True  # whether `privrank demo` runs it (not when it repeats another's release)
@@ -86,8 +86,8 @@ class Method:
             raise TypeError(f"`summary` must be a string; got {type(self.summary).__name__}")
         if not (isinstance(self.data, str) and self.data in DATA_KINDS):
             raise ValueError(f"`data` must be one of {DATA_KINDS}; got {self.data!r}")
-        if not isinstance(self.pure, (bool, np.bool_)):
-            raise TypeError(f"`pure` must be True or False; got {type(self.pure).__name__}")
+        if not (isinstance(self.pure, tuple) and set(self.pure) <= set(MODELS)):
+            raise TypeError(f"`pure` must be a tuple of models ({MODELS}); got {self.pure!r}")
         if not isinstance(self.demo, (bool, np.bool_)):
             raise TypeError(f"`demo` must be True or False; got {type(self.demo).__name__}")
         if not (isinstance(self.options, tuple) and all(isinstance(x, str) for x in self.options)):
@@ -180,7 +180,7 @@ def _dp_btl(
     *,
     epsilon,
     delta=0.0,
-    model="local",
+    model="central",
     rng=None,
     lam: float | str = "private",
     **where,
@@ -205,12 +205,12 @@ register_method(
         "btl",
         _btl,
         _dp_btl,
-        ("local", "central"),
-        "Bradley-Terry-Luce M-estimator; private: randomized response on each comparison "
-        "(local DP, the default), epsilon per voter split over her comparisons, or --model "
-        "central: a trusted curator's Laplace-noised win counts (edge or individual DP)",
+        ("central", "local"),
+        "Bradley-Terry-Luce M-estimator; private: a trusted curator's noisy win counts (central "
+        "DP, the default: edge or individual DP), or --model local: randomized response on each "
+        "comparison, epsilon per voter split over her comparisons",
         data="comparisons",
-        pure=True,
+        pure=("local",),
         options=("lam",),
     )
 )
@@ -250,7 +250,7 @@ register_method(
         "Plackett-Luce maximum likelihood on rankings of some of the items (an unranked item "
         "was not on offer); private: rank breaking, randomized response on each voter's "
         "comparisons among the items she ranked (local DP, which items she ranked public)",
-        pure=True,
+        pure=("local",),
         demo=False,  # on complete rankings, the demo's, rank breaking is btl's release
     )
 )
@@ -472,8 +472,12 @@ def run_method(name, profile, *, epsilon=None, delta=None, model=None, rng=None,
                 f"method {name!r} has no private version; drop --epsilon, or choose one of: "
                 f"{', '.join(k for k, v in METHODS.items() if v.private) or 'none yet'}"
             )
-        if m.pure and delta:
-            raise CLIError(f"method {name!r} is pure epsilon-DP: drop --delta (or set it to 0)")
+        model = model or m.models[0]
+        if model in m.pure and delta:
+            raise CLIError(
+                f"method {name!r} is pure epsilon-DP in the {model} model: drop --delta (or set "
+                "it to 0)"
+            )
         model = model or m.models[0]
         if model not in m.models:
             raise CLIError(f"method {name!r} supports --model {'/'.join(m.models)}; got {model!r}")
@@ -1017,7 +1021,11 @@ def demo_rows(*, epsilon=1.0, delta=1e-6, model=None, rng=None):
         for mdl in models:
             # auto picks its own noise law: once, with the largest delta allowed
             for d in (
-                (0.0,) if m.pure or not delta else (delta,) if name == "auto" else (0.0, delta)
+                (0.0,)
+                if mdl in m.pure or not delta
+                else (delta,)
+                if name == "auto"
+                else (0.0, delta)
             ):
                 res, _ = run_method(name, profile, epsilon=epsilon, delta=d, model=mdl, rng=rng)
                 rows.append((name, res, int(kendall_tau_distance(res.ranks, base.ranks))))

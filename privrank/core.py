@@ -640,6 +640,10 @@ class Voters:
             )
         return Voters(self.n + other.n, self.m)
 
+    def __mul__(self, copies):
+        "The voters of `copies` copies of each ballot"
+        return Voters(self.n * copies, self.m)
+
 
 def rank_source(
     ranks: object,  # an array or list of rows, or anything `sources.Source` reads
@@ -658,12 +662,11 @@ def rank_source(
     from privrank.sources import (
         Source,
         current_client,
+        holds_comparisons,
         plain,
     )  # the source layer is built on core's
 
-    first = ranks[0] if isinstance(ranks, (list, tuple)) and len(ranks) else None
-    chunks = (isinstance(first, np.ndarray) and first.ndim == 2) or _is_table(first)
-    if isinstance(ranks, np.ndarray) or (isinstance(ranks, (list, tuple)) and not chunks):
+    if is_rows(ranks):
         ranks = check_ranks(ranks)
         if len(ranks) == 0:
             raise ValueError("`ranks` holds no rows")
@@ -673,6 +676,12 @@ def rank_source(
     else:
         checked = False
     client = current_client(client, ranks)  # its own, or `sources.use_client`'s for a file
+    if holds_comparisons(ranks):
+        raise ValueError(
+            "`ranks` holds pairwise comparisons (its columns name a winner and a loser), not "
+            "rankings: aggregate them with `btl_aggregate` / `dp_btl_aggregate`, or "
+            "`dp_aggregate` (which runs BTL on comparisons)"
+        )
     src = Source(
         ranks, name="ranks", kind="ranks", columns=columns, chunk_rows=chunk_rows, client=client
     )
@@ -683,6 +692,33 @@ def rank_source(
 def _is_table(x):
     "A data frame or table (pandas, polars, pyarrow): a chunk, not a row"
     return hasattr(x, "columns") or hasattr(x, "column_names")
+
+
+def whole_ranks(
+    ranks: object,  # an array or list of rows, or anything `rank_source` reads
+    weak: str,  # the message refusing partial or tied ballots (weak orders)
+) -> tuple:  # (the ranks: as they are, or read whole; the candidates' labels or None)
+    """The ranks of a mechanism that reads them whole: an array or a list of rows as they are, a
+    table by its columns' names and PrefLib orders that are complete and strict, every chunk
+    validated (`rank_chunk`); weak orders refused with the message `weak`"""
+    if is_rows(ranks):
+        return ranks, None
+    src, checked = rank_source(ranks, None, None, None)
+    if checked is WEAK:
+        raise ValueError(weak)
+    chunks = (rank_chunk(c, checked, f"chunk {k}") for k, c in enumerate(src.chunks()))
+    return np.concatenate([c for c in chunks if c is not None]), src.labels
+
+
+def is_rows(x: object) -> bool:
+    """Whether `x` holds ranks by position, whole: an array, or a (nested) list of rows (not a
+    list of chunks: 2-d arrays or tables)"""
+    if isinstance(x, np.ndarray):
+        return True
+    if not isinstance(x, (list, tuple)):
+        return False
+    first = x[0] if len(x) else None
+    return not ((isinstance(first, np.ndarray) and first.ndim == 2) or _is_table(first))
 
 
 PREFLIB_SUFFIXES = (".soc", ".soi", ".toc", ".toi")  # PrefLib's kinds of orders (and + ".gz")
@@ -727,10 +763,12 @@ def preference_source(
     """(the `Source` of the voters' rows of PrefLib orders, `False` or `WEAK`): `.soc` data give
     their ranks (checked chunk by chunk, `False`); `.soi`, `.toc` and `.toi` data give every
     order's weak order (`WEAK`), whatever the ballots: each item's tier, 0 = best, tied items
-    sharing one and the unranked items the tier after the last. Each distinct order's row is
-    repeated for its voters in file order, `chunk_rows` rows at a time, without the voters' rows
-    all in memory. Refuses, naming `ranks`, an unreadable file, and `columns` and `client`"""
-    from privrank.sources import CHUNK_ENTRIES, Source
+    sharing one and the unranked items the tier after the last. The source holds each distinct
+    order once with its count (`sources.Source`'s `counts`): a statistic that is a sum of
+    integers takes each order's rows times its count, one whose draws are per voter reads each
+    order's row for its voters in file order, `chunk_rows` rows at a time. Refuses, naming
+    `ranks`, an unreadable file, and `columns` and `client`"""
+    from privrank.sources import Source
 
     prefs = read_preferences(ranks)
     where = prefs.source or "the table"
@@ -759,19 +797,7 @@ def preference_source(
         if weak
         else check_ranks(orders_to_ranks(np.stack([np.concatenate(o) for o in prefs.orders])))
     )
-    m, ends = distinct.shape[1], np.cumsum(prefs.counts)
-    n = int(ends[-1])
-    step = (
-        max(1, CHUNK_ENTRIES // m)
-        if chunk_rows is None
-        else check_int(chunk_rows, name="chunk_rows", minimum=1)
-    )
-
-    def chunks():  # called afresh for each pass
-        for s in range(0, n, step):
-            yield distinct[np.searchsorted(ends, np.arange(s, min(s + step, n)), side="right")]
-
-    src = Source(chunks, name="ranks", chunk_rows=chunk_rows)
+    src = Source(distinct, name="ranks", chunk_rows=chunk_rows, counts=prefs.counts)
     src.labels = tuple(prefs.item_names)  # the items' names, as the file gives them
     return src, (WEAK if weak else False)
 

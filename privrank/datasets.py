@@ -985,6 +985,44 @@ class Comparisons:
         t = np.zeros(n, dtype=bool) if tie is None else _frame_flags(cols["tie"], tie)
         return cls(u, w, l, t, user_ids, item_ids, f"a {type(df).__name__}", unit)
 
+    @classmethod
+    def from_win_counts(
+        cls,
+        wins,  # (m, m) counts: wins[a, b] games item a won against item b (dense or scipy.sparse)
+        *,
+        items: object = None,  # the items' labels, in row order (None: 0..m-1)
+    ) -> Comparisons:
+        """One comparison per game of a matrix of win counts, each game its own privacy unit
+        ("comparison": a matrix of counts names no one who played). Refuses a matrix that is not
+        square, counts that are not whole and >= 0, wins of an item over itself, and more games
+        than the memory limit holds."""
+        W = sparse.coo_array(wins) if sparse.issparse(wins) else None
+        if W is None:
+            a = np.asarray(wins)
+            if a.ndim != 2 or a.dtype.kind not in "iuf":
+                raise ValueError(f"`wins` must be an (m, m) matrix of counts; got {a.shape}")
+            W = sparse.coo_array(a)
+        m, (i, j, c) = W.shape[0], (W.row, W.col, W.data)
+        if W.shape[0] != W.shape[1] or m < 2:
+            raise ValueError(f"`wins` must be a square matrix of m >= 2 items; got {W.shape}")
+        if c.dtype.kind not in "iuf" or not (np.isfinite(c) & (c >= 0) & (c == np.floor(c))).all():
+            raise ValueError("`wins` must hold whole counts >= 0")
+        if (c[i == j] > 0).any():
+            raise ValueError("`wins` must be 0 on its diagonal: an item does not play itself")
+        total = int(c.sum()) if len(c) else 0
+        check_memory(33 * total, name="wins", what=f"a table of its {total:,} games")
+        c = c.astype(np.int64)
+        w, l = np.repeat(i, c).astype(np.int64), np.repeat(j, c).astype(np.int64)
+        ids = np.arange(m) if items is None else np.asarray(items)
+        if len(ids) != m:
+            raise ValueError(f"`items` must give one label per row of `wins` ({m}); got {len(ids)}")
+        order = np.argsort(ids, kind="stable")
+        rank = np.empty(m, np.int64)
+        rank[order] = np.arange(m)
+        n = len(w)
+        return cls(np.arange(n), rank[w], rank[l], np.zeros(n, bool), np.arange(n), ids[order],
+                   "a matrix of win counts", "comparison")  # fmt: skip
+
 
 def _plain(x):
     "A numpy scalar as the Python value it holds, for messages"

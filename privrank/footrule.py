@@ -26,7 +26,7 @@ from privrank.core import (
     check_memory,
     check_ranks,
     check_rng,
-    is_preflib,
+    is_rows,
     noise_mode,
     pair_counts_chunk,
     preference_counts,
@@ -35,8 +35,8 @@ from privrank.core import (
     rank_source,
     ranks_to_orders,
     release,
+    whole_ranks,
 )
-from .datasets import Preferences
 from .kemeny import order_by_indegree
 from privrank.tree import (
     PositionCosts,
@@ -173,6 +173,7 @@ def footrule_aggregate(
     gamma = K / (2 * v.n if weak else v.n)  # exact_position_costs
     psi = _min_matching(_tie_rule_costs(K, np.arange(v.m)))
     return Consensus(
+        labels=src.labels,
         order=ranks_to_orders(psi[None])[0],
         method="footrule",
         epsilon=math.inf,
@@ -251,6 +252,7 @@ def dp_footrule_from_costs(
     psi = np.empty(len(by), np.int64)
     psi[by] = _min_matching(pc.gamma[by])
     return Consensus(
+        labels=pc.labels,
         order=ranks_to_orders(psi[None])[0],
         method="footrule",
         epsilon=pc.epsilon,
@@ -304,19 +306,16 @@ def cost_matrix_sensitivity(n_items):  # number of candidates m
 
 # %% ../nbs/04_footrule.ipynb #strictranks
 def _strict_ranks(ranks, who):
-    """`ranks` as they are, or the ranks of PrefLib orders that are all complete and strict (read
-    whole); refuses, naming `ranks`, partial or tied ballots, with the reason"""
-    if not (is_preflib(ranks) or isinstance(ranks, Preferences)):
-        return ranks
-    src, checked = rank_source(ranks, None, None, None)
-    if checked is WEAK:
-        raise ValueError(
-            f"`ranks` holds partial or tied ballots (weak orders), which `{who}` does not take: "
-            "its noise is calibrated to the exact joint sensitivity of the m x m cost matrix over "
-            "pairs of permutations (an assignment), and the worst pair of weak orders is not "
-            "derived; `dp_footrule_aggregate` takes them (averaged positions)"
-        )
-    return np.concatenate(list(src.chunks()))
+    """(the ranks of `ranks`, the candidates' labels): an array as it is; a table by its
+    columns' names and PrefLib orders that are all complete and strict, read whole; refuses,
+    naming `ranks`, partial or tied ballots, with the reason"""
+    weak = (
+        f"`ranks` holds partial or tied ballots (weak orders), which `{who}` does not take: "
+        "its noise is calibrated to the exact joint sensitivity of the m x m cost matrix over "
+        "pairs of permutations (an assignment), and the worst pair of weak orders is not "
+        "derived; `dp_footrule_aggregate` takes them (averaged positions)"
+    )
+    return whole_ranks(ranks, weak)
 
 # %% ../nbs/04_footrule.ipynb #d8a9e8ab
 @charges(privacy_event("naive_dp_footrule_aggregate", "position costs", additive=True))
@@ -336,7 +335,8 @@ def naive_dp_footrule_aggregate(
     than `MAX_MATCHING_M` candidates, a non-scalar or non-positive `epsilon`, a `delta` outside
     [0, 1), an m x m beyond the memory limit and an `epsilon` so small that a matching's sum
     would overflow."""
-    r = check_matching_size(_strict_ranks(ranks, "naive_dp_footrule_aggregate"))
+    r, labels = _strict_ranks(ranks, "naive_dp_footrule_aggregate")
+    r = check_matching_size(r)
     n, m = r.shape
     epsilon, delta, rng, mode = (
         check_epsilon(epsilon, scalar=True),
@@ -353,6 +353,7 @@ def naive_dp_footrule_aggregate(
     )  # (n gamma + noise) / n
     psi = _min_matching(gamma)
     return Consensus(
+        labels=labels,
         order=ranks_to_orders(psi[None])[0],
         method="footrule_naive",
         epsilon=epsilon,
@@ -401,9 +402,10 @@ def dp_pairwise_indegree_aggregate(
         check_rng(rng),
         noise_mode(),
     )
-    C, weak = None, False
-    if is_preflib(ranks) or isinstance(ranks, Preferences):  # read chunk by chunk
-        src, checked = rank_source(ranks, None, None, None)
+    C, weak, labels = None, False, None
+    if not is_rows(ranks):
+        src, checked = rank_source(ranks, None, None, None)  # a table or file, chunk by chunk
+        labels = src.labels
         weak = checked is WEAK
         v, C = src.reduce(pair_counts_chunk, checked, exact=True)
         n, m = v.n, v.m
@@ -438,6 +440,7 @@ def dp_pairwise_indegree_aggregate(
     key = np.rint(indegree * denom) if mode == "exact" else indegree
     order = private_order(-key, rng)
     return Consensus(
+        labels=labels,
         order=order,
         method="pairwise_indegree",
         epsilon=epsilon,

@@ -535,6 +535,7 @@ def kemeny_aggregate(
     w = C / v.n  # preference_matrix: the fraction of voters placing u before v
     order, used, info = _solve(w, solver, rng, counts=C)
     return Consensus(
+        labels=src.labels,
         order=order,
         method=f"kemeny_{used}",
         epsilon=math.inf,
@@ -1114,7 +1115,8 @@ def dp_kemeny_aggregate(
             _check_projection(projection, m, B)
             counts = lambda: src.reduce(_buckets_chunk, B, checked, exact=True)  # noqa: E731
             inst = _bucketed(lambda: c, counts, n, m, B, epsilon, delta, rng, projection, mode)
-    return _kemeny_consensus(inst, regime, paper, bounds, solver, rng, mode)
+    res = _kemeny_consensus(inst, regime, paper, bounds, solver, rng, mode)
+    return replace(res, labels=src.labels)
 
 
 def _kemeny_consensus(inst, regime, paper, bounds, solver, rng, mode):

@@ -973,6 +973,38 @@ def delayed_tree(parts, combine=add):
     return _pairwise(parts, need("dask").delayed(combine))
 
 
+MAX_REPEATED = 1 << 32  # rows of distinct rows with counts read one by one, at most
+
+
+class _NotCounted(Exception):
+    "A statistic whose parts are not integer sums: the counted rows are read one by one"
+
+
+def _times(parts, c):
+    """The parts of a statistic of some rows, for `c` copies of each row: integer arrays and
+    numbers times c (checked against int64 overflow), others by their `__mul__`"""
+    if parts is None or c == 1:
+        return parts
+    out = []
+    for x in parts:
+        if isinstance(x, np.ndarray):
+            if x.dtype.kind not in "iu":
+                raise _NotCounted
+            top = int(np.abs(x).max(initial=0))
+            if top and top > (2**63 - 1) // c:
+                raise ValueError(
+                    f"`source`: {c:,} copies of a row overflow a 64-bit sum ({top:,} x {c:,})"
+                )
+            out.append(x * np.int64(c))
+        elif isinstance(x, numbers.Integral) or (
+            hasattr(x, "__mul__") and not isinstance(x, numbers.Number)
+        ):
+            out.append(x * c)  # (an object that knows its copies: `core.Voters`)
+        else:
+            raise _NotCounted
+    return tuple(out)
+
+
 def _names_of(data):
     """(the column names, where) of the first table of a source read by name (a file, a frame or
     table, a Dask DataFrame, chunks that are tables or a function returning them), else None:
@@ -990,6 +1022,23 @@ def _names_of(data):
         with contextlib.suppress(Exception):  # (what it returns is checked when it is read)
             first = next(iter(data()), None)  # the function's first chunk, on a call of its own
     return (_table_names(first), "chunk 0") if _is_table(first) else None
+
+
+def holds_comparisons(data: object) -> bool:
+    """Whether `data` is a table (a frame, an Arrow table, a file, chunks of tables) whose columns
+    name a winner and a loser (`role_of`): comparisons, not ranks (its names only are read)"""
+    try:
+        found = None if is_preflib_name(data) else _names_of(data)
+    except (TypeError, ValueError):
+        return False
+    roles = {role_of("comparisons", n) for n in found[0]} if found else set()
+    return {"winner", "loser"} <= roles
+
+
+def is_preflib_name(x):
+    "Whether `x` is a path whose name is a PrefLib file's (.soc, .soi, .toc, .toi, gzip too)"
+    name = str(x).lower().removesuffix(".gz") if isinstance(x, (str, Path)) else ""
+    return name.endswith((".soc", ".soi", ".toc", ".toi"))
 
 
 def _what(data):
@@ -1026,8 +1075,10 @@ class Source:
         chunk_rows: int | None = None,  # rows per chunk read here; None: CHUNK_ENTRIES / width
         client: object = None,  # a dask.distributed Client: reduce on its workers
         layout: tuple | None = None,  # the roles of the columns of rows read by position
+        counts: np.ndarray | None = None,  # `data` distinct rows, row r standing for counts[r]
     ):
         self.data, self.name, self.chunk_rows, self.client = data, name, chunk_rows, client
+        self.counts = None if counts is None else np.asarray(counts, np.int64)
         self.select, self.roles, self.at, self.passes = None, layout, None, Passes(name)
         self.layout = layout  # the columns of rows read by position (None: as they come)
         try:
@@ -1089,6 +1140,8 @@ class Source:
 
     def chunks(self) -> Iterator:
         "The chunks, read here: 2-d arrays or `Chunk`s (a one-shot iterator refused)"
+        if self.counts is not None:
+            return self._repeated()
         out = _chunks(self.data, self.chunk_rows, self.select, self.name)
         if self.layout is None:
             return out
@@ -1141,6 +1194,11 @@ class Source:
         if rng is not None and not hasattr(rng, "at"):
             raise TypeError(f"`rng` of a reduction must be core.Rows; got {type(rng).__name__}")
         expected = self.passes.begin(self.data)
+        if self.counts is not None and rng is None and exact:
+            try:
+                return self._weighted(fn, args)
+            except _NotCounted:  # a part that is not an integer sum: row by row
+                pass
         if self.spread:
             prints, out = self._reduce_dask(fn, args, rng, exact, expected)
         else:
@@ -1158,6 +1216,35 @@ class Source:
         if out is None:
             raise ValueError(f"`{self.name}` holds no rows")
         return out
+
+    def _weighted(self, fn, args):
+        """The sum of a statistic of integer parts over distinct rows with `counts`: fn on the
+        rows of each count c, times c (no row repeated: a file of 10^18 identical ballots is
+        one row)"""
+        acc, values = TreeSum(True), np.unique(self.counts)
+        step = _rows(self.chunk_rows, self.data.shape[1])
+        for c in values:
+            rows = self.data[self.counts == c]
+            for s in range(0, len(rows), step):
+                acc.add(_times(fn(rows[s : s + step], *args, f"rows of count {c}"), int(c)))
+        if (out := acc.total()) is None:
+            raise ValueError(f"`{self.name}` holds no rows")
+        return out
+
+    def _repeated(self):
+        "The distinct rows, each repeated its count, a chunk at a time (refused past MAX_REPEATED)"
+        ends = np.cumsum(self.counts)
+        n = int(ends[-1]) if len(ends) else 0
+        if n > MAX_REPEATED:
+            raise ValueError(
+                f"`{self.name}` stands for {n:,} rows, and this release reads them one by one "
+                "(it draws for each, or its statistic is not a sum of integer counts): at most "
+                f"{MAX_REPEATED:,} (a sum of integer counts, such as Borda scores, takes any "
+                "number)"
+            )
+        step = _rows(self.chunk_rows, self.data.shape[1])
+        for s in range(0, n, step):
+            yield self.data[np.searchsorted(ends, np.arange(s, min(s + step, n)), side="right")]
 
     def _reduce_dask(self, fn, args, rng, exact, expected):
         try:

@@ -554,18 +554,10 @@ def _read(data, sensitivity, statistic, approve, columns, chunk_rows, client):
                 )
         u, raw, labels = _check_scores(data)
         return _Scores(u, raw, linf, None, labels, "user", "scores")
-    labels = None
     if is_preflib(data):
         data = read_preferences(data, "data")
-    from privrank.datasets import Preferences  # datasets is built on core, as this module
-
-    if isinstance(data, Preferences):
-        labels = tuple(str(x) for x in data.item_names)
-    elif hasattr(data, "columns") or hasattr(data, "column_names"):  # a frame or table
-        names = getattr(data, "columns", None)
-        names = getattr(data, "column_names", None) if names is None else names
-        labels = tuple(str(c) for c in (names if columns is None else columns))
     src, checked = rank_source(data, columns, chunk_rows, client)
+    labels = src.labels  # a table's columns' names, a PrefLib file's item names, or None
     v, s = src.reduce(_statistic_chunk, statistic, approve, checked, exact=True)
     linf, l1 = topk_sensitivity(statistic, v.m, approve)
     what = {"first": "first-place counts", "borda": "Borda scores"}.get(

@@ -9,7 +9,7 @@ from __future__ import annotations  # noqa: F404 (the use-it cells come first)
 
 import math
 import numbers
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -730,6 +730,7 @@ class PositionCosts:
     error_bound: float  # RMS error of one entry, worst position j (central: exact; local: a bound)
     privacy_unit: str = "voter"
     diagnostics: dict = field(default_factory=dict)
+    labels: tuple | None = None  # the candidates' labels (rows of gamma), as the data name them
     private = property(lambda self: math.isfinite(self.epsilon))
 
 # %% ../nbs/03_tree_mechanism.ipynb #5da062b4
@@ -774,6 +775,12 @@ def private_position_costs(
     )
     mode = noise_mode()
     src, checked = rank_source(ranks, columns, chunk_rows, client)
+    costs = _position_costs(src, checked, epsilon, delta, model, kappa, rng, mode)
+    return replace(costs, labels=src.labels)
+
+
+def _position_costs(src, checked, epsilon, delta, model, kappa, rng, mode):
+    "`private_position_costs`' release from its source"
     if model == "central":  # the release: integer node counts of all m trees, plus noise, over n
         if checked:
             n, m = src.data.shape

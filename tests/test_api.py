@@ -88,11 +88,11 @@ RECORDS = {
         )
     ),
     "btl.dp_btl_aggregate, rows": lambda: btl.dp_btl_aggregate(
-        np.column_stack([I, J, USER]), n_items=5, epsilon=1.0, rng=0
+        np.column_stack([I, J, USER]), n_items=5, epsilon=1.0, rng=0, model="local"
     ),
     "rr.privatize": lambda: rr.privatize(I, J, Y, USER, epsilon=1.0, rng=0),
     "btl.private_btl": lambda: btl.private_btl(I, J, Y, USER, n_items=5, epsilon=1.0, rng=0),
-    "btl.dp_btl_aggregate": lambda: btl.dp_btl_aggregate(VOTES, epsilon=1.0, rng=0),
+    "btl.dp_btl_aggregate": lambda: btl.dp_btl_aggregate(VOTES, epsilon=1.0, rng=0, model="local"),
     "mc.private_frank_wolfe": lambda: mc.private_frank_wolfe(
         RAT, epsilon=1.0, delta=1e-6, nuclear_norm=1.0, n_iter=2, row_norm=1.0, rng=0
     ),

@@ -117,15 +117,19 @@ def test_public_same_schedule_other_outcomes_same_lambda():
     rows_a = _rows(i, j, y)
     rows_b = _rows(i, j, 1 - y)  # every game's result reversed
     for unit, eps in (("comparison", 1.0), ("comparison", 3.0)):
-        kw = dict(n_items=m, epsilon=eps, privacy_unit=unit, ties=True)
+        kw = dict(n_items=m, epsilon=eps, privacy_unit=unit, ties=True, model="local")
         a = btl.dp_btl_aggregate(rows_a, rng=1, **kw)
         b = btl.dp_btl_aggregate(rows_b, rng=2, **kw)
         assert a.diagnostics["lam"] == b.diagnostics["lam"] == pytest.approx(k2(eps) / 8)
         assert not np.array_equal(a.order, b.order)
     # per user: users with 1 to 6 comparisons form epsilon groups; outcomes do not move lambda
     user = g.integers(0, 200, len(y))
-    a = btl.dp_btl_aggregate(_rows(i, j, y, user), n_items=m, epsilon=2.0, rng=1, ties=True)
-    b = btl.dp_btl_aggregate(_rows(i, j, 1 - y, user), n_items=m, epsilon=2.0, rng=5, ties=True)
+    a = btl.dp_btl_aggregate(
+        _rows(i, j, y, user), n_items=m, epsilon=2.0, rng=1, ties=True, model="local"
+    )
+    b = btl.dp_btl_aggregate(
+        _rows(i, j, 1 - y, user), n_items=m, epsilon=2.0, rng=5, ties=True, model="local"
+    )
     assert a.diagnostics["lam_rule"] == b.diagnostics["lam_rule"] == "private"
     assert a.diagnostics["lam"] == pytest.approx(b.diagnostics["lam"], rel=1e-12)
     assert a.diagnostics["lam"] > k2(2.0) / 8  # each comparison at most 2.0 / its user's count
@@ -143,7 +147,7 @@ def test_raw_outcomes_are_the_mle_rule():
         seen.add(f.lam_rule)
     assert seen == {"mle", "mle-ridge"}  # both branches: the MLE exists, and it does not
     votes = btl.ranks_to_comparisons(np.argsort(g.random((50, 5)), axis=1))
-    c = btl.dp_btl_aggregate(votes, epsilon=np.inf)
+    c = btl.dp_btl_aggregate(votes, epsilon=np.inf, model="local")
     assert c.diagnostics["lam_rule"] == "mle"
     np.testing.assert_array_equal(c.scores, btl.btl_aggregate(votes).scores)
 
@@ -174,7 +178,7 @@ def test_tiny_noise_gives_the_target_order():
     y = btl.simulate_btl(np.linspace(1.5, -1.5, 10), i, j, rng=g)
     mle = btl.fit_btl(i, j, y, n_items=10)
     assert mle.lam_rule == "mle"
-    kw = dict(rng=1, privacy_unit="comparison", ties=True)
+    kw = dict(rng=1, privacy_unit="comparison", ties=True, model="local")
     c = btl.dp_btl_aggregate(_rows(i, j, y), n_items=10, epsilon=30.0, **kw)
     assert c.diagnostics["lam"] == pytest.approx(btl.LAM_MLE_RIDGE, rel=1e-12)
     np.testing.assert_array_equal(c.order, mle.order)
@@ -234,11 +238,18 @@ def test_defaults_and_diagnostics():
     for f in (btl.fit_btl, btl.fit_btl_pairs, btl.btl_aggregate):
         assert inspect.signature(f).parameters["lam"].default == "mle", f.__name__
     votes = btl.ranks_to_comparisons(np.array([[0, 1, 2], [1, 0, 2], [0, 2, 1], [2, 1, 0]]))
-    c = btl.dp_btl_aggregate(votes, epsilon=1.5, rng=0)  # 3 comparisons per voter: 0.5 each
+    c = btl.dp_btl_aggregate(
+        votes, epsilon=1.5, rng=0, model="local"
+    )  # 3 comparisons per voter: 0.5 each
     eps_c = c.diagnostics["epsilon_per_comparison_max"]
     assert c.diagnostics["lam_rule"] == "private"
     assert c.diagnostics["lam"] == pytest.approx(k2(eps_c) / 8, rel=1e-12)
-    assert btl.dp_btl_aggregate(votes, epsilon=1.5, rng=0, lam="r3").diagnostics["lam_rule"] == "r3"
+    assert (
+        btl.dp_btl_aggregate(votes, epsilon=1.5, rng=0, lam="r3", model="local").diagnostics[
+            "lam_rule"
+        ]
+        == "r3"
+    )
 
 
 ONE, UNIT = [[0, 1]], "comparison"  # one game: item 0 beat item 1
@@ -249,7 +260,9 @@ def test_bad_rule_names_refused_naming_lam(lam):
     with pytest.raises(ValueError, match="`lam` must be a number >= 0, 'mle', 'r3' or 'private'"):
         btl.fit_btl([0, 1], [1, 0], [1, 1], n_items=2, lam=lam)
     with pytest.raises(ValueError, match="`lam`"):
-        btl.dp_btl_aggregate(ONE, n_items=2, epsilon=1.0, rng=0, lam=lam, privacy_unit=UNIT)
+        btl.dp_btl_aggregate(
+            ONE, n_items=2, epsilon=1.0, rng=0, lam=lam, privacy_unit=UNIT, model="local"
+        )
 
 
 def test_other_refusals():
@@ -258,6 +271,10 @@ def test_other_refusals():
     with pytest.raises(TypeError, match="`lam`"):
         btl.fit_btl([0, 1], [1, 0], [1, 1], n_items=2, lam=None)
     with pytest.raises(ValueError, match="'auto' was retired: use 'mle'.*'r3'.*'private'"):
-        btl.dp_btl_aggregate(ONE, n_items=2, epsilon=1.0, rng=0, lam="auto", privacy_unit=UNIT)
+        btl.dp_btl_aggregate(
+            ONE, n_items=2, epsilon=1.0, rng=0, lam="auto", privacy_unit=UNIT, model="local"
+        )
     with pytest.raises(ValueError, match="`lam`='mle' needs"):
-        btl.dp_btl_aggregate(ONE, n_items=2, epsilon=1.0, rng=0, lam="mle", privacy_unit=UNIT)
+        btl.dp_btl_aggregate(
+            ONE, n_items=2, epsilon=1.0, rng=0, lam="mle", privacy_unit=UNIT, model="local"
+        )

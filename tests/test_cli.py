@@ -202,7 +202,19 @@ def test_btl_epsilon_is_per_voter(monkeypatch):
     monkeypatch.setattr(btl, "fit_btl_counts", spy)
     d = strict_json(
         run_inproc(
-            ["aggregate", DEMO, "--method", "btl", "--epsilon", "0.7", "--seed", "1", "--json"]
+            [
+                "aggregate",
+                DEMO,
+                "--method",
+                "btl",
+                "--model",
+                "local",
+                "--epsilon",
+                "0.7",
+                "--seed",
+                "1",
+                "--json",
+            ]
         )[1]
     )
     assert (d["epsilon"], d["privacy_unit"], d["model"], d["private"], d["composition"]) == (
@@ -224,7 +236,19 @@ def test_btl_per_user_split_on_comparisons_file(tmp_path):
     f.write_text("user,winner,loser\na,x,y\nb,x,y\nb,y,z\nb,x,z\n")
     d = strict_json(
         run_inproc(
-            ["aggregate", str(f), "--method", "btl", "--epsilon", "0.9", "--seed", "0", "--json"]
+            [
+                "aggregate",
+                str(f),
+                "--method",
+                "btl",
+                "--model",
+                "local",
+                "--epsilon",
+                "0.9",
+                "--seed",
+                "0",
+                "--json",
+            ]
         )[1]
     )
     assert d["privacy_unit"] == "user" and d["comparisons_per_user"] == {"min": 1, "max": 3}
@@ -240,7 +264,7 @@ def test_demo_uses_the_same_meaning():
     assert {r["epsilon"] for r in private} == {0.7} and {r["privacy_unit"] for r in private} == {
         "voter"
     }
-    b = next(r for r in private if r["method"] == "btl")
+    b = next(r for r in private if r["method"] == "btl" and r["model"] == "local")
     assert b["epsilon_per_comparison"]["max"] == float(np.nextafter(0.7 / 36, 0))
 
 
@@ -261,7 +285,7 @@ def test_demo_model_is_honoured(model):
 def test_dp_btl_aggregate_refuses_what_it_cannot_honour():
     pairs = cli._method_input(cli.METHODS["btl"], cli.load_profile(DEMO))
     for kw, name in [
-        (dict(delta=1e-6), "`delta`"),
+        (dict(delta=1e-6, model="local"), "`delta`"),
         (dict(model="joint"), "`model`"),
         (dict(model=3), "`model`"),
     ]:
@@ -319,7 +343,9 @@ def test_noise_option_and_environment(monkeypatch):
         == "none"
     )
     assert strict_json(
-        run_inproc(["aggregate", DEMO, "--method", "btl", "--epsilon", "1", "--json"])[1]
+        run_inproc(
+            ["aggregate", DEMO, "--method", "btl", "--model", "local", "--epsilon", "1", "--json"]
+        )[1]
     )["noise"] in ("fast", "exact")
     assert core.noise_mode() == "fast"  # --noise did not leak out of the run
     monkeypatch.setenv("PRIVRANK_NOISE", "exact")
@@ -355,7 +381,19 @@ def test_invalid_noise_environment_exits_2_as_a_process():
 def test_huge_epsilon_gives_strict_json():
     'agh2003.soc --method btl --epsilon 1e308 --json printed "epsilon_per_user": Infinity'
     code, out, err = run_inproc(
-        ["aggregate", DEMO, "--method", "btl", "--epsilon", "1e308", "--seed", "0", "--json"]
+        [
+            "aggregate",
+            DEMO,
+            "--method",
+            "btl",
+            "--model",
+            "local",
+            "--epsilon",
+            "1e308",
+            "--seed",
+            "0",
+            "--json",
+        ]
     )
     assert code == 0, err
     d = strict_json(out)
@@ -924,8 +962,8 @@ def test_file_without_user_column_is_one_unit_per_comparison(tmp_path):
             ]
         )[1]
     )
-    assert d["privacy_unit"] == "comparison" and d["epsilon"] == 1.0
-    assert d["epsilon_per_comparison"] == {"min": 1.0, "max": 1.0}  # each its own unit
+    assert d["privacy_unit"] == "comparison" and d["epsilon"] == 1.0  # each its own unit
+    assert d["model"] == "central" and d["diagnostics"]["comparisons_per_unit_max"] == 1
     assert set(d["order"]) == {"x, 1", "y", "z"}
 
 
@@ -990,6 +1028,8 @@ def test_lam_is_passed_through(tmp_path, lam):
                 str(f),
                 "--method",
                 "btl",
+                "--model",
+                "local",
                 "--lam",
                 lam,
                 "--epsilon",
@@ -1010,7 +1050,10 @@ def test_lam_is_passed_through(tmp_path, lam):
         (["--lam", "nan"], "--lam must be 'mle', 'private', 'r3' or a finite number >= 0"),
         (["--lam", "auto"], "--lam must be 'mle', 'private', 'r3' or a finite number >= 0"),
         (["--lam", "0"], "strongly connected components"),
-        (["--lam", "0", "--epsilon", "2"], "`lam`=0 needs every pair's mean outcome in [0, 1]"),
+        (
+            ["--lam", "0", "--epsilon", "2", "--model", "local"],
+            "`lam`=0 needs every pair's mean outcome in [0, 1]",
+        ),
     ],
 )
 def test_lam_refusals_are_one_line(tmp_path, extra, needle):
@@ -1047,7 +1090,7 @@ def test_auto_is_the_default_and_says_what_it_picked(tmp_path):
     f = tmp_path / "p.csv"
     f.write_text("user,winner,loser\na,x,y\nb,x,y\nb,y,z\nb,x,z\n")
     d = strict_json(run_inproc(["aggregate", str(f), "--epsilon", "1", "--seed", "0", "--json"])[1])
-    assert d["picked"] == "btl" and d["model"] == "local" and "comparisons" in d["reason"]
+    assert d["picked"] == "btl" and d["model"] == "central" and "comparisons" in d["reason"]
     d = strict_json(run_inproc(["aggregate", DEMO, "--json"])[1])
     assert not d["private"] and d["picked"] == "kemeny_exact"
 
@@ -1115,7 +1158,7 @@ def test_plackett_luce_runs_on_partial_ballots_and_says_what_is_public(tmp_path)
     argv = ["aggregate", str(f), "--method", "plackett-luce", "--epsilon", "3", "--seed", "2"]
     d = json.loads(run_inproc(argv + ["--json"])[1])
     pairs = pr.ranks_to_comparisons(prefs, unranked="absent")
-    ref = pr.dp_btl_aggregate(pairs, epsilon=3.0, rng=2)
+    ref = pr.dp_btl_aggregate(pairs, epsilon=3.0, rng=2, model="local")
     assert d["order"] == ids[ref.order].tolist() and d["model"] == "local"
     assert d["comparisons_per_voter"] == dict(min=1, max=3)  # 1 to 3 pairs of ranked items
     assert "which items each voter ranked" in d["diagnostics"]["public"]

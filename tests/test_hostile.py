@@ -1426,7 +1426,18 @@ def test_cli_aggregate_refuses_bad_options(method, bad, tmp_path_factory):
     "argv",
     [
         ["aggregate", DEMO, "--method", "kemeny", "--epsilon", "1", "--model", "local"],
-        ["aggregate", DEMO, "--method", "btl", "--epsilon", "1", "--delta", "0.1"],
+        [
+            "aggregate",
+            DEMO,
+            "--method",
+            "btl",
+            "--model",
+            "local",
+            "--epsilon",
+            "1",
+            "--delta",
+            "0.1",
+        ],
         ["aggregate", DEMO, "--method", "btl", "--epsilon", "inf"],
         ["aggregate", DEMO, "--method", "borda", "--delta", "0.1"],
         ["aggregate", DEMO, "--method", "auto", "--epsilon", "1", "--delta", "1"],
@@ -2325,7 +2336,7 @@ def test_private_results_record_the_noise_mode(mode):
             kemeny.bucketed_instance(r, epsilon=1.0, delta=0.0, rng=0),
             kemeny.clipped_noisy_instance(r, epsilon=1.0, delta=1e-6, rng=0),
             rr.privatize([0, 1], [1, 2], [1, 0], [0, 1], epsilon=[1.0, 2.0], rng=0),
-            btl.dp_btl_aggregate(btl.ranks_to_comparisons(r), epsilon=1.0, rng=0),
+            btl.dp_btl_aggregate(btl.ranks_to_comparisons(r), epsilon=1.0, rng=0, model="local"),
         ]
     assert [x.noise for x in results] == [mode] * len(results)
     assert core.borda_aggregate(r).noise == "none"
@@ -2495,42 +2506,44 @@ HELPERS = [
     ("dp_footrule_from_costs", lambda: footrule.dp_footrule_from_costs(np.eye(3)), "costs"),
     (
         "btl.dp_btl_aggregate",
-        lambda: btl.dp_btl_aggregate([[0, 0, 1]], n_items=2, epsilon=1),
+        lambda: btl.dp_btl_aggregate([[0, 0, 1]], n_items=2, epsilon=1, model="local"),
         "comparisons",
     ),
     (
         "btl.dp_btl_aggregate",
-        lambda: btl.dp_btl_aggregate([[0, 5, 1]], n_items=2, epsilon=1),
+        lambda: btl.dp_btl_aggregate([[0, 5, 1]], n_items=2, epsilon=1, model="local"),
         "comparisons",
     ),
     (
         "btl.dp_btl_aggregate",
-        lambda: btl.dp_btl_aggregate([[0.5, 1, 1]], n_items=2, epsilon=1),
+        lambda: btl.dp_btl_aggregate([[0.5, 1, 1]], n_items=2, epsilon=1, model="local"),
         "comparisons",
     ),
     (
         "btl.dp_btl_aggregate",
-        lambda: btl.dp_btl_aggregate([[0, 1]], n_items=2, epsilon=1),
+        lambda: btl.dp_btl_aggregate([[0, 1]], n_items=2, epsilon=1, model="local"),
         "comparisons",
     ),
     (
         "btl.dp_btl_aggregate",
-        lambda: btl.dp_btl_aggregate([[0, 1, NAN]], n_items=2, epsilon=1),
+        lambda: btl.dp_btl_aggregate([[0, 1, NAN]], n_items=2, epsilon=1, model="local"),
         "comparisons",
     ),
     (
         "btl.dp_btl_aggregate",
-        lambda: btl.dp_btl_aggregate([[0, 1, 1]], n_items=2, epsilon=NAN),
+        lambda: btl.dp_btl_aggregate([[0, 1, 1]], n_items=2, epsilon=NAN, model="local"),
         "epsilon",
     ),
     (
         "btl.dp_btl_aggregate",
-        lambda: btl.dp_btl_aggregate([[0, 1]], n_items=1, epsilon=1),
+        lambda: btl.dp_btl_aggregate([[0, 1]], n_items=1, epsilon=1, model="local"),
         "n_items",
     ),
     (
         "btl.dp_btl_aggregate",
-        lambda: btl.dp_btl_aggregate([[0, 1]], n_items=2, epsilon=1, privacy_unit="person"),
+        lambda: btl.dp_btl_aggregate(
+            [[0, 1]], n_items=2, epsilon=1, privacy_unit="person", model="local"
+        ),
         "privacy_unit",
     ),
     ("fit_btl_counts", lambda: btl.fit_btl_counts(np.ones((1, 2, 2, 2)), epsilon=[1]), "counts"),

@@ -232,8 +232,9 @@ def test_aggregate_gaussian_huge_epsilon(method, model, e, delta):
 def test_aggregate_btl_epsilon_range(e):
     code, d = contract(
         "aggregate btl range",
-        ["aggregate", DEMO, "--method", "btl", "--epsilon", fstr(e), "--seed", "0", "--json"],
-    )
+        ["aggregate", DEMO, "--method", "btl", "--model", "local", "--epsilon", fstr(e), "--seed",
+         "0", "--json"],
+    )  # fmt: skip
     if code == 0:
         check_record(d, e, 0.0, "local")
         lo, hi = d["epsilon_per_comparison"]["min"], d["epsilon_per_comparison"]["max"]

@@ -95,16 +95,18 @@ def comparison_sources(tmp_path_factory):
 
 @pytest.mark.parametrize("noise", ["fast", "exact"])
 def test_private_btl_gives_the_same_release_from_every_source(comparison_sources, client, noise):
-    kw = dict(epsilon=4.0, rng=11, privacy_unit="voter", n_items=6)
+    kw = dict(epsilon=4.0, rng=11, privacy_unit="voter", n_items=6, model="local")
     with pr.use_noise(noise):
-        ref = pr.dp_btl_aggregate(VOTES, epsilon=4.0, rng=11)
+        ref = pr.dp_btl_aggregate(VOTES, epsilon=4.0, rng=11, model="local")
         assert ref.privacy_unit == "voter" and ref.n_voters == 200 and ref.noise == noise
         for name, data in comparison_sources.items():
-            args = dict(epsilon=4.0, rng=11) if data is VOTES else kw  # a table knows its unit
+            args = (
+                dict(epsilon=4.0, rng=11, model="local") if data is VOTES else kw
+            )  # a table knows its unit
             _same(ref, pr.dp_btl_aggregate(data, **args), f"btl: {name}")
         on_cluster = pr.dp_btl_aggregate(comparison_sources["Parquet file"], client=client, **kw)
         _same(ref, on_cluster, "btl: two workers")
-        other = pr.dp_btl_aggregate(VOTES, epsilon=4.0, rng=12)
+        other = pr.dp_btl_aggregate(VOTES, epsilon=4.0, rng=12, model="local")
         assert not np.array_equal(other.scores, ref.scores)
 
 
@@ -209,7 +211,9 @@ def test_use_client_runs_a_block_on_the_cluster(sources, client, tmp_path):
             blocked = pr.dp_borda_aggregate(path, epsilon=0.8, rng=7)
         with distributed.get_task_stream(client) as none:
             here = pr.dp_borda_aggregate(R, epsilon=0.8, rng=7)  # in memory: read here
-            btl = pr.dp_btl_aggregate(pr.ranks_to_comparisons(R[:50]), epsilon=2.0, rng=1)
+            btl = pr.dp_btl_aggregate(
+                pr.ranks_to_comparisons(R[:50]), epsilon=2.0, rng=1, model="local"
+            )
     assert len(on_workers.data) > 0 and len(none.data) == 0  # the workers ran the file's tasks
     _same(explicit, blocked, "use_client")
     _same(explicit, here, "an array inside use_client")

@@ -237,5 +237,5 @@ def test_btl_compares_every_pair_and_ties_the_unexpressed_ones():
     assert np.array_equal(a.winner, b.winner) and not a.tie.any()
     direct, via = pr.btl_aggregate(p), pr.btl_aggregate(c)
     assert np.array_equal(direct.order, via.order) and np.allclose(direct.scores, via.scores)
-    res = pr.dp_btl_aggregate(p, epsilon=1.0, rng=0)
+    res = pr.dp_btl_aggregate(p, epsilon=1.0, rng=0, model="local")
     assert res.epsilon == 1.0 and res.privacy_unit == "voter" and res.n_voters == n

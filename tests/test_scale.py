@@ -149,7 +149,7 @@ def test_btl_from_a_file_on_the_cluster_is_the_streamed_answer(tmp_path, client)
     users = g.integers(0, 3_000, n)
     t = pa.table({"winner": np.where(won, i, j), "loser": np.where(won, j, i), "user": users})
     pq.write_table(t, tmp_path / "c.parquet", row_group_size=4_000)
-    kw = dict(n_items=6, epsilon=1.5, rng=2)
+    kw = dict(n_items=6, epsilon=1.5, rng=2, model="local")
     here = pr.dp_btl_aggregate(tmp_path / "c.parquet", chunk_rows=4_000, **kw)
     there = pr.dp_btl_aggregate(tmp_path / "c.parquet", client=client, **kw)
     assert (here.scores == there.scores).all()  # one seed and partition (the row groups)
@@ -164,12 +164,12 @@ def test_btl_from_a_file_on_the_cluster_is_the_streamed_answer(tmp_path, client)
     t = pa.table({"winner": names[t["winner"].to_numpy()], "loser": names[t["loser"].to_numpy()],
                   "user": [f"u{u}" for u in users]})  # fmt: skip
     pq.write_table(t, tmp_path / "named.parquet", row_group_size=4_000)
-    kw = dict(epsilon=1.5, rng=2)
+    kw = dict(epsilon=1.5, rng=2, model="local")
     named = pr.dp_btl_aggregate(tmp_path / "named.parquet", client=client, **kw)
     assert (named.scores == here.scores).all() and named.diagnostics["items"] == names.tolist()
     code, out, err = _cli("aggregate", str(tmp_path / "named.parquet"), "--epsilon", "1.5",
                           "--seed", "2", "--json")  # fmt: skip
-    api = pr.dp_btl_aggregate(tmp_path / "named.parquet", **kw)
+    api = pr.dp_btl_aggregate(tmp_path / "named.parquet", epsilon=1.5, rng=2)  # the default model
     assert code == 0, err
     assert __import__("json").loads(out)["order"] == names[api.order].tolist()
 
@@ -238,8 +238,8 @@ def test_the_command_aggregates_parquet_files(files, tmp_path):
     pq.write_table(t, tmp_path / "ties.parquet")
     code, out, err = _cli("aggregate", str(tmp_path / "ties.parquet"), "--epsilon", "2", "--json",
                           "--seed", "1")  # fmt: skip
-    api = pr.dp_btl_aggregate(tmp_path / "ties.parquet", n_items=5, epsilon=2.0,
-                                             ties=True, rng=1)  # fmt: skip
+    api = pr.dp_btl_aggregate(tmp_path / "ties.parquet", n_items=5, epsilon=2.0, ties=True,
+                              rng=1)  # fmt: skip
     d = json.loads(out)
     assert code == 0 and d["picked"] == "btl" and d["epsilon"] == 2.0, err
     assert [str(x) for x in d["order"]] == [str(q) for q in api.order]
@@ -598,7 +598,7 @@ def _typed_chunks():
 @pytest.mark.parametrize("n_items", [6, None])  # None: items read from the data, as labels
 def test_one_user_is_one_user_on_every_path(source, n_items, coins, tmp_path):
     true_users = set(A29[:, 2].tolist())
-    kw = dict(n_items=n_items, epsilon=1.0, rng=0)
+    kw = dict(n_items=n_items, epsilon=1.0, rng=0, model="local")
     if source == "array":
         res = pr.dp_btl_aggregate(A29, **kw)
     elif source == "typed chunks":
@@ -664,11 +664,17 @@ def test_one_user_is_one_user_through_pandas_chunked_reader(coins):
     kinds = {str(c["user"].dtype) for c in pd.read_csv(io.StringIO(text), chunksize=100)}
     assert kinds == {"int64", "uint64"}, kinds
     res = pr.dp_btl_aggregate(
-        lambda: pd.read_csv(io.StringIO(text), chunksize=100), n_items=4, epsilon=1.0, rng=0
+        lambda: pd.read_csv(io.StringIO(text), chunksize=100),
+        n_items=4,
+        epsilon=1.0,
+        rng=0,
+        model="local",
     )
     _check_spent(res, coins, set(ids[np.unique(users[keep])].tolist()))
     with pytest.raises(TypeError, match="one-shot iterator"):  # a second pass would find nothing
-        pr.dp_btl_aggregate(pd.read_csv(io.StringIO(text), chunksize=100), n_items=4, epsilon=1.0)
+        pr.dp_btl_aggregate(
+            pd.read_csv(io.StringIO(text), chunksize=100), n_items=4, epsilon=1.0, model="local"
+        )
 
 
 def test_completion_has_one_row_per_user_whatever_the_types():
@@ -703,7 +709,7 @@ def test_parquet_columns_are_matched_as_users_write_them(tmp_path):
     assert d["privacy_unit"] == "user" and d["n_voters"] == len(np.unique(u))
     lower = tmp_path / "lower.parquet"
     pq.write_table(pa.table({"winner": w, "loser": l, "user": u, "tie": t}), lower)
-    want = pr.dp_btl_aggregate(lower, n_items=4, epsilon=1.0, rng=0, ties=True, lam="r3")
+    want = pr.dp_btl_aggregate(lower, n_items=4, epsilon=1.0, rng=0, ties=True)
     assert d["order"] == want.order.tolist()  # the tie column honoured: the same release
     extra = tmp_path / "extra.parquet"
     pq.write_table(pa.table({"winner": w, "loser": l, "user_id": u, "venue": u}), extra)
@@ -744,7 +750,7 @@ def test_memory_grows_with_the_data_not_with_the_largest_id(tmp_path):
     pq.write_table(pa.table({"winner": w[keep], "loser": l[keep], "user": u}), path)
     tracemalloc.start()
     try:
-        res = pr.dp_btl_aggregate(path, n_items=5, epsilon=1.0, rng=0)
+        res = pr.dp_btl_aggregate(path, n_items=5, epsilon=1.0, rng=0, model="local")
         peak = tracemalloc.get_traced_memory()[1]
     finally:
         tracemalloc.stop()
@@ -787,7 +793,7 @@ def test_issue_29_reproducers(coins, tmp_path):
     # an epsilon that underflows to 0 when split over a user's comparisons: refused before coins
     rows = np.array([[0, 1, 7]] * 5 + [[1, 0, 8]])
     with pytest.raises(ValueError, match="underflows to 0"):
-        pr.dp_btl_aggregate(rows, n_items=2, epsilon=1e-323, rng=0)
+        pr.dp_btl_aggregate(rows, n_items=2, epsilon=1e-323, rng=0, model="local")
     assert coins == []
     # whole-number float item labels in a Parquet file: their integers (a false "user ids must be
     # integers" before)
