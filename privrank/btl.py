@@ -838,16 +838,17 @@ def ranks_to_comparisons(
     Refuses invalid `ranks` and profiles whose comparisons exceed `MAX_ENTRIES` or the memory."""
     if not (isinstance(unranked, str) and unranked in PL_UNRANKED):
         raise ValueError(f"`unranked` must be one of {PL_UNRANKED}; got {unranked!r}")
-    ranked = None  # which items each voter ranked ("absent" only)
+    ranked, labels = None, None  # which items each voter ranked ("absent" only); their labels
     if is_preflib(ranks) or isinstance(ranks, Preferences):
         prefs = read_preferences(ranks)
-        r, tied = _preference_tiers(prefs), True
+        r, tied, labels = _preference_tiers(prefs), True, list(prefs.item_names)
         if unranked == "absent":
             lens = np.fromiter(map(len, prefs.orders), np.int64, prefs.n_orders)  # its tiers
             levels = tier_levels(prefs.orders, prefs.n_items)  # the unranked: tier `lens`
             ranked = np.repeat(levels < lens[:, None], prefs.counts, axis=0)
     else:
-        r, tied = check_ranks(ranks), False
+        r, labels = whole_ranks(ranks, "`ranks`: partial or tied ballots come as PrefLib orders")
+        r, tied = check_ranks(r), False
     n, m = r.shape
     if n * (m * (m - 1) // 2) > MAX_ENTRIES:
         raise ValueError(
@@ -873,7 +874,7 @@ def ranks_to_comparisons(
         loser=np.where(first, j, i),
         tie=tie,
         user_ids=np.arange(n),
-        item_ids=np.arange(m),
+        item_ids=np.arange(m) if labels is None else np.array(labels, dtype=object),
         privacy_unit="voter",
     )
 

@@ -1499,7 +1499,7 @@ def _cmd_complete(args):
                 epsilon=args.epsilon,
                 delta=args.delta,
                 estimator=args.method,
-                rating_range=stated,
+                rating_range="private" if stated is None else stated,
                 max_per_user=args.max_per_user,
                 evaluate=args.evaluate,
                 test_fraction=0.01 if args.test_fraction is None else args.test_fraction,

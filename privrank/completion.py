@@ -11,6 +11,7 @@ __all__ = ['ESTIMATORS', 'complete']
 import contextlib
 import math
 import numbers
+import os
 import time
 from collections.abc import Callable
 from dataclasses import replace
@@ -41,6 +42,7 @@ from privrank.core import (
     top_eigh,
     use_noise,
 )
+from .datasets import ratings_file_format, read_ratings
 from privrank.mc import (
     HOLDOUT_COINS,
     ORDER_COINS,
@@ -1722,13 +1724,13 @@ def complete(
     epsilon: float,  # joint-DP epsilon, per user (whole row), in total
     delta: float,  # joint-DP delta, in (0, 1), in total
     estimator: str = "auto",  # "auto" (DEFAULT_ESTIMATOR) or one of ESTIMATORS
-    rating_range: tuple[float, float] | None = None,  # (lo, hi) of the scale; None: private bound
+    rating_range: tuple | str | None = None,  # (lo, hi), or "private"; None: the file format's
     max_per_user: int | None = None,  # xi: ratings each user releases from; None: MAX_PER_USER
     evaluate: bool = False,  # also hold out ratings and report a (non-private) test RMSE
     test_fraction: float = 0.01,  # with `evaluate`: the fraction of ratings held out
     n_items: int | None = None,  # rows: the item universe (public), ids first_item..
     items: object = None,  # rows: or the item labels (public), in id order
-    first_item: int = 0,  # rows: the id of the first item (1 for MovieLens' files)
+    first_item: int | None = None,  # rows: the id of the first item; None: the format's, else 0
     progress: Callable[[str, float], None] | None = None,  # progress(stage, fraction done)
     noise: str | None = None,  # "fast", "exact" or None (`privrank.core.noise_mode()`)
     rng: np.random.Generator | int | None = None,  # the central noise and the keyed coins
@@ -1748,15 +1750,24 @@ def complete(
 
     `ratings` is a users x items scipy.sparse matrix (every row a user with a rating; the
     columns the item universe), a `Ratings` table, or (user, item, rating) rows from any source:
-    an array, a data frame, a .csv or .parquet path, a list of chunks, a Dask collection, or the
-    rows of a cluster's workers with `client`. Rows name users by any labels and items by ids of
-    the public universe `n_items` (from `first_item`) or by labels of the catalogue `items`; one
-    rating per (user, item). The users' rows are prepared where they live, in partitions of
-    consecutive users (in files with `spill`, one at a time in memory; on the workers with a
-    client); the coins that hold ratings out are keyed by user and item, so every source of the
-    same ratings gives the same release for the same seed. Ratings outside `rating_range` are
-    clamped into it. Refuses an unknown estimator, options it does not take, a user with more
-    ratings than items (before reading the ratings again), and what the estimator refuses."""
+    an array (by position), a data frame, an Arrow table, a .csv or .parquet path (by their
+    columns' names: `sources.match_roles`, with `columns` and `ignore`), a list of chunks, a Dask
+    collection, or the rows of a cluster's workers with `client`. Rows name users by any labels
+    and items by ids of the public universe `n_items` (from `first_item`, 0 by default) or by
+    labels of the catalogue `items`; one rating per (user, item). A file of a recognised format
+    (MovieLens u.data, ratings.dat, ratings.csv; Jester) fixes its scale, its first item (1) and
+    its universe (the MovieLens catalogue beside it; Jester's 100 jokes) where they are not given.
+
+    `rating_range` is the scale the ratings use, (lo, hi); "private" releases a bound privately
+    instead; None takes the scale a recognised format fixes, and is refused for any other data
+    (a scale is never guessed from the data).
+
+    The users' rows are prepared where they live, in partitions of consecutive users (in files
+    with `spill`, one at a time in memory; on the workers with a client); the coins that hold
+    ratings out are keyed by user and item, so every source of the same ratings gives the same
+    release for the same seed. Ratings outside `rating_range` are clamped into it. Refuses an
+    unknown estimator, options it does not take, a user with more ratings than items (before
+    reading the ratings again), and what the estimator refuses."""
     epsilon, delta, rng, mode = (
         check_epsilon(epsilon, scalar=True),
         check_delta(delta, positive=True),
@@ -1770,7 +1781,6 @@ def complete(
         )
     if not (_is_real(test_fraction) and 0 <= test_fraction < 1):
         raise ValueError(f"`test_fraction` must be a number in [0, 1); got {test_fraction!r}")
-    scale = check_rating_range(rating_range)
     xi = (
         MAX_PER_USER[name]
         if max_per_user is None
@@ -1778,7 +1788,10 @@ def complete(
     )
     t0 = time.perf_counter()
     client = client if spill is not None else current_client(client, ratings)  # `use_client`'s
-    data, vocab, n_items, first_item = _rating_source(ratings, n_items, items, first_item, client)
+    data, vocab, n_items, first_item, fixed = _rating_source(
+        ratings, n_items, items, first_item, client
+    )
+    scale = _stated_scale(rating_range, fixed)
     per_part = (
         CHUNK_ENTRIES
         if part_ratings is None
@@ -1850,10 +1863,13 @@ def complete(
         reason=_reason(estimator, name, res.diagnostics.get("model")),
         partitions=len(bounds) - 1,
         user_ids=users.labels[src.user_ids],
+        item_ids=_item_ids(data, vocab, n_items, first_item),
         seconds=time.perf_counter() - t0,
     )
     out = replace(
-        res, params=res.params | dict(max_per_user=xi, rating_range=rating_range), diagnostics=diag
+        res,
+        params=res.params | dict(max_per_user=xi, rating_range=scale or "private"),
+        diagnostics=diag,
     )
     if not evaluate:
         return out
@@ -1875,11 +1891,76 @@ def _reason(estimator, name, model):
     return why if model is None else f"{why}. The fit: {model}"
 
 
+def _stated_scale(
+    rating_range: object,  # (lo, hi), "private" or None (`complete`'s)
+    fixed: tuple | None,  # the scale the data's format fixes, or None
+) -> tuple | None:  # (lo, hi), or None: a bound released privately
+    """The scale of `complete`'s ratings: the stated (lo, hi), None for "private", else the one a
+    recognised format fixes (MovieLens, Jester); never guessed from the data"""
+    if isinstance(rating_range, str) and rating_range == "private":
+        return None
+    if rating_range is not None:
+        return check_rating_range(rating_range)
+    if fixed is None:
+        raise ValueError(
+            "`rating_range` is required: the scale the ratings use, (lo, hi) such as (1, 5), or "
+            f"'private' to release a bound privately ({QUANTILE_SHARE:.0%} of epsilon); only a "
+            "recognised file format (MovieLens, Jester) fixes it, never a guess from the data"
+        )
+    return fixed
+
+
+def _known_format(ratings, n_items, items, first_item, client):
+    """(ratings, n_items, first_item, scale) of a path of a recognised ratings format: its item
+    universe (Jester's jokes, the MovieLens catalogue beside it) where `n_items` and `items` are
+    not given, its first item, its scale; a headerless file (u.data, ratings.dat) read here as a
+    `Ratings` table. Anything else as it is, with no scale"""
+    fmt = ratings_file_format(ratings) if _is_file(ratings) else None
+    if fmt is None:
+        return ratings, n_items, first_item, getattr(ratings, "scale", None)
+    if n_items is None and items is None:
+        n_items = fmt.universe(ratings)
+        if n_items is None:
+            raise ValueError(
+                f"`n_items`: the number of items of {Path(ratings).name} is not known: pass "
+                "`n_items` (the catalogue's size) or `items`; a MovieLens catalogue (u.info, "
+                "u.item, movies.dat, movies.csv) is read from beside the ratings file (the items "
+                "that happen to be rated are not used: their number would reveal whether anyone "
+                "rated a rare one)"
+            )
+    first_item = fmt.first_item if first_item is None else first_item
+    if not fmt.headerless:
+        return ratings, n_items, first_item, fmt.scale
+    if client is not None or items is not None or first_item != 1:
+        raise ValueError(
+            f"`ratings`: {Path(ratings).name} ({fmt.name}) has no header and is read here, its "
+            "items by their ids 1..n_items: leave out `client`, `items` and `first_item`, or "
+            "pass its rows as a .csv or .parquet file with a header"
+        )
+    return read_ratings(ratings, n_items=check_int(n_items, name="n_items")), None, 0, fmt.scale
+
+
+def _item_ids(data, vocab, n, first):
+    """The labels of a completion's columns: the catalogue `items`, a `Ratings` table's item ids,
+    else the ids first..first+n-1"""
+    if vocab is not None:
+        return np.asarray(vocab.labels)
+    ids = getattr(data, "item_ids", None)
+    return np.asarray(ids) if ids is not None else first + np.arange(n)
+
+
+def _is_file(x):
+    "A path (str or os.PathLike) of an existing regular file"
+    return isinstance(x, (str, os.PathLike)) and not isinstance(x, bytes) and Path(x).is_file()
+
+
 def _rating_source(ratings, n_items, items, first_item, client=None):
-    """(rows for `Source`, the item catalogue or None, n_items, first_item) of what `complete`
-    takes: a sparse matrix (checked: its rows the users, its columns the items), a `Ratings`
-    table (its users' labels, its columns the items), else rows with `n_items` or `items`"""
-    first_item = check_int(first_item, name="first_item", minimum=0)
+    """(rows for `Source`, the item catalogue or None, n_items, first_item, the scale the data's
+    format fixes or None) of what `complete` takes: a sparse matrix (checked: its rows the users,
+    its columns the items), a `Ratings` table (its users' labels, its columns the items), a file
+    of a recognised format (`_known_format`), else rows with `n_items` or `items`"""
+    ratings, n_items, first_item, fixed = _known_format(ratings, n_items, items, first_item, client)
+    first_item = 0 if first_item is None else check_int(first_item, name="first_item", minimum=0)
     table = is_ratings_table(ratings)
     if (sparse.issparse(ratings) or table) and client is not None:
         raise TypeError(
@@ -1896,7 +1977,7 @@ def _rating_source(ratings, n_items, items, first_item, client=None):
         rows = R  # read by `sources.Source`: its stored entries, by row number or user label
         if table:
             rows = SimpleNamespace(ratings=R, user_ids=ratings.user_ids, item_ids=ratings.item_ids)
-        return rows, None, R.shape[1], 0
+        return rows, None, R.shape[1], 0, fixed
     vocab = None if items is None else Items(items)
     if (
         vocab is not None
@@ -1913,7 +1994,7 @@ def _rating_source(ratings, n_items, items, first_item, client=None):
         )
     n = len(vocab) if vocab is not None else n_items
     n = check_int(n, name="n_items", minimum=1, maximum=rr.MAX_ITEMS)
-    return ratings, vocab, n, 0 if vocab is not None else first_item
+    return ratings, vocab, n, 0 if vocab is not None else first_item, fixed
 
 
 def _fw_ledger(res, label):

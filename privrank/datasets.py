@@ -17,7 +17,7 @@ import re
 import stat
 import warnings
 import zlib
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from importlib import resources
 from itertools import islice
 from operator import itemgetter
@@ -899,7 +899,7 @@ class Comparisons:
         np.ndarray
     )  # True where the two items were judged equal (then winner/loser is just the file's order)
     user_ids: np.ndarray  # the file's user labels, sorted (without users: 0..n-1, one per row)
-    item_ids: np.ndarray  # the file's item labels, sorted
+    item_ids: np.ndarray  # item q's label (a file's: sorted; rankings': their candidates')
     source: str = ""  # the file read
     # what one `user` stands for: "voter" (a ranking's comparisons, `btl.ranks_to_comparisons`),
     # "user" (a user column), or "comparison" (no user column: each comparison its own unit)
@@ -1148,6 +1148,7 @@ class Ratings:
         np.ndarray
     )  # the item universe 1..n_items if given, else the file's rated item ids, sorted
     source: str = ""  # the file read
+    scale: tuple | None = None  # (lo, hi) the file's format fixes (`RatingsFormat`); None: unknown
 
     n_users = property(lambda self: self.ratings.shape[0], doc="Number of users (rows).")
     n_items = property(lambda self: self.ratings.shape[1], doc="Number of items (columns).")
@@ -1251,6 +1252,53 @@ def _ratings(user, item, rating, lineno, path, n_items=None) -> Ratings:
         user_ids, u.ravel(), item_ids, np.ravel(j), rating, path, lambda k: f"line {lineno[k]}"
     )
 
+# %% ../nbs/07_datasets.ipynb #ratfmt01
+@dataclass(frozen=True)
+class RatingsFormat:
+    "A ratings file's format, recognised by its whole first line, and what the format fixes"
+
+    name: str  # e.g. "MovieLens u.data"
+    scale: tuple  # (lo, hi) of its ratings
+    headerless: bool = False  # no header: read by position (by the readers), not by name
+    first_item: int = 1  # the id of its first item
+    jokes: int | None = None  # Jester: the number of jokes; None: a MovieLens catalogue beside
+
+    def universe(self, path) -> int | None:
+        "Items 1..N of the file's catalogue (Jester's jokes, or the MovieLens one beside it)"
+        return self.jokes if self.jokes is not None else item_universe(path)
+
+
+_LINES = (  # a headerless first line, whole
+    (
+        re.compile(r"[0-9]+\t[0-9]+\t[0-9]+\t[0-9]+"),
+        RatingsFormat("MovieLens u.data", (1.0, 5.0), True),
+    ),
+    (
+        re.compile(r"[0-9]+::[0-9]+::[0-9]+(\.[0-9]+)?::[0-9]+"),
+        RatingsFormat("MovieLens ratings.dat", (0.5, 5.0), True),
+    ),
+)
+_HEADERS = {  # a header, whole (any case, no spaces)
+    ("userid", "movieid", "rating", "timestamp"): RatingsFormat(
+        "MovieLens ratings.csv", (0.5, 5.0)
+    ),
+    ("user", "joke", "rating"): RatingsFormat("Jester", (-10.0, 10.0), jokes=JESTER_JOKES),
+}
+
+
+def format_of_line(first: str) -> RatingsFormat | None:
+    """The format a ratings file's first line names, whole (a MovieLens or Jester file, never a
+    guess from one column's name), or None"""
+    first = first.removesuffix("\r").lstrip("\ufeff").strip()
+    for pattern, fmt in _LINES:
+        if pattern.fullmatch(first):
+            return fmt
+    try:
+        head = tuple(h.strip().lower() for h in next(csv.reader([first]), []))
+    except csv.Error:
+        return None
+    return _HEADERS.get(head)
+
 # %% ../nbs/07_datasets.ipynb #4086389e
 def _read_ratings(lines, first, sep, names, lo, hi, path, n_items=None) -> Ratings:
     """Ratings from data lines whose columns are user, item, rating in [lo, hi] (and an
@@ -1265,7 +1313,7 @@ def _read_ratings(lines, first, sep, names, lo, hi, path, n_items=None) -> Ratin
 def _check_range(rating, lo, hi, lineno, path, name):
     if (bad := np.flatnonzero((rating < lo) | (rating > hi))).size:
         raise ValueError(
-            f"{path} line {lineno[bad[0]]}: `{name}` must be in [{lo}, {hi}]; got "
+            f"{path} line {lineno[bad[0]]}: `{name}` must be in [{lo:g}, {hi:g}]; got "
             f"{rating[bad[0]]:g}"
         )
 
@@ -1340,17 +1388,20 @@ def _csv_item_column(first):
 
 def _movielens(path, text, n_items, ignore=()) -> Ratings:
     first = text.split("\n", 1)[0].removesuffix("\r")
-    if (col := _csv_item_column(first)) is not None:  # MovieLens stars, or a scale of its own
-        lo, hi = (0.5, 5) if col in ("movie", "movieid") else (-math.inf, math.inf)
-        return _ratings_csv(path, text, n_items, lo, hi, ignore=ignore)
+    fmt = format_of_line(first)  # a known format's scale; a CSV of its own: none
+    scale = None if fmt is None else fmt.scale
+    if _csv_item_column(first) is not None:  # a header: MovieLens' ratings.csv, or any other
+        lo, hi = (-math.inf, math.inf) if scale is None else scale
+        return replace(_ratings_csv(path, text, n_items, lo, hi, ignore=ignore), scale=scale)
     lines = [l.removesuffix("\r") for l in text.split("\n")]
     names = ("user", "item", "rating", "timestamp")
     if "::" in lines[0]:
-        return _read_ratings(
+        r = _read_ratings(
             [l.replace("::", "\t") for l in lines], 1, "\t", names, 0.5, 5, path, n_items
         )
+        return replace(r, scale=scale)
     if "\t" in lines[0]:
-        return _read_ratings(lines, 1, "\t", names, 0.5, 5, path, n_items)
+        return replace(_read_ratings(lines, 1, "\t", names, 0.5, 5, path, n_items), scale=scale)
     raise ValueError(
         f"{path} line 1: not a MovieLens ratings file: expected "
         "'user<TAB>item<TAB>rating<TAB>timestamp' (u.data), "
@@ -1379,7 +1430,7 @@ def read_movielens(
 
 # %% ../nbs/07_datasets.ipynb #b9d75776
 def _jester(path, text, n_items, ignore=()) -> Ratings:
-    return _ratings_csv(path, text, n_items, -10, 10, ignore=ignore)
+    return replace(_ratings_csv(path, text, n_items, -10, 10, ignore=ignore), scale=(-10.0, 10.0))
 
 
 def read_jester(
@@ -1452,22 +1503,22 @@ def ratings_format(
     return "jester" if _is_jester(_head(path).decode("utf-8", "replace")) else "movielens"
 
 
+def ratings_file_format(
+    path: str | os.PathLike,  # a ratings file (gzip accepted; its first line is read)
+) -> RatingsFormat | None:
+    """The recognised format of a ratings file (MovieLens u.data, ratings.dat, ratings.csv;
+    Jester), by its first line, or None: the scale, the first item and the catalogue it fixes"""
+    return format_of_line(_head(path).decode("utf-8", "replace").split("\n", 1)[0])
+
+
 def rating_scale(
     path: str | os.PathLike,  # a ratings file (gzip accepted; the head is read)
 ) -> tuple[float, float] | None:  # (lo, hi), or None when the format does not fix it
-    """The rating scale a ratings file's format fixes: Jester (-10, 10); MovieLens u.data
-    (1, 5); ratings.dat and a CSV with a `movie`/`movieId` column (0.5, 5); None for any other
-    CSV (`user,item,rating`), whose scale its user states."""
-    first = _head(path).decode("utf-8", "replace").split("\n", 1)[0].removesuffix("\r")
-    first = first.lstrip("\ufeff")
-    col = _csv_item_column(first)
-    if col == "joke":
-        return (-10.0, 10.0)
-    if col in ("movie", "movieid") or (col is None and "::" in first):
-        return (0.5, 5.0)
-    if col is None and "\t" in first:
-        return (1.0, 5.0)
-    return None
+    """The rating scale a ratings file's format fixes (`ratings_file_format`): Jester (-10, 10);
+    MovieLens u.data (1, 5); ratings.dat and ratings.csv (0.5, 5); None for any other file, whose
+    scale its user states (never inferred from a column's name)."""
+    fmt = ratings_file_format(path)
+    return None if fmt is None else fmt.scale
 
 # %% ../nbs/07_datasets.ipynb #edbc8298
 _CATALOGUES = (

@@ -8,11 +8,13 @@ Docs: https://privrank.github.io/privrank/sources.html.md"""
 __all__ = ['match_roles', 'iter_chunks', 'use_client']
 
 # %% ../nbs/00a_sources.ipynb #3b41c211
+import asyncio
 import contextlib
 import contextvars
 import copy
 import hashlib
 import importlib
+import logging
 import math
 import numbers
 import os
@@ -20,6 +22,8 @@ import pickle
 import re
 import shutil
 import tempfile
+import threading
+import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -1333,6 +1337,152 @@ def current_client(
         (".parquet", ".pq", ".csv", ".csv.gz")
     )
     return default if path or is_dask(data) else None
+
+# %% ../nbs/00a_sources.ipynb #cluster1c
+CONNECT_TIMEOUT = (
+    20.0  # seconds `cluster(scheduler=...)` waits, by default, for an answer and a worker
+)
+
+
+async def _identity(address, timeout):
+    "The reply of the peer at `address` to Dask's 'identity' request, after Dask's handshake"
+    from distributed.comm import connect
+
+    comm = await connect(address, timeout=timeout)
+    try:
+        await comm.write({"op": "identity", "reply": True})
+        return await comm.read()
+    finally:
+        comm.abort()
+
+
+class _NotScheduler(Exception):
+    "The peer speaks Dask's protocol but is not a scheduler"
+
+
+def _reach(address, timeout, box, lock):
+    """In a thread of its own: ask the peer at `address` who it is (one bounded round trip), then
+    connect a Client; the Client, or the exception, goes into `box`; a Client that arrives after
+    the caller gave up (box['late']) is closed"""
+    from distributed import Client
+
+    t0 = time.monotonic()
+    try:
+        reply = asyncio.run(asyncio.wait_for(_identity(address, 0.9 * timeout), timeout))
+        if not (isinstance(reply, dict) and reply.get("type") == "Scheduler"):
+            what = reply.get("type") if isinstance(reply, dict) else type(reply).__name__
+            raise _NotScheduler(f"it answered as {str(what)!r}, not as a scheduler")
+        left = max(timeout - (time.monotonic() - t0), 0.1)
+        client = Client(address, timeout=left)  # the default client, as `complete` on Dask needs
+    except BaseException as e:  # any: MemoryError, struct.error are what a stranger's bytes give
+        box["error"] = e
+        return
+    with lock:
+        late = box.get("late", False)
+        if not late:
+            box["client"] = client
+    if late:
+        client.close()
+
+
+def _reached(address, timeout):
+    "The Client (or the error) of `_reach` in a thread of its own, bounded by `timeout`"
+    box, lock = {}, threading.Lock()
+    thread = threading.Thread(
+        target=_reach, args=(address, timeout, box, lock), name="privrank-connect", daemon=True
+    )
+    thread.start()
+    try:
+        thread.join(timeout + 0.5)  # the thread bounds itself; the join bounds the thread
+    finally:  # a Client that arrives later, or after an interrupt, is closed by the thread
+        with lock:
+            box.setdefault("late", "client" not in box and "error" not in box)
+    return box
+
+
+def connect(
+    address: str,  # a Dask scheduler's address, tcp://HOST:PORT
+    timeout: float = CONNECT_TIMEOUT,  # seconds to wait for an answer and for a worker
+) -> object:  # a dask.distributed Client, once the scheduler has a worker
+    """A dask.distributed Client of the scheduler at `address` once it has a worker. Any other
+    outcome (no answer, a peer that is not a Dask scheduler, a scheduler without workers) is a
+    ConnectionError naming `scheduler` within `timeout` seconds and a few tenths"""
+    at = f"`scheduler` {address}"
+    if not isinstance(address, str) or not address.strip():
+        raise ValueError(
+            f"`scheduler` must be a scheduler's address (tcp://HOST:PORT); got {address!r}"
+        )
+    need("distributed")
+    t0 = time.monotonic()
+    box = _reached(address, timeout)
+    e = box.get("error")
+    if box["late"] or isinstance(e, (TimeoutError, asyncio.TimeoutError)):  # one in 3.11+
+        raise ConnectionError(
+            f"{at}: no answer within {timeout:g} s (`timeout`): is a Dask scheduler listening "
+            "there (tcp://HOST:8786 by default)?"
+        )
+    if isinstance(e, ValueError):  # an address distributed cannot parse
+        raise ValueError(f"{at}: not a scheduler's address ({e})")
+    if isinstance(e, OSError) and str(e).startswith("Timed out trying to connect"):
+        why = e  # distributed retried until the timeout: the last refusal, at the chain's root
+        while why.__cause__ is not None:
+            why = why.__cause__
+        text = getattr(why, "strerror", None) or str(why) or type(why).__name__
+        raise ConnectionError(f"{at}: cannot connect within {timeout:g} s ({text})")
+    if isinstance(e, _NotScheduler):
+        raise ConnectionError(f"{at}: not a Dask scheduler ({e})")
+    if e is not None:  # the bytes that came back are not Dask's protocol
+        raise ConnectionError(
+            f"{at}: the peer does not speak Dask's protocol ({type(e).__name__}): is it a Dask "
+            "scheduler? (a web server, such as Dask's dashboard on port 8787, is not)"
+        )
+    client = box["client"]
+    try:
+        check_client(client, timeout=max(timeout - (time.monotonic() - t0), 0.1))
+    except TimeoutError:
+        client.close(timeout=2)
+        raise ConnectionError(
+            f"{at}: the scheduler has no worker: none joined within {timeout:g} s (`timeout`); "
+            "start workers with `dask worker ADDRESS`"
+        ) from None
+    except BaseException:
+        client.close(timeout=2)
+        raise
+    return client
+
+
+@contextlib.contextmanager
+def cluster(
+    workers: int | None = None,  # a local cluster of this many worker processes
+    scheduler: str | None = None,  # or the running cluster whose scheduler is at this address
+    timeout: float | None = None,  # `connect`'s wait for a scheduler (None: CONNECT_TIMEOUT)
+) -> Iterator:  # a dask.distributed Client, or None (neither given: the rows are read here)
+    """A cluster for a block of code: a local one of `workers` processes (one thread each), or
+    the running one at `scheduler` (`connect`); None when neither is given. Closed after"""
+    if workers is None and scheduler is None:
+        if timeout is not None:
+            raise ValueError("`timeout` applies to `scheduler` only: it bounds the wait for it")
+        yield None
+        return
+    if workers is not None and scheduler is not None:
+        raise ValueError(
+            "give `workers` (a local cluster) or `scheduler` (a running one), not both"
+        )
+    if scheduler is not None:
+        with connect(scheduler, CONNECT_TIMEOUT if timeout is None else timeout) as client:
+            yield client
+        return
+    workers = check_int(workers, name="workers", minimum=1)
+    distributed = need("distributed")
+    # the dashboard on a free port: the default (None too) warns when another cluster holds 8787
+    quiet = dict(dashboard_address=":0", silence_logs=logging.CRITICAL)
+    with (
+        distributed.LocalCluster(
+            n_workers=workers, threads_per_worker=1, processes=True, **quiet
+        ) as lc,
+        distributed.Client(lc) as client,
+    ):
+        yield client
 
 # %% ../nbs/00a_sources.ipynb #2dbe8c99
 def _missing(col):

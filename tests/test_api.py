@@ -106,9 +106,11 @@ RECORDS = {
         RAT, epsilon=1.0, delta=1e-6, rng=0
     ),
     "completion.private_als": lambda: completion.private_als(RAT, epsilon=1.0, delta=1e-6, rng=0),
-    "completion.complete": lambda: completion.complete(RAT, epsilon=1.0, delta=1e-6, rng=0),
+    "completion.complete": lambda: completion.complete(
+        RAT, epsilon=1.0, delta=1e-6, rng=0, rating_range="private"
+    ),
     "completion.complete(frank-wolfe)": lambda: completion.complete(
-        RAT, epsilon=1.0, delta=1e-6, estimator="frank-wolfe", rng=0
+        RAT, epsilon=1.0, delta=1e-6, estimator="frank-wolfe", rng=0, rating_range="private"
     ),
     "completion.fit": lambda: completion.fit(
         RAT, estimator="frank-wolfe", epsilon=1.0, delta=1e-6, rng=0
@@ -126,6 +128,7 @@ RECORDS = {
         delta=1e-6,
         n_items=RAT.shape[1],
         rng=0,
+        rating_range="private",
     ),
 }
 RAW = {  # spend privacy but return the raw draws (arrays) a mechanism is built from, not a result
@@ -222,7 +225,9 @@ NEEDS_DELTA = {
         RAT, epsilon=1.0, delta=d, rng=0
     ),
     "completion.private_als": lambda d: completion.private_als(RAT, epsilon=1.0, delta=d, rng=0),
-    "completion.complete": lambda d: completion.complete(RAT, epsilon=1.0, delta=d, rng=0),
+    "completion.complete": lambda d: completion.complete(
+        RAT, epsilon=1.0, delta=d, rng=0, rating_range="private"
+    ),
     "completion.fit": lambda d: completion.fit(
         RAT, estimator="frank-wolfe", epsilon=1.0, delta=d, rng=0
     ),

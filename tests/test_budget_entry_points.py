@@ -58,7 +58,7 @@ CALLS = {  # every releasing entry point: a call at (epsilon, delta) with the ge
         np.ones(50, bool), epsilon=e, rng=g, **kw
     ),
     "completion.complete": lambda e, d, g, **kw: completion.complete(
-        RAT, epsilon=e, delta=d or 1e-6, rng=g, **kw
+        RAT, epsilon=e, delta=d or 1e-6, rng=g, rating_range="private", **kw
     ),
     "mc.private_frank_wolfe": lambda e, d, g, **kw: mc.private_frank_wolfe(
         CENTRED, epsilon=e, delta=d or 1e-6, nuclear_norm=10.0, n_iter=2, row_norm=4.0, rng=g, **kw

@@ -201,7 +201,14 @@ def _runs(estimator, bad):
         run = Run()
         with pytest.MonkeyPatch.context() as mp:
             _intercept(mp, run, bad)
-            res = C.complete(SMALL, epsilon=EPS, delta=DELTA, rng=seed, estimator=estimator)
+            res = C.complete(
+                SMALL,
+                epsilon=EPS,
+                delta=DELTA,
+                rng=seed,
+                estimator=estimator,
+                rating_range="private",
+            )
         run.ledger, run.params = res.diagnostics["ledger"], res.params
         out.append(run)
     return out

@@ -1119,6 +1119,7 @@ def test_complete_refuses(field, data):
         solver="oja",
         max_per_user=80,
         test_fraction=0.3,
+        rating_range="private",
     )
     ratings = RAT
     pick = lambda xs: data.draw(st.sampled_from(xs))
@@ -1863,7 +1864,9 @@ BUGS = [
     (
         "complete-no-test-ratings-nan",
         "complete",
-        lambda: completion.complete(RAT, epsilon=1.0, delta=1e-5, evaluate=True, rng=0),
+        lambda: completion.complete(
+            RAT, epsilon=1.0, delta=1e-5, evaluate=True, rng=0, rating_range="private"
+        ),
         ("test_fraction",),
         "complete on a small matrix: test_fraction=0.01 holds out 0 ratings and "
         "test_rmse / baseline_rmse_user_mean are NaN, "

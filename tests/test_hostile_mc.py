@@ -588,13 +588,17 @@ HELPERS = [  # (function name, call with one hostile value x, parameter names, h
     ),
     (
         "complete",
-        lambda x: completion.complete(RAT, epsilon=1.0, delta=1e-6, evaluate=x),
+        lambda x: completion.complete(
+            RAT, epsilon=1.0, delta=1e-6, evaluate=x, rating_range="private"
+        ),
         ("evaluate",),
         [None, 1, "yes"],
     ),
     (
         "complete",
-        lambda x: completion.complete(RAT, epsilon=1.0, delta=1e-6, test_fraction=x),
+        lambda x: completion.complete(
+            RAT, epsilon=1.0, delta=1e-6, test_fraction=x, rating_range="private"
+        ),
         ("test_fraction",),
         [-0.1, 1.0, NAN, "0.1"],
     ),
@@ -871,6 +875,7 @@ def test_complete_whole_range(eps, delta, L, mode, seed):
                 row_norm=L,
                 noise=mode,
                 rng=seed,
+                rating_range="private",
             ),
             ENTRY_NAMES,
         )

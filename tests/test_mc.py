@@ -320,7 +320,9 @@ def test_complete_refuses_empty_hold_out():
     with pytest.raises(
         ValueError, match="`test_fraction` = 0.01 held out none of the 3 ratings of 2 users"
     ):
-        completion.complete(R, epsilon=1.0, delta=1e-6, evaluate=True, rng=0)
+        completion.complete(
+            R, epsilon=1.0, delta=1e-6, evaluate=True, rng=0, rating_range="private"
+        )
 
 
 # --- the streaming private Oja step ("oja", Results 8 and 9) ---
@@ -410,7 +412,14 @@ def test_complete_reports_only_private_or_public_values():
     declared column count; with `evaluate=True` the evaluation is a dict labelled as non-private."""
     R, _, _ = mc.synthetic_rank_one(2000, 40, per_user=10, rng=0)
     out = completion.complete(
-        R, epsilon=1.0, delta=1e-6, estimator="frank-wolfe", n_iter=3, row_norm=2.0, rng=0
+        R,
+        epsilon=1.0,
+        delta=1e-6,
+        estimator="frank-wolfe",
+        n_iter=3,
+        row_norm=2.0,
+        rng=0,
+        rating_range="private",
     )
     assert isinstance(out, mc.Completion) and out.evaluation is None
     rec = core.privacy_record(out)
@@ -426,8 +435,13 @@ def test_complete_reports_only_private_or_public_values():
     assert out.diagnostics["ledger"][0]["step"] == "nuclear norm k"  # chosen privately, recorded
     assert out.params["nuclear_norm"] == out.diagnostics["ledger"][0]["value"]
     wide = sparse.csr_array(R, shape=(2000, 90))  # 50 declared items that nobody rated
-    assert completion.complete(wide, epsilon=1.0, delta=1e-6, rng=0).n_items == 90
-    ev = completion.complete(R, epsilon=1.0, delta=1e-6, evaluate=True, test_fraction=0.05, rng=0)
+    assert (
+        completion.complete(wide, epsilon=1.0, delta=1e-6, rng=0, rating_range="private").n_items
+        == 90
+    )
+    ev = completion.complete(
+        R, epsilon=1.0, delta=1e-6, evaluate=True, test_fraction=0.05, rng=0, rating_range="private"
+    )
     e = ev.evaluation
     assert e["private"] is False and e["note"].startswith("non-private")
     assert (
@@ -436,7 +450,7 @@ def test_complete_reports_only_private_or_public_values():
         and np.isfinite(e["baseline_rmse_user_mean"])
     )
     with pytest.raises(TypeError, match="`evaluate` must be True or False"):
-        completion.complete(R, epsilon=1.0, delta=1e-6, evaluate=1)
+        completion.complete(R, epsilon=1.0, delta=1e-6, evaluate=1, rating_range="private")
 
 
 # --- the exact noise path (issue 11, item 1) ---

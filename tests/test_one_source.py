@@ -176,7 +176,8 @@ def test_complete_gives_one_fit_from_a_csv_a_sparse_matrix_and_a_spilled_parquet
     R, n = _ratings_sources(tmp_path)
     spill = tmp_path / "spill"
     spill.mkdir()
-    kw = dict(epsilon=1.0, delta=1e-6, max_per_user=8, evaluate=True, test_fraction=0.1, rng=5)
+    kw = dict(epsilon=1.0, delta=1e-6, max_per_user=8, evaluate=True, test_fraction=0.1, rng=5,
+              rating_range="private")  # fmt: skip
     kw |= how
     ref = pr.complete(R, **kw)
     for name, fit in (
@@ -219,7 +220,8 @@ def test_use_client_runs_a_block_on_the_cluster(sources, client, tmp_path):
     _same(explicit, here, "an array inside use_client")
     assert btl.n_voters == 50
     R_, n = _ratings_sources(tmp_path)
-    kw = dict(epsilon=1.0, delta=1e-6, n_items=n, evaluate=True, test_fraction=0.1, rng=5)
+    kw = dict(epsilon=1.0, delta=1e-6, n_items=n, evaluate=True, test_fraction=0.1, rng=5,
+              rating_range="private")  # fmt: skip
     on = pr.complete(tmp_path / "r.parquet", client=client, **kw)
     with pr.use_client(client):
         blocked = pr.complete(tmp_path / "r.parquet", **kw)
@@ -246,7 +248,9 @@ def test_a_ratings_table_is_read_by_the_source_layer_as_its_labelled_rows():
     from scipy import sparse
 
     table = Ratings(sparse.csr_array((stars, (who, what)), shape=(users, n)), labels, np.arange(n))
-    kw = dict(epsilon=1.0, delta=1e-6, evaluate=True, test_fraction=0.2, rng=1)
+    kw = dict(
+        epsilon=1.0, delta=1e-6, evaluate=True, test_fraction=0.2, rng=1, rating_range="private"
+    )
     ref = pr.complete(table, **kw)
     rows = pr.complete(np.column_stack([labels[who], what, stars]), n_items=n, **kw)
     chunked = pr.complete(table, chunk_rows=100, **kw)

@@ -293,7 +293,9 @@ def _ratings(n_users=1_500, n_items=30, per=8, seed=3):
     return triples[g.permutation(len(vals))]
 
 
-FW = dict(epsilon=1.0, delta=1e-6, nuclear_norm=1_500.0, n_iter=4, row_norm=8.0)
+FW = dict(
+    epsilon=1.0, delta=1e-6, nuclear_norm=1_500.0, n_iter=4, row_norm=8.0, rating_range="private"
+)
 
 
 @pytest.mark.parametrize("solver", ["oja", "exact", "oja-fresh"])
@@ -363,7 +365,15 @@ def test_complete_on_two_worker_processes_is_the_local_answer(how, client, tmp_p
         path,
         row_group_size=1_500,
     )
-    kw = dict(epsilon=2.0, delta=1e-6, n_items=25, first_item=1, max_per_user=6, **how)
+    kw = dict(
+        epsilon=2.0,
+        delta=1e-6,
+        n_items=25,
+        first_item=1,
+        max_per_user=6,
+        rating_range="private",
+        **how,
+    )
     kw |= dict(evaluate=True, test_fraction=0.1, part_ratings=2_000, rng=3)
     here = pr.complete(path, **kw)
     there = pr.complete(path, **kw, client=client)
@@ -395,8 +405,9 @@ def test_complete_on_two_worker_processes_is_the_local_answer(how, client, tmp_p
         row_group_size=1_500,
     )
     assert (np.abs(t[:, 2]) > 1).mean() > 0.2
-    off = pr.complete(path, **kw, rating_range=(-1, 1), client=client)
-    on = pr.complete(clamped, **kw, rating_range=(-1, 1))
+    kw["rating_range"] = (-1, 1)
+    off = pr.complete(path, **kw, client=client)
+    on = pr.complete(clamped, **kw)
     assert np.array_equal(off.coef, on.coef) and np.array_equal(off.factors, on.factors)
 
 
@@ -421,7 +432,7 @@ def _assert_params_close(a, b, rtol=1e-9):
 def test_pgd_and_cleansing_over_partitions_are_the_in_memory_fit(how, noise, tmp_path):
     t = _ratings(1_500, 20, 8, seed=6)
     R = sp.csr_array((t[:, 2], (t[:, 0].astype(int), t[:, 1].astype(int))), shape=(1_500, 20))
-    kw = dict(epsilon=4.0, delta=1e-6, max_per_user=8, noise=noise, **how)
+    kw = dict(epsilon=4.0, delta=1e-6, max_per_user=8, noise=noise, rating_range="private", **how)
     # one partition: the sparse matrix's fit, bit for bit
     mem = pr.complete(R, **kw, evaluate=True, test_fraction=0.1, rng=2)
     one = pr.complete(t, **kw, n_items=20, evaluate=True, test_fraction=0.1, rng=2)
@@ -467,7 +478,7 @@ def test_the_command_completes_on_workers(tmp_path):
     assert "The fit: predictions are each user's own mean" in d["reason"]  # from the run
     api = pr.complete(
         path, epsilon=2.0, delta=1e-6, n_items=20, first_item=1, evaluate=True, rng=4,
-        columns=["userId", "movieId", "rating"],
+        columns=["userId", "movieId", "rating"], rating_range="private",
     )  # fmt: skip
     with np.load(npz) as z:
         assert np.array_equal(z["coef"], api.coef) and np.array_equal(z["factors"], api.factors)
@@ -760,7 +771,7 @@ def test_memory_grows_with_the_data_not_with_the_largest_id(tmp_path):
     assert users.dense.nbytes == 0 and users.index().counts.tolist() == [2, 1, 1]
     rows = np.column_stack([np.zeros(50_000), np.ones(50_000), np.full(50_000, 3.0)])
     with pytest.raises(ValueError, match="has 50,000 ratings of 10 items"):
-        pr.complete(rows, epsilon=1.0, delta=1e-6, n_items=10, rng=0)
+        pr.complete(rows, epsilon=1.0, delta=1e-6, n_items=10, rng=0, rating_range="private")
 
 
 def test_a_cluster_without_workers_is_refused_in_bounded_time(monkeypatch):
@@ -777,7 +788,9 @@ def test_a_cluster_without_workers_is_refused_in_bounded_time(monkeypatch):
         for call in (
             lambda: pr.dp_borda_aggregate(R[:50], epsilon=1.0, client=c),
             lambda: pr.dp_footrule_aggregate(R[:50], epsilon=1.0, model="local", client=c),
-            lambda: pr.complete(t, epsilon=1.0, delta=1e-6, n_items=6, client=c),
+            lambda: pr.complete(
+                t, epsilon=1.0, delta=1e-6, n_items=6, client=c, rating_range="private"
+            ),
         ):
             t0 = time.perf_counter()
             with pytest.raises(TimeoutError, match="`client` has no worker"):

@@ -287,14 +287,15 @@ def test_bad_sparse_inputs_are_refused_by_name():
     with pytest.raises(TypeError, match=r"^`ratings`: a scipy.sparse matrix is read here"):
         Source(M, name="ratings").parts()
     with pytest.raises(TypeError, match=r"^`ratings`: a scipy.sparse matrix is read here"):
-        pr.complete(M, epsilon=1.0, delta=1e-6, client=object())
+        pr.complete(M, epsilon=1.0, delta=1e-6, client=object(), rating_range="private")
 
 
 def test_a_sparse_matrix_of_ratings_gives_the_release_of_its_triples():
     "private Frank-Wolfe on a matrix and on its (user, item, rating) rows: the same release"
     M = _matrix(seed=1, shape=(40, 8), density=0.5)
     M = M[np.diff(M.indptr) > 0]  # every user with a rating
-    kw = dict(epsilon=1.0, delta=1e-6, nuclear_norm=1.0, n_iter=2, row_norm=1.0, rng=0)
+    kw = dict(epsilon=1.0, delta=1e-6, nuclear_norm=1.0, n_iter=2, row_norm=1.0, rng=0,
+              rating_range="private")  # fmt: skip
     kw |= dict(estimator="frank-wolfe", evaluate=True, test_fraction=0.2)
     ref = pr.complete(_triples(M), n_items=8, **kw)
     for rows in (7, None):
