@@ -1,0 +1,119 @@
+"""Issue 45, "Smaller": the reported defects, one regression test (or a few) each. Every test
+here failed on the code before its fix (the commit that fixed it says how)."""
+
+import numpy as np
+import pytest
+from scipy import stats
+
+import privrank as pr
+from privrank import topk
+from privrank.topk import exact_law
+
+ALPHA = 1e-6  # a correct sampler fails a law test with this probability
+EXACT_METHODS = ("gumbel", "permute-and-flip", "laplace")
+LAW = {"gumbel": "gumbel", "permute-and-flip": "permute-and-flip", "laplace": "discrete laplace"}
+
+
+# 1. dp_top_k on 1-D scores without `sensitivity`
+
+
+@pytest.mark.parametrize(
+    "scores",
+    [np.array([3.0, 2.0, 1.0]), np.array([3, 2, 1]), [3, 2, 1], [0.5, 2.5]],
+    ids=["float", "int", "list", "float list"],
+)
+def test_top_k_scores_without_sensitivity_names_sensitivity(scores):
+    "1-D scores without `sensitivity`: the message says that scores need it, and what it is"
+    with pytest.raises(ValueError, match="`sensitivity`") as e:
+        pr.dp_top_k(scores, 1, epsilon=1)
+    assert "1-D" in str(e.value) and "one individual" in str(e.value)
+    assert "`ranks`" not in str(e.value)
+
+
+def test_top_k_rankings_still_read_without_sensitivity():
+    "2-D ranks (and their errors) are as before: the new message is for 1-D data only"
+    assert pr.dp_top_k(pr.load_demo().ranks, 2, epsilon=1, rng=0).k == 2
+    with pytest.raises(ValueError, match="`ranks` must be 2-D"):
+        pr.dp_top_k(np.zeros((2, 2, 2), int), 1, epsilon=1)
+
+
+# 2. and 3. the exact path on integer scores near and beyond the int64 limits
+
+
+def exact_runs(scores, k, method, epsilon, n, seed):
+    "n releases of dp_top_k(scores, k, sensitivity=1) on the exact path at once"
+    with pr.use_noise("exact"):
+        return topk.select_runs(
+            scores, k, method, epsilon=epsilon, rng=np.random.default_rng(seed), n=n
+        )
+
+
+def law_pvalue(out, law, items):
+    "Chi-square p-value of the ordered outputs `out` against `law` over the sub-instance `items`"
+    keys = list(law)
+    index = {tuple(items[i] for i in s): a for a, s in enumerate(keys)}
+    assert all(tuple(o) in index for o in out), "an item outside the law's support was selected"
+    obs = np.bincount([index[tuple(o)] for o in out], minlength=len(keys))
+    p = np.array([law[s] for s in keys])
+    return stats.chisquare(obs, p / p.sum() * len(out)).pvalue
+
+
+@pytest.mark.parametrize("method", EXACT_METHODS)
+def test_exact_top_k_keeps_uint64_scores_past_2_63(method):
+    "uint64 scores beyond 2^63 keep their order (they were cast to int64 and wrapped negative)"
+    s = np.array([2**63 + 5, 3, 2, 1], dtype=np.uint64)
+    with pr.use_noise("exact"):
+        picks = [
+            pr.dp_top_k(s, 1, epsilon=1, sensitivity=1, method=method, rng=r).items[0]
+            for r in range(20)
+        ]
+    assert picks == [0] * 20  # the gap is 2^63: any other pick has probability e^(-2^62)
+    out = exact_runs(s, 1, method, 1.0, 2_000, 1)
+    assert (out[:, 0] == 0).all()
+
+
+@pytest.mark.parametrize("method", EXACT_METHODS)
+def test_exact_top_k_law_of_uint64_scores_one_apart_past_2_63(method):
+    "Two uint64 scores one apart beyond 2^63: the law of [1, 0], the others never picked"
+    s = np.array([2**63 + 5, 2**63 + 4, 3, 1], dtype=np.uint64)
+    for k in (1, 2):
+        out = exact_runs(s, k, method, float(k), 20_000, 10 + k)  # scale 2 per step
+        assert law_pvalue(out, exact_law(LAW[method], np.array([1.0, 0.0]), k, 2.0), [0, 1]) > ALPHA
+
+
+@pytest.mark.parametrize("method", EXACT_METHODS)
+def test_exact_top_k_int64_scores_spanning_2_63_do_not_overflow(method):
+    "[2^62, -2^62, 0, 1]: max - z overflowed int64 and gumbel picked -2^62 every time"
+    s = np.array([2**62, -(2**62), 0, 1], dtype=np.int64)
+    out = exact_runs(s, 1, method, 1.0, 2_000, 2)
+    assert (out[:, 0] == 0).all()  # the gap to the next is 2^62 - 1: probability e^(-2^61)
+    out = exact_runs(s, 2, method, 2.0, 2_000, 3)
+    assert (out[:, 0] == 0).all() and np.isin(out[:, 1], [2, 3]).all()  # 1 and 0 are close
+
+
+@pytest.mark.parametrize("method", EXACT_METHODS)
+def test_exact_top_k_law_of_close_scores_spanning_2_63(method):
+    "A small gap among scores whose range spans 2^63: the law of [1, 0] on the two close ones"
+    s = np.array([-(2**62), 2**62, 2**62 - 1, 0], dtype=np.int64)
+    for k in (1, 2):
+        out = exact_runs(s, k, method, float(k), 20_000, 20 + k)
+        assert law_pvalue(out, exact_law(LAW[method], np.array([1.0, 0.0]), k, 2.0), [1, 2]) > ALPHA
+
+
+def test_the_law_test_catches_a_wrong_law():
+    "law_pvalue has the power to tell scale 2 from scale 1 at 20,000 runs (so it can fail)"
+    s = np.array([2**63 + 5, 2**63 + 4, 3, 1], dtype=np.uint64)
+    out = exact_runs(s, 1, "gumbel", 1.0, 20_000, 11)
+    assert law_pvalue(out, exact_law("gumbel", np.array([1.0, 0.0]), 1, 1.0), [0, 1]) < ALPHA
+
+
+@pytest.mark.parametrize(
+    "scores",
+    [np.array([2**70, 3, 2, 1], dtype=object), [2**64, 1, 0], [-1, 2**63]],
+    ids=["object", "list past uint64", "list past both"],
+)
+def test_top_k_scores_beyond_64_bits_are_refused_by_name(scores):
+    "Integers no 64-bit dtype holds are refused naming `data` (never wrapped or rounded)"
+    for mode in ("fast", "exact"):
+        with pr.use_noise(mode), pytest.raises(TypeError, match="`data`.*64 bits"):
+            pr.dp_top_k(scores, 1, epsilon=1, sensitivity=1)
