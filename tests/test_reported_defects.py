@@ -6,7 +6,7 @@ import pytest
 from scipy import stats
 
 import privrank as pr
-from privrank import topk
+from privrank import datasets, topk
 from privrank.topk import exact_law
 
 ALPHA = 1e-6  # a correct sampler fails a law test with this probability
@@ -117,3 +117,51 @@ def test_top_k_scores_beyond_64_bits_are_refused_by_name(scores):
     for mode in ("fast", "exact"):
         with pr.use_noise(mode), pytest.raises(TypeError, match="`data`.*64 bits"):
             pr.dp_top_k(scores, 1, epsilon=1, sensitivity=1)
+
+
+# 4. read_scores_csv: plain numbers, labels that differ only by white space
+
+
+def write(tmp_path, text, name="s.csv"):
+    p = tmp_path / name
+    p.write_text(text)
+    return p
+
+
+@pytest.mark.parametrize("bad", ["1_000", "1_0.5", "١٢", "0x10", "1e5_0"])
+def test_scores_csv_refuses_numbers_python_reads_but_csv_does_not(tmp_path, bad):
+    "Python's float() reads '1_000' and Arabic-Indic digits; a CSV number is ASCII decimal"
+    p = write(tmp_path, f"item,score\na,{bad}\nb,2\n")
+    with pytest.raises(ValueError, match=r"line 2: `score` must be a finite number"):
+        datasets.read_scores_csv(p)
+
+
+def test_scores_csv_still_reads_plain_numbers(tmp_path):
+    "Decimal and scientific numbers, signs, white space around them: as before"
+    p = write(tmp_path, "item,score\na, 1\nb,+2.5 \nc,-.5\nd,1e3\ne,5.\nf,7E-1\n")
+    labels, s = datasets.read_scores_csv(p)
+    assert labels == tuple("abcdef") and s.tolist() == [1, 2.5, -0.5, 1000, 5, 0.7]
+
+
+def test_ratings_csv_refuses_underscore_numbers_on_both_paths(tmp_path):
+    "The ratings reader's csv-module path refuses '1_0' as numpy's C parser does"
+    text = "user,item,rating\n1_0,1,3\n2,1,4\n"
+    for fast in (True, False):
+        with pytest.raises(ValueError, match="line 2: `user` must be an integer"):
+            datasets._ratings_csv(tmp_path / "r.csv", text, None, 1, 5, fast=fast)
+
+
+@pytest.mark.parametrize("pair", [("a", "a "), (" a", "a"), ("a\t", " a")])
+def test_scores_csv_refuses_labels_differing_only_by_white_space(tmp_path, pair):
+    "'a' and 'a ' are refused (the same item twice?), naming the line and both labels"
+    x, y = pair
+    p = write(tmp_path, f'item,score\n"{x}",1\nb,3\n"{y}",2\n')
+    with pytest.raises(ValueError, match="line 4: `item`") as e:
+        datasets.read_scores_csv(p)
+    assert repr(x) in str(e.value) and repr(y) in str(e.value) and "line 2" in str(e.value)
+
+
+def test_scores_csv_keeps_a_label_as_written(tmp_path):
+    "A label with spaces around it and no look-alike is kept as the csv module reads it"
+    labels, _ = datasets.read_scores_csv(write(tmp_path, 'item,score\n" a",1\nb,2\n'))
+    assert labels == (" a", "b")
