@@ -1,12 +1,14 @@
 """Issue 45, "Smaller": the reported defects, one regression test (or a few) each. Every test
 here failed on the code before its fix (the commit that fixed it says how)."""
 
+import io
+
 import numpy as np
 import pytest
-from scipy import stats
+from scipy import sparse, stats
 
 import privrank as pr
-from privrank import datasets, topk
+from privrank import cli, core, datasets, topk
 from privrank.topk import exact_law
 
 ALPHA = 1e-6  # a correct sampler fails a law test with this probability
@@ -165,3 +167,57 @@ def test_scores_csv_keeps_a_label_as_written(tmp_path):
     "A label with spaces around it and no look-alike is kept as the csv module reads it"
     labels, _ = datasets.read_scores_csv(write(tmp_path, 'item,score\n" a",1\nb,2\n'))
     assert labels == (" a", "b")
+
+
+# 5. top_eigh where ARPACK fails; complete with row_norm = 1e308
+
+
+@pytest.mark.parametrize("n", [64, 200])
+def test_top_eigh_of_the_zero_matrix(n):
+    "ARPACK's 'starting vector is zero' on the zero matrix: the dense solver answers"
+    lam, V = core.top_eigh(np.zeros((n, n)), 1)
+    assert lam.tolist() == [0.0] and V.shape == (n, 1)
+    assert np.linalg.norm(V) == pytest.approx(1.0, abs=1e-12)
+
+
+def test_top_eigh_still_uses_its_fast_path():
+    "A matrix ARPACK can do still gets ARPACK's answer, equal to the dense one"
+    g = np.random.default_rng(0).standard_normal((100, 100))
+    S = g @ g.T
+    lam, V = core.top_eigh(S, 1)
+    w, U = np.linalg.eigh(S)
+    assert lam[0] == pytest.approx(w[-1], rel=1e-10)
+    assert abs(V[:, 0] @ U[:, -1]) == pytest.approx(1.0, abs=1e-8)
+
+
+def stars(m=300, n=70, seed=0):
+    "1-5 star ratings of a planted rank-2 taste, 30% observed"
+    g = np.random.default_rng(seed)
+    full = np.clip(np.round(3 + g.normal(size=(m, 2)) @ g.normal(size=(2, n))), 1, 5)
+    r, c = np.nonzero(g.random((m, n)) < 0.3)
+    return sparse.csr_array((full[r, c], (r, c)), shape=(m, n))
+
+
+@pytest.mark.parametrize("estimator", ["frank-wolfe", "pgd", "cleansing"])
+def test_complete_with_row_norm_1e308_is_refused_by_name(estimator):
+    "The estimators that take `row_norm` refuse 1e308 naming it (70 items: ARPACK's path)"
+    with pytest.raises(ValueError, match="`row_norm` = 1e\\+308"):
+        pr.complete(
+            stars(), epsilon=1.0, delta=1e-6, estimator=estimator, rating_range=(1, 5),
+            row_norm=1e308, rng=0,
+        )  # fmt: skip
+
+
+def test_cli_complete_row_norm_1e308_is_a_one_line_error(tmp_path):
+    "`privrank complete --row-norm 1e308` ended in the command's catch-all ('unexpected error')"
+    R = stars().tocoo()
+    lines = [f"{u + 1},{i + 1},{v:g}" for u, i, v in zip(R.row, R.col, R.data)]
+    p = write(tmp_path, "user,item,rating\n" + "\n".join(lines) + "\n", "ratings.csv")
+    out, err = io.StringIO(), io.StringIO()
+    argv = ["complete", str(p), "--epsilon", "1", "--delta", "1e-6", "--rating-range", "1,5",
+            "--items", "70", "--method", "frank-wolfe", "--row-norm", "1e308",
+            "--seed", "0"]  # fmt: skip
+    code = cli.main(argv, out=out, err=err)
+    assert code == 2 and out.getvalue() == "", (code, err.getvalue())
+    assert err.getvalue().startswith("privrank: error:") and "--row-norm" in err.getvalue()
+    assert "unexpected error" not in err.getvalue()
