@@ -1754,8 +1754,9 @@ def complete(
     consecutive users (in files with `spill`, one at a time in memory; on the workers with a
     client); the coins that hold ratings out are keyed by user and item, so every source of the
     same ratings gives the same release for the same seed. Ratings outside `rating_range` are
-    clamped into it. Refuses an unknown estimator, options it does not take, a user with more
-    ratings than items (before reading the ratings again), and what the estimator refuses."""
+    clamped into it, and the result's predictions clipped to it (`params['rating_range']`).
+    Refuses an unknown estimator, options it does not take, a user with more ratings than items
+    (before reading the ratings again), and what the estimator refuses."""
     epsilon, delta, rng, mode = (
         check_epsilon(epsilon, scalar=True),
         check_delta(delta, positive=True),

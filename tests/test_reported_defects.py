@@ -2,6 +2,8 @@
 here failed on the code before its fix (the commit that fixed it says how)."""
 
 import io
+import math
+import re
 
 import numpy as np
 import pytest
@@ -221,3 +223,89 @@ def test_cli_complete_row_norm_1e308_is_a_one_line_error(tmp_path):
     assert code == 2 and out.getvalue() == "", (code, err.getvalue())
     assert err.getvalue().startswith("privrank: error:") and "--row-norm" in err.getvalue()
     assert "unexpected error" not in err.getvalue()
+
+
+# 6. Completion: predictions within the stated rating range; the repr and params agree
+
+ESTIMATORS = ["subspace", "als", "frank-wolfe", "pgd", "cleansing"]
+
+
+@pytest.fixture(scope="module")
+def fits():
+    return {
+        e: pr.complete(
+            stars(n=40),
+            epsilon=1.0,
+            delta=1e-6,
+            estimator=e,
+            rating_range=(1, 5),
+            evaluate=True,
+            test_fraction=0.1,
+            rng=0,
+        )  # fmt: skip
+        for e in ESTIMATORS
+    }
+
+
+def unclipped(c, users):
+    return c.coef[users] @ c.factors + c.user_mean[users][:, None]
+
+
+@pytest.mark.parametrize("estimator", ESTIMATORS)
+def test_completion_predictions_are_clipped_to_the_rating_range(fits, estimator):
+    "predict, predict_user and predict_entries stay in the stated range, equal to the clipped fit"
+    c = fits[estimator]
+    users = np.arange(c.n_users)
+    P = c.predict(users)
+    assert P.min() >= 1 and P.max() <= 5
+    np.testing.assert_array_equal(P, np.clip(unclipped(c, users), 1, 5))
+    np.testing.assert_allclose(c.predict_user(7), P[7], rtol=0, atol=1e-12)  # one row's BLAS
+    u, i = np.repeat(users, 3)[:500], np.tile(np.arange(c.n_items), 40)[:500]
+    np.testing.assert_allclose(c.predict_entries(u, i), P[u, i], rtol=0, atol=1e-12)
+    tu, ti = c.predict_entries(np.array([[3, 4]]), np.array([[5, 6]])), P[[3, 4], [5, 6]]
+    np.testing.assert_allclose(tu, ti[None], rtol=0, atol=1e-12)
+
+
+def test_some_fit_goes_outside_the_range_before_clipping(fits):
+    "The check above can fail: unclipped, these fits predict outside 1..5 (5.37 in the report)"
+    users = np.arange(300)
+    outside = {e: float(np.abs(unclipped(c, users) - 3).max()) for e, c in fits.items()}
+    assert max(outside.values()) > 2.5, outside
+
+
+def test_completion_rmse_scores_the_clipped_predictions(fits):
+    "`rmse` (and complete's evaluation, through predict_entries) scores what predict returns"
+    split = pr.mc.split_ratings(stars(n=40), test_fraction=0.2, rng=1)
+    for e, c in fits.items():
+        u, i, v = split.test_user, split.test_item, split.test_value
+        raw = np.einsum("ij,ji->i", c.coef[u], c.factors[:, i]) + c.user_mean[u]
+        want = float(np.sqrt(np.mean((np.clip(raw, 1, 5) - v) ** 2)))
+        assert c.rmse(split) == pytest.approx(want, rel=1e-12), e
+        assert c.evaluation["test_rmse"] <= c.evaluation["baseline_rmse_user_mean"] * 2, e
+
+
+def test_completion_without_a_stated_range_is_not_clipped():
+    "With no stated range (a private bound) nothing is clipped: the fit does not know the scale"
+    c = pr.complete(stars(n=40), epsilon=1.0, delta=1e-6, rng=0)
+    assert c.params["rating_range"] is None
+    users = np.arange(c.n_users)
+    np.testing.assert_array_equal(c.predict(users), unclipped(c, users))
+
+
+@pytest.mark.parametrize("estimator", ESTIMATORS)
+def test_completion_repr_and_params_agree_on_the_rank(fits, estimator):
+    "The repr's count is the factor rows (coef's columns), never called a rank params contradicts"
+    c = fits[estimator]
+    text = repr(c)
+    head = text.split("params=")[0]
+    assert f"{c.coef.shape[1]} factor rows" in head
+    claimed = [int(x) for x in re.findall(r"\brank (\d+)", head)]
+    assert all(r == c.params.get("rank") for r in claimed), (claimed, c.params.get("rank"))
+
+
+def test_subspace_rank_zero_repr():
+    "The reported case: the subspace estimator chose rank 0; the repr said 'rank 2'"
+    c = pr.complete(stars(n=40), epsilon=1.0, delta=1e-6, rating_range=(1, 5), rng=0)
+    assert c.params["rank"] == 0 and c.coef.shape[1] == 2
+    assert "rank 2" not in repr(c) and "2 factor rows" in repr(c)
+    assert math.isfinite(c.epsilon)
