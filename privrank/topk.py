@@ -782,7 +782,7 @@ def dp_top_k(
     if d == 1:  # one item: nothing to hide
         items = np.zeros(1, np.int64)
     elif mode == "fast":
-        items = _run_fast(sc.u, k, pl, rng, dg)
+        items = _run_fast(_centred(sc), k, pl, rng, dg)
     else:
         items = _run_exact(sc, k, pl, epsilon, rng, dg)
     labels = None if sc.labels is None or len(sc.labels) != d else sc.labels
@@ -800,6 +800,16 @@ def dp_top_k(
     )
 
 # %% ../nbs/13_top_k.ipynb #78f843a0
+def _centred(sc):
+    """The scores minus their maximum, as floats: the fast path's noise is added to these, at full
+    precision near the top (on 2^62, a float's step is 1024: the noise would be lost). Integer
+    scores are shifted exactly first (`_shifted`), so that their differences are exact"""
+    if sc.raw.dtype.kind in "iu":
+        z = _shifted(sc.raw)
+        return (z - z.max()).astype(np.float64)
+    return sc.u - sc.u.max()
+
+
 def _run_fast(u, k, pl, rng, dg, n=None):
     "The selection on the fast path (floating-point noise); n runs at once: (n, k)"
     d = u.size
@@ -856,7 +866,7 @@ def select_runs(
     sc, mode = _read(scores, 1, "first", None, None, None, None), noise_mode()
     pl = _finite_scale(plan(method, k, sc.u.size, epsilon, 0.0, sc.linf, None, mode), epsilon)
     if mode == "fast":
-        return _run_fast(sc.u, k, pl, rng, {}, n)
+        return _run_fast(_centred(sc), k, pl, rng, {}, n)
     return _run_exact(sc, k, pl, epsilon, rng, {}, n)
 
 # %% ../nbs/13_top_k.ipynb #69c9fbef

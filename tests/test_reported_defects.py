@@ -111,6 +111,26 @@ def test_the_law_test_catches_a_wrong_law():
     assert law_pvalue(out, exact_law("gumbel", np.array([1.0, 0.0]), 1, 1.0), [0, 1]) < ALPHA
 
 
+FAST_WIDE = {  # two scores one apart (sensitivity 1) where a float's step is 1 or more
+    "uint64 past 2^63": (np.array([2**63 + 5, 2**63 + 4, 3, 1], dtype=np.uint64), [0, 1]),
+    "int64 spanning 2^63": (np.array([-(2**62), 2**62, 2**62 - 1, 0]), [1, 2]),
+    "float64 near 2^52": (np.array([6.25e15, 6.25e15 - 1, 0.0]), [0, 1]),
+}
+
+
+@pytest.mark.parametrize("method", EXACT_METHODS + ("joint",))
+@pytest.mark.parametrize("case", list(FAST_WIDE))
+def test_fast_top_k_noise_is_not_lost_on_large_scores(method, case):
+    """The fast path added its noise to the scores as given: near 2^62 a float's step is 1024,
+    the noise (scale 2) was lost and the data alone decided (item 0 every time). Now: the law of
+    [1, 0]"""
+    s, items = FAST_WIDE[case]
+    with pr.use_noise("fast"):
+        out = topk.select_runs(s, 1, method, epsilon=1.0, rng=np.random.default_rng(5), n=20_000)
+    law = exact_law(method, np.array([1.0, 0.0]), 1, 4.0 if method == "joint" else 2.0)
+    assert law_pvalue(out, law, items) > ALPHA
+
+
 @pytest.mark.parametrize(
     "scores",
     [np.array([2**70, 3, 2, 1], dtype=object), [2**64, 1, 0], [-1, 2**63]],
