@@ -2153,13 +2153,13 @@ def top_eigh(
         lam, V = np.linalg.eigh(S)
         return lam[::-1][:k], V[:, ::-1][:, :k]
     if k == 1:  # Lanczos from a fixed start: the release's seed still decides the result
-        from scipy.sparse.linalg import ArpackNoConvergence, eigsh
+        from scipy.sparse.linalg import ArpackError, eigsh
 
         v0 = np.random.default_rng(0).standard_normal(n)
         try:
             lam, V = eigsh(S, k=1, which="LA", v0=v0, tol=0.0, maxiter=50 * n)
             return lam, V
-        except ArpackNoConvergence:
+        except ArpackError:  # no convergence, or "starting vector is zero" (S = 0): LAPACK's
             pass
     from scipy import linalg
 

@@ -688,12 +688,26 @@ class _Lines:
         return r + 2 if '"' not in self.text else _line_of(self.text, r)
 
 
+_PLAIN_NUMBER = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
+
+
+def _plain_numbers(vals: list) -> np.ndarray:
+    """Whether each string of `vals` is a plain CSV number: a sign, ASCII digits, a decimal point,
+    an exponent, white space around it (what numpy's C parser reads). Python's float(), which
+    numpy's conversion of strings calls, also reads '1_000' and non-ASCII digits"""
+    joined = "".join(vals)
+    if joined.isascii() and "_" not in joined:  # then float() reads plain numbers, or nan and
+        return np.ones(len(vals), bool)  # infinity (refused as not finite), or fails
+    return np.array([_PLAIN_NUMBER.fullmatch(s.strip()) is not None for s in vals], bool)
+
+
 def _csv_numbers(vals, kind, lines, path, name):
-    """Strings `vals` as floats: finite, and whole (|x| < 2**53) for `kind` 'i'; ValueError
-    naming the first bad line."""
+    """Strings `vals` as floats: plain numbers, finite, and whole (|x| < 2**53) for `kind` 'i';
+    ValueError naming the first bad line."""
     try:
         x = np.array(vals, dtype=np.float64)
         ok = np.isfinite(x) & ((x == np.round(x)) & (np.abs(x) < 2**53) if kind == "i" else True)
+        ok &= _plain_numbers(vals)
     except ValueError:
         x, ok = None, np.array([_is_number(s, kind) for s in vals])
     if (bad := np.flatnonzero(~ok)).size:
@@ -705,6 +719,8 @@ def _csv_numbers(vals, kind, lines, path, name):
 
 
 def _is_number(s, kind):
+    if not _plain_numbers([s])[0]:
+        return False
     try:
         x = float(s)
     except ValueError:
@@ -834,19 +850,23 @@ def _numbers(
     kind = "an integer" if dtype is np.int64 else "a finite number"
     try:
         x = col.astype(dtype)
+        ok = _plain_numbers(col.tolist()) & (np.isfinite(x) if dtype is np.float64 else True)
     except (ValueError, OverflowError):
-        for i, s in enumerate(col):
-            try:
-                np.array([s]).astype(dtype)
-            except (ValueError, OverflowError):
-                raise ValueError(
-                    f"{path} line {lineno[i]}: `{what}` must be {kind}; got {str(s)!r}"
-                ) from None
-    if dtype is np.float64 and (bad := np.flatnonzero(~np.isfinite(x))).size:
+        x, ok = None, np.array([_converts(s, dtype) for s in col.tolist()], bool)
+    if (bad := np.flatnonzero(~ok)).size:
         raise ValueError(
             f"{path} line {lineno[bad[0]]}: `{what}` must be {kind}; got {str(col[bad[0]])!r}"
         )
     return x
+
+
+def _converts(s, dtype):
+    "Whether the string `s` is a plain number that converts to `dtype` (finite, for floats)"
+    try:
+        x = np.array([s]).astype(dtype)
+    except (ValueError, OverflowError):
+        return False
+    return bool(_plain_numbers([s])[0] and np.isfinite(x).all())
 
 # %% ../nbs/07_datasets.ipynb #218aa327
 def _columns(
@@ -1100,7 +1120,8 @@ def read_scores_csv(
     ignore: list | tuple = (),  # names of columns that are not read (any other is refused)
 ) -> tuple[tuple, np.ndarray]:  # (each item's label, its score as float64)
     """Items' scores from a CSV (RFC 4180): a `score` column of finite numbers and an optional
-    `item` column of labels (strings, each once; default: the data line's index from 0);
+    `item` column of labels (strings as written, each once, two that differ only by the white
+    space around them refused; default: the data line's index from 0);
     ValueError naming file and line if malformed"""
     ignore = _check_ignore(ignore)
     path, text = _read_text(
@@ -1125,7 +1146,23 @@ def read_scores_csv(
             f"{path} line {lines[row]}: item {keys[codes[row]]!r} appears twice; each item's "
             "score is one line"
         )
+    _same_but_spaces(keys, codes, lines, path)
     return tuple(keys[c] for c in codes), score
+
+
+def _same_but_spaces(keys, codes, lines, path):
+    "Refuse two labels (`keys[codes[row]]`, each once) that differ only by white space around them"
+    stripped = [s.strip() for s in keys]
+    if len(set(stripped)) == len(keys):
+        return
+    first = {}
+    for row, c in enumerate(codes.tolist()):  # the file's order: name the later line
+        if (a := first.setdefault(stripped[c], row)) != row:
+            raise ValueError(
+                f"{path} line {lines[row]}: `item` {keys[c]!r} and {keys[codes[a]]!r} (line "
+                f"{lines[a]}) differ only by the white space around them: the same item twice? "
+                "A label is kept as written, spaces included: write it the same way, once"
+            )
 
 # %% ../nbs/07_datasets.ipynb #538d477c
 MAX_N_ITEMS = 2**31 - 1  # largest item universe (column indices stay 32-bit)

@@ -1259,6 +1259,10 @@ class Completion:
     """A completed matrix in factored form Y = coef @ factors (+ user means), the privacy it spent
     (epsilon, delta, model, privacy_unit, private, noise: `privrank.core.privacy_record`), the
     settings it ran with and, from `complete(evaluate=True)`, a labelled non-private evaluation.
+    `coef` and `factors` have q factor rows: the item factors an estimator fits (`params['rank']`
+    for the subspace, ALS and cleansing; PGD's `params['rank']` caps them) and, where it uses
+    them, each user's offset, the item effects and the items' popularity. With a stated rating
+    range (`params['rating_range']`, from `complete`) the predictions are clipped to it.
     Under joint DP the fields in PUBLIC_FIELDS are the release, which may go to everyone; those
     in PER_USER_FIELDS are each user's own output (row u for user u only: together they are not
     differentially private); `diagnostics` hold the ledger and figures for study, and
@@ -1303,7 +1307,7 @@ class Completion:
         ev = "" if self.evaluation is None else f", evaluation={self.evaluation}"
         return (
             f"Completion({self.estimator!r}, {self.n_users} users x {self.n_items} items, "
-            f"rank {self.coef.shape[1]}, {eps}, {priv}{acc}, params={self.params}{ev})"
+            f"{self.coef.shape[1]} factor rows, {eps}, {priv}{acc}, params={self.params}{ev})"
         )
 
     @property
@@ -1326,13 +1330,21 @@ class Completion:
         "n, the columns (the item universe)"
         return self.factors.shape[1]
 
+    def _clipped(self, y):
+        "Predictions clipped to the stated rating range, when the fit knows one (post-processing)"
+        scale = self.params.get("rating_range")
+        if scale is None or isinstance(scale, str):  # "private": no scale was stated
+            return y
+        lo, hi = (float(v) for v in scale)
+        return np.clip(y, lo, hi)
+
     def predict(
         self,
         user_rows: ArrayLike,  # user indices in 0..m-1
-    ) -> np.ndarray:  # (len(user_rows), n) completed rows
+    ) -> np.ndarray:  # (len(user_rows), n) completed rows, within `params['rating_range']`
         "Completed rows of the given users; refuses indices that are not integers in 0..m-1"
         u = _check_index(user_rows, self.coef.shape[0], "user_rows")
-        return self.coef[u] @ self.factors + self.user_mean[u][..., None]
+        return self._clipped(self.coef[u] @ self.factors + self.user_mean[u][..., None])
 
     def predict_user(
         self,
@@ -1350,7 +1362,7 @@ class Completion:
         self,
         users: ArrayLike,  # user indices in 0..m-1
         items: ArrayLike,  # item indices in 0..n-1, the same shape as `users`
-    ) -> np.ndarray:  # predictions, the shape of `users`
+    ) -> np.ndarray:  # predictions, the shape of `users` (within `params['rating_range']`)
         "Predictions at (user, item) pairs, without forming rows; refuses indices out of range"
         u, i = (
             _check_index(users, self.coef.shape[0], "users"),
@@ -1360,7 +1372,7 @@ class Completion:
             raise ValueError(
                 f"`users` and `items` must have the same shape; got {u.shape} and {i.shape}"
             )
-        return (
+        return self._clipped(
             np.einsum("ij,ji->i", self.coef[u.ravel()], self.factors[:, i.ravel()]).reshape(u.shape)
             + self.user_mean[u]
         )

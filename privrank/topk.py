@@ -12,6 +12,7 @@ import fractions
 import functools
 import math
 import numbers
+import os
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -410,13 +411,24 @@ def laplace_top_k_exact(z, k, scale, *, rng, n=None):  # integer scores; k; disc
     return _out(np.ascontiguousarray(out, dtype=np.int64), n)
 
 # %% ../nbs/13_top_k.ipynb #d25bc3a1
+def _shifted(raw):
+    """Integer scores minus their minimum, exactly: int64 when their range is below 2^62 (the
+    samplers' gaps and sums stay in int64), else Python integers (an object array)"""
+    lo, hi = int(raw.min()), int(raw.max())
+    if hi - lo < 1 << 62:
+        wide = np.uint64 if raw.dtype.kind == "u" else np.int64
+        return (raw.astype(wide) - wide(lo)).astype(np.int64)  # the true difference fits
+    return np.array([int(x) - lo for x in raw.tolist()], dtype=object)
+
+
 def on_grid(u, raw, linf, l1=None, err=0.0):  # float scores; as given; sensitivities; error
     """(integer scores, integer l_inf and l_1 sensitivities (l_1 None unless whole), grid) of
-    the exact path: scores of an integer dtype with a whole sensitivity as they are, else
+    the exact path: scores of an integer dtype with a whole sensitivity as they are (minus
+    their minimum, exactly: a selection depends on the differences only), else
     rounded half up to the grid 2^(floor(log2 linf) - 10), `err` bounding each score's error.
     The dtype, never the values, picks the branch"""
     if raw.dtype.kind in "iu" and float(linf).is_integer() and err == 0:
-        return raw.astype(np.int64), int(linf), None if l1 is None else int(l1), 1.0
+        return _shifted(raw), int(linf), None if l1 is None else int(l1), 1.0
     g = 2.0 ** (math.floor(math.log2(linf)) - 10)
     y = u / g
     if not (np.abs(y) < 2.0**52).all():
@@ -478,6 +490,28 @@ def _check_sensitivity(x):
     return float(x)
 
 
+def _exact_integers(data, a):
+    """`a` = np.asarray(data) as int64 or uint64 when `data` holds integers only but numpy read
+    them as floats (a list of Python ints beyond int64: rounded) or objects; TypeError when no
+    64-bit integer dtype holds them all (never rounded, never wrapped)"""
+    if a.ndim != 1 or a.dtype.kind not in "fO" or (a.dtype.kind == "f" and a is data):
+        return a
+    vals = a.tolist() if a.dtype == object else list(data)
+    if not all(isinstance(x, numbers.Integral) and not isinstance(x, (bool, np.bool_))
+               for x in vals):  # fmt: skip
+        return a
+    for dtype in (np.int64, np.uint64):
+        try:
+            return np.array(vals, dtype=dtype)
+        except (OverflowError, ValueError):
+            pass
+    raise TypeError(
+        f"`data` holds integers beyond 64 bits (from {min(vals)} to {max(vals)}): no integer "
+        "dtype holds them exactly and floats would round them; subtract a common offset (a "
+        "selection depends on the differences of the scores only)"
+    )
+
+
 def _check_scores(data):
     "(float64 scores, the array as given, labels) of a 1-D array of finite real scores"
     labels = None
@@ -491,6 +525,7 @@ def _check_scores(data):
         raise ValueError(
             "`data` must be a 1-D array of real scores; got a ragged sequence"
         ) from None
+    a = _exact_integers(data, a)
     if a.dtype.kind not in "iuf":
         raise TypeError(f"`data` must hold real scores; got dtype {a.dtype}")
     if a.ndim != 1 or a.size == 0:
@@ -529,6 +564,16 @@ def _statistic_chunk(x, statistic, t, checked, where):
 _FOR_RANKINGS = ("columns", "chunk_rows", "client")
 
 
+def _flat(data):
+    "Whether `data` is 1-D (an array, a Series, a list of numbers): scores, never rankings"
+    if isinstance(data, (str, bytes, os.PathLike)):
+        return False
+    if isinstance(data, (list, tuple)):
+        return len(data) > 0 and all(isinstance(x, numbers.Number) for x in data)
+    shape = getattr(data, "shape", None)
+    return isinstance(shape, tuple) and len(shape) == 1
+
+
 def _read(data, sensitivity, statistic, approve, columns, chunk_rows, client):
     "The `_Scores` of `data`: given (with `sensitivity`), or a statistic of rankings"
     if not (isinstance(statistic, str) and statistic in TOPK_STATISTICS):
@@ -554,6 +599,11 @@ def _read(data, sensitivity, statistic, approve, columns, chunk_rows, client):
                 )
         u, raw, labels = _check_scores(data)
         return _Scores(u, raw, linf, None, labels, "user", "scores")
+    if _flat(data):
+        raise ValueError(
+            "`sensitivity` is needed for 1-D scores: the most one individual can move each "
+            f"score (`data` is 1-D, shape {np.shape(data)}; rankings are 2-D, voters x candidates)"
+        )
     if is_preflib(data):
         data = read_preferences(data, "data")
     src, checked = rank_source(data, columns, chunk_rows, client)
@@ -724,7 +774,7 @@ def dp_top_k(
     if d == 1:  # one item: nothing to hide
         items = np.zeros(1, np.int64)
     elif mode == "fast":
-        items = _run_fast(sc.u, k, pl, rng, dg)
+        items = _run_fast(_centred(sc), k, pl, rng, dg)
     else:
         items = _run_exact(sc, k, pl, epsilon, rng, dg)
     labels = None if sc.labels is None or len(sc.labels) != d else sc.labels
@@ -742,6 +792,16 @@ def dp_top_k(
     )
 
 # %% ../nbs/13_top_k.ipynb #78f843a0
+def _centred(sc):
+    """The scores minus their maximum, as floats: the fast path's noise is added to these, at full
+    precision near the top (on 2^62, a float's step is 1024: the noise would be lost). Integer
+    scores are shifted exactly first (`_shifted`), so that their differences are exact"""
+    if sc.raw.dtype.kind in "iu":
+        z = _shifted(sc.raw)
+        return (z - z.max()).astype(np.float64)
+    return sc.u - sc.u.max()
+
+
 def _run_fast(u, k, pl, rng, dg, n=None):
     "The selection on the fast path (floating-point noise); n runs at once: (n, k)"
     d = u.size
@@ -798,7 +858,7 @@ def select_runs(
     sc, mode = _read(scores, 1, "first", None, None, None, None), noise_mode()
     pl = _finite_scale(plan(method, k, sc.u.size, epsilon, 0.0, sc.linf, None, mode), epsilon)
     if mode == "fast":
-        return _run_fast(sc.u, k, pl, rng, {}, n)
+        return _run_fast(_centred(sc), k, pl, rng, {}, n)
     return _run_exact(sc, k, pl, epsilon, rng, {}, n)
 
 # %% ../nbs/13_top_k.ipynb #69c9fbef
