@@ -41,6 +41,7 @@ from privrank.core import (
     tier_bounds,
 )
 from .ledger import Event, zcdp_epsilon
+from .sources import Source, chunk_of, label_column, plain
 
 # %% auto #0
 __all__ = ['TopK', 'dp_top_k']
@@ -561,7 +562,37 @@ def _statistic_chunk(x, statistic, t, checked, where):
     return Voters(*r.shape), s
 
 
-_FOR_RANKINGS = ("columns", "chunk_rows", "client")
+_FOR_RANKINGS = ("chunk_rows", "client")
+
+
+def _is_scores_table(data):
+    "A table of scores read by name: a .csv / .parquet path, a frame or an Arrow table"
+    if isinstance(data, (str, os.PathLike)) and not isinstance(data, bytes):
+        return True
+    return (hasattr(data, "columns") or hasattr(data, "column_names")) and getattr(
+        data, "ndim", 2
+    ) != 1
+
+
+def _table_scores(data, columns, ignore):
+    """(float64 scores, the scores as read, labels) of a table of scores, by its columns' names
+    (`sources.match_roles`: score, and optionally item, whose labels must differ)"""
+    src = Source(data, name="data", kind="scores", columns=columns, ignore=ignore)
+    parts = [chunk_of(c, f"chunk {k}", "data") for k, c in enumerate(src.chunks())]
+    cols = {r: np.concatenate([p[i] for p in parts]) for i, r in enumerate(src.roles)}
+    u, raw, _ = _check_scores(cols["score"])
+    if "item" not in cols:
+        return u, raw, None
+    lab = label_column(cols["item"], "", "data")
+    if len(np.unique(lab)) < len(lab):
+        seen, dup = set(), None
+        for x in lab.tolist():
+            dup = x if x in seen else dup
+            seen.add(x)
+            if dup is not None:
+                break
+        raise ValueError(f"`data`: item {dup!r} has two scores; each item's score is one row")
+    return u, raw, tuple(plain(x) for x in lab.tolist())
 
 
 def _flat(data):
@@ -574,7 +605,7 @@ def _flat(data):
     return isinstance(shape, tuple) and len(shape) == 1
 
 
-def _read(data, sensitivity, statistic, approve, columns, chunk_rows, client):
+def _read(data, sensitivity, statistic, approve, columns, chunk_rows, client, ignore=()):
     "The `_Scores` of `data`: given (with `sensitivity`), or a statistic of rankings"
     if not (isinstance(statistic, str) and statistic in TOPK_STATISTICS):
         raise ValueError(
@@ -591,18 +622,31 @@ def _read(data, sensitivity, statistic, approve, columns, chunk_rows, client):
                 "`statistic` picks a statistic of rankings; with `sensitivity` the data are "
                 f"the scores themselves: leave it out (got {statistic!r})"
             )
-        for name, v in zip(_FOR_RANKINGS, (columns, chunk_rows, client)):
+        for name, v in zip(_FOR_RANKINGS, (chunk_rows, client)):
             if v is not None:
                 raise ValueError(
                     f"`{name}` reads rankings from a source; with `sensitivity` the data are "
-                    "one array of scores: leave it out"
+                    "scores, read here: leave it out"
                 )
+        if _is_scores_table(data):
+            u, raw, labels = _table_scores(data, columns, ignore)
+            return _Scores(u, raw, linf, None, labels, "user", "scores")
+        if columns is not None or ignore:
+            raise ValueError(
+                f"`{'columns' if columns is not None else 'ignore'}` names columns of a table of "
+                "scores (a frame, a .csv or .parquet file); `data` is an array: leave it out"
+            )
         u, raw, labels = _check_scores(data)
         return _Scores(u, raw, linf, None, labels, "user", "scores")
     if _flat(data):
         raise ValueError(
             "`sensitivity` is needed for 1-D scores: the most one individual can move each "
             f"score (`data` is 1-D, shape {np.shape(data)}; rankings are 2-D, voters x candidates)"
+        )
+    if ignore:
+        raise ValueError(
+            "`ignore` names columns of a table of scores; in a table of rankings every column is "
+            "a candidate: pick them with `columns`"
         )
     if is_preflib(data):
         data = read_preferences(data, "data")
@@ -636,6 +680,19 @@ class _Plan:
 def _step_scale(linf, e):
     "A peeling step's noise scale 2 linf / e (inf when e underflows to 0)"
     return 2 * linf / e if e > 0 else math.inf
+
+
+def _exact_top_k(sc, k):
+    "The top k of the scores without noise: not private, said so (ties to the lower index)"
+    _, rank = np.unique(sc.raw if sc.raw.dtype.kind in "iu" else sc.u, return_inverse=True)
+    items = np.lexsort((np.arange(len(rank)), -rank.ravel()))[:k]
+    return TopK(
+        items=items, method="none", epsilon=math.inf, delta=0.0, n_items=len(rank),
+        labels=None if sc.labels is None else tuple(sc.labels[i] for i in items),
+        model="none", privacy_unit=sc.unit, noise="none",
+        diagnostics=dict(statistic=sc.what, note="epsilon = inf: no noise, not private",
+                         **({} if sc.n_voters is None else dict(n_voters=sc.n_voters))),
+    )  # fmt: skip
 
 
 def _check_method(method):
@@ -744,28 +801,32 @@ def dp_top_k(
     statistic: str = "first",  # rankings: "first" places, "borda" scores or "approval" counts
     approve: int | None = None,  # statistic="approval": each voter approves her top `approve`
     rng: RNGLike = None,
-    columns: list | None = None,  # the columns of a file or frame holding the ranks; None: all
+    columns: dict | list | None = None,  # a table's columns: the candidates', or scores' roles
+    ignore: list | tuple = (),  # scores: a table's columns that are not read
     chunk_rows: int | None = None,  # rows per chunk read at once; None: CHUNK_ENTRIES / m
     client: object = None,  # a dask.distributed Client: the sums are taken on its workers
 ) -> TopK:
     """The k items with the highest scores, selected privately, best first.
 
-    The scores are given (`data` a 1-D array of d scores, `sensitivity` the most one
-    individual can move each of them) or a statistic of rankings that `data` holds (first
+    The scores are given (`data` a 1-D array of d scores, or a table or a .csv / .parquet file
+    whose columns name a score and optionally an item, read by name; `sensitivity` the most one
+    individual can move each score) or a statistic of rankings that `data` holds (first
     places, Borda scores or top-`approve` approvals; one voter's ballot replaced is the
     neighbouring relation). `method` is the mechanism (see the table of this page); "auto"
     picks by the measured rule. Returns a `TopK` with the privacy record; the ledger is
     charged once per peeling step. Refuses, naming the parameter, invalid data, a `k` outside
     1..d, a `sensitivity` that is not positive and finite, an unknown `method` or `statistic`,
     a method with no exact sampler on the exact path, and sizes beyond the memory limit."""
-    epsilon, delta = check_epsilon(epsilon, scalar=True), check_delta(delta)
+    epsilon, delta = check_epsilon(epsilon, allow_inf=True, scalar=True), check_delta(delta)
     method, mode = _check_method(method), noise_mode()
     if not isinstance(k, numbers.Integral) or isinstance(k, (bool, np.bool_)) or k < 1:
         check_int(k, name="k", minimum=1)  # refused by name before the data are read
     rng = check_rng(rng)
-    sc = _read(data, sensitivity, statistic, approve, columns, chunk_rows, client)
+    sc = _read(data, sensitivity, statistic, approve, columns, chunk_rows, client, ignore)
     d = sc.u.size
     k = check_int(k, name="k", minimum=1, maximum=d)
+    if math.isinf(epsilon):  # no noise: the exact top k (ties: the lower index first)
+        return _exact_top_k(sc, k)
     pl = _finite_scale(plan(method, k, d, epsilon, delta, sc.linf, sc.l1, mode), epsilon)
     dg = dict(statistic=sc.what, sensitivity_linf=sc.linf, sensitivity_l1=sc.l1,
               step_epsilon=pl.step_epsilon, why=pl.why)  # fmt: skip

@@ -864,11 +864,12 @@ SPEC = {
             approve=None,
             rng=0,
             **SOURCE_OK,
+            ignore=(),
         ),
         dict(
             data=RANKS_BAD,
             k=INT_BAD + [0, 4],
-            epsilon=EPS_BAD_SCALAR + [5e-324],
+            epsilon=[e for e in EPS_BAD_SCALAR if e is not INF] + [5e-324],  # inf: not private
             delta=DELTA_BAD,
             method=["best", None, 3, "Gumbel", "auto "],
             sensitivity=[0, -1.0, NAN, INF, "1", True, [1.0]],
@@ -876,6 +877,7 @@ SPEC = {
             approve=[0, -1, 1.5, "2", True, 3],
             rng=RNG_BAD,
             **SOURCE_BAD,
+            ignore=["x", ["score"], 3],
         ),
     ),
     "kemeny_cost": (
